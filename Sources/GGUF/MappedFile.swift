@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A read-only memory mapping of a whole file. The bytes stay valid for the lifetime of the object; engines keep
+/// a reference so weights are read straight from the page cache, never copied.
+public final class MappedFile: @unchecked Sendable {
+    public let path: String
+    public let base: UnsafeRawPointer
+    public let count: Int
+
+    public init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw GGUFError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw GGUFError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw GGUFError.cannotOpen(path: path, reason: "not a regular file")
+        }
+        let size = Int(info.st_size)
+        guard size > 0 else { throw GGUFError.truncated(path: path, offset: 0, needed: 4, what: "the magic") }
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
+            throw GGUFError.cannotOpen(path: path, reason: "mmap failed: " + String(cString: strerror(errno)))
+        }
+        self.base = UnsafeRawPointer(mapped)
+        self.count = size
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: base), count)
+    }
+
+    /// The mapped bytes as a buffer.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+}

@@ -1,0 +1,55 @@
+/// Sampling settings shared by every engine. Engines apply them as one chain of stages, in this order:
+/// penalties → constraint mask (reserved for grammar/JSON-schema constraints) → top-k → top-p → min-p →
+/// temperature → pick. `temperature <= 0` is greedy (argmax after penalties and constraints).
+public struct SamplingParameters: Sendable, Equatable, Codable {
+    public var temperature: Float
+    /// Keep the k most likely tokens (0 = off).
+    public var topK: Int
+    /// Keep the smallest set whose probability reaches p (1 = off).
+    public var topP: Float
+    /// Drop tokens below `minP × p(max)` (0 = off).
+    public var minP: Float
+    /// Divide positive logits (multiply negative ones) of recently seen tokens by this (1 = off).
+    public var repetitionPenalty: Float
+    /// How many recent tokens the penalty looks at.
+    public var repetitionWindow: Int
+    public var seed: UInt64
+
+    public init(
+        temperature: Float = 0.8, topK: Int = 40, topP: Float = 0.95, minP: Float = 0.05,
+        repetitionPenalty: Float = 1.0, repetitionWindow: Int = 64, seed: UInt64 = 0xC0FFEE
+    ) {
+        self.temperature = temperature
+        self.topK = topK
+        self.topP = topP
+        self.minP = minP
+        self.repetitionPenalty = repetitionPenalty
+        self.repetitionWindow = repetitionWindow
+        self.seed = seed
+    }
+
+    /// Argmax decoding.
+    public static let greedy = SamplingParameters(temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1)
+
+    public var isGreedy: Bool { temperature <= 0 }
+}
+
+/// One generation request.
+public struct GenerationParameters: Sendable, Equatable {
+    public var maxTokens: Int
+    public var sampling: SamplingParameters
+    /// Generation stops when the text contains one of these; the stop string itself is not emitted.
+    public var stopStrings: [String]
+    /// When the prompt does not fit the context: `false` = error, `true` = keep its last tokens.
+    public var truncatePrompt: Bool
+
+    public init(
+        maxTokens: Int = 256, sampling: SamplingParameters = SamplingParameters(), stopStrings: [String] = [],
+        truncatePrompt: Bool = false
+    ) {
+        self.maxTokens = maxTokens
+        self.sampling = sampling
+        self.stopStrings = stopStrings
+        self.truncatePrompt = truncatePrompt
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// One host config: a memory tier's choice of engines, model, context, embedding backend and plugins.
+///
+/// Files live in `configs/` (one per tier). Decoding is strict: an unknown key, an unknown backend/plugin id or a
+/// wrong type is an error naming the file, the key path and the valid choices.
+public struct HostConfiguration: Sendable, Equatable {
+    /// An engine in the preference list with its options (for example `{"library": "/opt/lib/libllama.so"}`).
+    public struct BackendChoice: Sendable, Equatable {
+        public var id: String
+        public var options: [String: JSONValue]
+    }
+
+    /// The embedding engine and its model.
+    public struct EmbeddingChoice: Sendable, Equatable {
+        public var backend: String
+        public var model: String
+    }
+
+    /// A plugin to host and its options.
+    public struct PluginChoice: Sendable, Equatable {
+        public var id: String
+        public var options: [String: JSONValue]
+    }
+
+    /// The file this came from.
+    public var file: URL
+    /// The tier's name (`2gb`, `4gb`, `8gb`).
+    public var tier: String
+    /// Why this tier exists / what it favours.
+    public var summary: String
+    /// Machines with at least this much memory (MiB) may use the tier.
+    public var minimumMemoryMiB: Int
+    /// What the model, KV cache and scratch may take (MiB); loads above it are refused.
+    public var memoryBudgetMiB: Int
+    /// Model file name in the models folder.
+    public var model: String
+    public var contextLength: Int
+    /// Worker threads; nil = all cores.
+    public var threads: Int?
+    public var batchSize: Int
+    /// Engines in order of preference: the first available one runs.
+    public var backends: [BackendChoice]
+    public var embedding: EmbeddingChoice?
+    public var plugins: [PluginChoice]
+
+    static let keys = [
+        "tier", "summary", "minimumMemoryMiB", "memoryBudgetMiB", "model", "contextLength", "threads", "batchSize",
+        "backends", "embedding", "plugins",
+    ]
+
+    /// Reads and validates `url`. `backendIDs`, `embeddingIDs` and `pluginIDs` are the registered ids.
+    public static func load(
+        from url: URL, backendIDs: [String], embeddingIDs: [String], pluginIDs: [String]
+    ) throws -> HostConfiguration {
+        let file = url.path
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw SanadError.invalidConfig(
+                file: file, keyPath: "", problem: "cannot read the file (\(error.localizedDescription))")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(data)
+        } catch {
+            throw SanadError.invalidConfig(file: file, keyPath: "", problem: "\(error)")
+        }
+        let root = ConfigReader(file: file, path: "", value: json)
+        let object = try root.object(allowed: keys)
+
+        let tier = try object.required("tier").string()
+        let backendsReader = try object.required("backends").array()
+        guard !backendsReader.isEmpty else {
+            throw SanadError.invalidConfig(
+                file: file, keyPath: "backends", problem: "is empty; list at least one of: \(backendIDs.joined(separator: ", "))")
+        }
+        var backends: [BackendChoice] = []
+        for entry in backendsReader {
+            let o = try entry.object(allowed: ["id", "options", "why"])
+            let id = try o.required("id").string(oneOf: backendIDs)
+            backends.append(BackendChoice(id: id, options: try o.optional("options")?.objectValue() ?? [:]))
+        }
+        var embedding: EmbeddingChoice?
+        if let e = try object.optional("embedding") {
+            let o = try e.object(allowed: ["backend", "model"])
+            embedding = EmbeddingChoice(
+                backend: try o.required("backend").string(oneOf: embeddingIDs),
+                model: try o.required("model").string())
+        }
+        var plugins: [PluginChoice] = []
+        for entry in try object.optional("plugins")?.array() ?? [] {
+            let o = try entry.object(allowed: ["id", "options"])
+            let id = try o.required("id").string(oneOf: pluginIDs)
+            plugins.append(PluginChoice(id: id, options: try o.optional("options")?.objectValue() ?? [:]))
+        }
+        return HostConfiguration(
+            file: url, tier: tier, summary: try object.optional("summary")?.string() ?? "",
+            minimumMemoryMiB: try object.required("minimumMemoryMiB").int(min: 0),
+            memoryBudgetMiB: try object.required("memoryBudgetMiB").int(min: 1),
+            model: try object.required("model").string(),
+            contextLength: try object.required("contextLength").int(min: 16),
+            threads: try object.optional("threads")?.int(min: 1),
+            batchSize: try object.optional("batchSize")?.int(min: 1) ?? 512,
+            backends: backends, embedding: embedding, plugins: plugins)
+    }
+}
+
+/// Walks a JSON config keeping the key path, so every error names where it is.
+struct ConfigReader {
+    let file: String
+    let path: String
+    let value: JSONValue
+
+    func fail(_ problem: String) -> SanadError {
+        SanadError.invalidConfig(file: file, keyPath: path, problem: problem)
+    }
+
+    func object(allowed: [String]) throws -> ConfigObject {
+        guard case .object(let o) = value else { throw fail("expected an object, found \(value.kindName)") }
+        for key in o.keys.sorted() where !allowed.contains(key) {
+            throw SanadError.invalidConfig(
+                file: file, keyPath: path.isEmpty ? key : path + "." + key,
+                problem: "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
+        }
+        return ConfigObject(reader: self, values: o)
+    }
+
+    func array() throws -> [ConfigReader] {
+        guard case .array(let a) = value else { throw fail("expected an array, found \(value.kindName)") }
+        return a.enumerated().map { ConfigReader(file: file, path: "\(path)[\($0.offset)]", value: $0.element) }
+    }
+
+    func string(oneOf choices: [String]? = nil) throws -> String {
+        guard case .string(let s) = value else { throw fail("expected a string, found \(value.kindName)") }
+        if let choices, !choices.contains(s) {
+            throw fail("'\(s)' is not one of: \(choices.joined(separator: ", "))")
+        }
+        return s
+    }
+
+    func int(min: Int) throws -> Int {
+        guard let i = value.intValue else { throw fail("expected an integer, found \(value)") }
+        guard i >= min else { throw fail("must be at least \(min), found \(i)") }
+        return i
+    }
+
+    func objectValue() throws -> [String: JSONValue] {
+        guard case .object(let o) = value else { throw fail("expected an object, found \(value.kindName)") }
+        return o
+    }
+}
+
+struct ConfigObject {
+    let reader: ConfigReader
+    let values: [String: JSONValue]
+
+    func child(_ key: String, _ value: JSONValue) -> ConfigReader {
+        ConfigReader(file: reader.file, path: reader.path.isEmpty ? key : reader.path + "." + key, value: value)
+    }
+
+    func required(_ key: String) throws -> ConfigReader {
+        guard let v = values[key] else {
+            throw SanadError.invalidConfig(
+                file: reader.file, keyPath: reader.path.isEmpty ? key : reader.path + "." + key,
+                problem: "missing required key")
+        }
+        return child(key, v)
+    }
+
+    func optional(_ key: String) throws -> ConfigReader? {
+        guard let v = values[key], v != .null else { return nil }
+        return child(key, v)
+    }
+}

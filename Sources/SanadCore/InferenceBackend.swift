@@ -1,0 +1,165 @@
+import Foundation
+
+/// Whether an engine can run on this machine, and if not, why — in words a person can act on.
+public enum BackendAvailability: Sendable, Equatable {
+    /// Ready; `detail` says what was found (library path, ISA, …).
+    case available(detail: String)
+    /// Not usable here; `reason` names what is missing and how to install it.
+    case unavailable(reason: String)
+
+    public var isAvailable: Bool {
+        if case .available = self { return true }
+        return false
+    }
+}
+
+/// How to load a model into a session.
+public struct ModelLoadOptions: Sendable, Equatable {
+    /// Worker threads for compute.
+    public var threads: Int
+    /// Context length in tokens (the KV cache size); `nil` = the model's own training context.
+    public var contextLength: Int?
+    /// Tokens processed per forward pass while reading a prompt.
+    public var batchSize: Int
+    /// Seed for sampling.
+    public var seed: UInt64
+    /// Per-engine options from the host config (for example a library path).
+    public var engineOptions: [String: JSONValue]
+
+    public init(
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount, contextLength: Int? = nil, batchSize: Int = 512,
+        seed: UInt64 = 0xC0FFEE, engineOptions: [String: JSONValue] = [:]
+    ) {
+        self.threads = max(1, threads)
+        self.contextLength = contextLength
+        self.batchSize = max(1, batchSize)
+        self.seed = seed
+        self.engineOptions = engineOptions
+    }
+}
+
+/// An inference engine: identity, availability, and a factory of model sessions.
+public protocol InferenceBackend: Sendable {
+    /// The id configs and `--backend` use (`pure-swift`, `blas`, `llama`).
+    var id: String { get }
+    /// One line for `sanad backends`.
+    var summary: String { get }
+    /// Checked without loading a model.
+    var availability: BackendAvailability { get }
+    /// Loads the model file at `url` into a new session.
+    func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession
+}
+
+/// What a loaded model tells about itself.
+public struct ModelDescription: Sendable, Equatable {
+    public var name: String
+    public var architecture: String
+    public var parameterCount: Int
+    public var fileSize: Int
+    public var contextLength: Int
+    public var trainingContextLength: Int
+    public var vocabularySize: Int
+    /// Whether tokenizing with `addSpecial` puts BOS in front.
+    public var addsBOS: Bool
+    public var bosToken: Int32?
+
+    public init(
+        name: String, architecture: String, parameterCount: Int, fileSize: Int, contextLength: Int,
+        trainingContextLength: Int, vocabularySize: Int, addsBOS: Bool, bosToken: Int32?
+    ) {
+        self.name = name
+        self.architecture = architecture
+        self.parameterCount = parameterCount
+        self.fileSize = fileSize
+        self.contextLength = contextLength
+        self.trainingContextLength = trainingContextLength
+        self.vocabularySize = vocabularySize
+        self.addsBOS = addsBOS
+        self.bosToken = bosToken
+    }
+}
+
+/// The input of a generation: text to tokenize, or token ids as they are.
+public enum GenerationInput: Sendable, Equatable {
+    /// Text; BOS is added if the model adds one; special tokens in the text are parsed when `parseSpecial`.
+    case text(String, parseSpecial: Bool)
+    case tokens([Int32])
+}
+
+/// One streamed event of a generation.
+public enum GenerationEvent: Sendable, Equatable {
+    /// A token was sampled. `text` is the complete UTF-8 text it finishes (possibly empty while a multi-byte
+    /// character is still incomplete; never a broken character).
+    case token(id: Int32, text: String)
+    /// Generation ended.
+    case finished(StopReason, GenerationStats)
+}
+
+/// Why generation stopped.
+public enum StopReason: String, Sendable, Equatable, Codable {
+    /// The model produced an end-of-generation token.
+    case endOfGeneration
+    /// The requested number of tokens was produced.
+    case maxTokens
+    /// A caller-given stop string appeared (it is not included in the text).
+    case stopString
+    /// The consumer cancelled.
+    case cancelled
+    /// The context is full.
+    case contextFull
+}
+
+/// Timing of one generation.
+public struct GenerationStats: Sendable, Equatable, Codable {
+    public var promptTokens: Int
+    public var generatedTokens: Int
+    /// Seconds spent reading the prompt.
+    public var promptSeconds: Double
+    /// Seconds spent generating (after the prompt).
+    public var generationSeconds: Double
+
+    public init(promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0) {
+        self.promptTokens = promptTokens
+        self.generatedTokens = generatedTokens
+        self.promptSeconds = promptSeconds
+        self.generationSeconds = generationSeconds
+    }
+
+    public var promptTokensPerSecond: Double { promptSeconds > 0 ? Double(promptTokens) / promptSeconds : 0 }
+    public var generationTokensPerSecond: Double {
+        generationSeconds > 0 ? Double(generatedTokens) / generationSeconds : 0
+    }
+}
+
+/// A loaded model with its KV cache. One generation at a time; `reset()` clears the cache for the next request.
+public protocol InferenceSession: AnyObject, Sendable {
+    var model: ModelDescription { get }
+
+    /// Token ids of `text`. `addSpecial` adds BOS (and EOS) as the model's flags say; `parseSpecial` turns
+    /// special-token text such as `<|im_start|>` into its token instead of plain text.
+    func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32]
+    /// Text of `tokens` (special tokens rendered when `renderSpecial`).
+    func detokenize(_ tokens: [Int32], renderSpecial: Bool) -> String
+    /// The model's chat template applied to `messages`; `addAssistantPrompt` opens the assistant turn.
+    func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String
+
+    /// Generates a continuation of `input` after whatever the session already holds. Cancelling the consuming task
+    /// (or dropping the stream) stops work within one token. A prompt that does not fit the context throws
+    /// `SanadError.promptTooLong`.
+    func generate(_ input: GenerationInput, parameters: GenerationParameters) -> AsyncThrowingStream<
+        GenerationEvent, Error
+    >
+
+    /// Logits (vocabulary-sized rows) for each position of `tokens`, evaluated from an empty cache; the session is
+    /// reset afterwards. `rows` selects which positions to return (all when nil). Used by perplexity and compare.
+    func evaluateLogits(_ tokens: [Int32], rows: Range<Int>?) throws -> [[Float]]
+
+    /// Clears the KV cache and sampler state.
+    func reset()
+}
+
+extension InferenceSession {
+    public func tokenize(_ text: String) throws -> [Int32] {
+        try tokenize(text, addSpecial: true, parseSpecial: false)
+    }
+}

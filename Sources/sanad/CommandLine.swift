@@ -1,0 +1,149 @@
+import Foundation
+import SanadCore
+
+/// A usage error: wrong flags or values. Printed as `Error: …`, `Usage: …`, `See 'sanad X --help'`; exit 64.
+struct UsageError: Error, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// Exit codes, as `sanad --help` documents them.
+enum ExitCode {
+    static let success: Int32 = 0
+    /// The command ran and failed (model missing, engine error, …).
+    static let failure: Int32 = 1
+    /// A comparison or check found a difference (`sanad compare`).
+    static let mismatch: Int32 = 2
+    /// Bad flags or arguments (BSD sysexits EX_USAGE, as swift-argument-parser uses).
+    static let usage: Int32 = 64
+}
+
+/// One subcommand of `sanad`.
+protocol SanadCommand {
+    static var name: String { get }
+    /// One line for `sanad --help`.
+    static var summary: String { get }
+    /// The full `--help` text: usage line, description, options.
+    static var help: String { get }
+    /// Parses `arguments` (everything after the subcommand name) and runs; returns the exit code.
+    static func run(_ arguments: inout Arguments) async throws -> Int32
+}
+
+/// Hand-written argument parsing in swift-argument-parser's style: options are taken by name, what is left must be
+/// positionals, and anything starting with `-` that nobody took is an error.
+struct Arguments {
+    private(set) var items: [String]
+    let command: String
+
+    init(_ items: [String], command: String) {
+        self.items = items
+        self.command = command
+    }
+
+    /// True when `--help`/`-h` is present.
+    var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
+
+    /// Removes a boolean flag; true when it was present.
+    mutating func flag(_ names: String...) -> Bool {
+        var found = false
+        items.removeAll { item in
+            if names.contains(item) {
+                found = true
+                return true
+            }
+            return false
+        }
+        return found
+    }
+
+    /// Removes `NAME VALUE` or `NAME=VALUE`; the last occurrence wins.
+    mutating func option(_ names: String...) throws -> String? {
+        var value: String?
+        var i = 0
+        while i < items.count {
+            let item = items[i]
+            if names.contains(item) {
+                guard i + 1 < items.count else { throw UsageError("missing value for '\(item)'") }
+                value = items[i + 1]
+                items.removeSubrange(i...(i + 1))
+                continue
+            }
+            if let name = names.first(where: { item.hasPrefix($0 + "=") }) {
+                value = String(item.dropFirst(name.count + 1))
+                items.remove(at: i)
+                continue
+            }
+            i += 1
+        }
+        return value
+    }
+
+    mutating func int(_ names: String..., range: ClosedRange<Int>? = nil) throws -> Int? {
+        guard let text = try optionAny(names) else { return nil }
+        guard let v = Int(text) else { throw UsageError("'\(names[0])' expects an integer, got '\(text)'") }
+        if let range, !range.contains(v) {
+            throw UsageError("'\(names[0])' must be in \(range.lowerBound)…\(range.upperBound), got \(v)")
+        }
+        return v
+    }
+
+    mutating func double(_ names: String...) throws -> Double? {
+        guard let text = try optionAny(names) else { return nil }
+        guard let v = Double(text), v.isFinite else {
+            throw UsageError("'\(names[0])' expects a number, got '\(text)'")
+        }
+        return v
+    }
+
+    /// Comma-separated list option.
+    mutating func list(_ names: String...) throws -> [String]? {
+        guard let text = try optionAny(names) else { return nil }
+        return text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
+    }
+
+    private mutating func optionAny(_ names: [String]) throws -> String? {
+        var value: String?
+        for name in names {
+            if let v = try option(name) { value = v }
+        }
+        return value
+    }
+
+    /// The remaining positionals; an unknown `-flag` is an error. `--` ends flags.
+    mutating func positionals(min: Int = 0, max: Int = Int.max, names: String = "arguments") throws -> [String] {
+        var out: [String] = []
+        var literal = false
+        for item in items {
+            if !literal && item == "--" {
+                literal = true
+                continue
+            }
+            if !literal && item.hasPrefix("-") && item.count > 1 && Double(item) == nil {
+                throw UsageError("unknown option '\(item)'")
+            }
+            out.append(item)
+        }
+        items = []
+        if out.count < min { throw UsageError("missing \(names)") }
+        if out.count > max { throw UsageError("unexpected argument '\(out[max])'") }
+        return out
+    }
+
+    /// Nothing may be left.
+    mutating func finish() throws {
+        _ = try positionals(max: 0)
+    }
+}
+
+/// Standard error output.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes to stdout without a newline and flushes (for streaming).
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}

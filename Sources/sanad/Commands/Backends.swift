@@ -1,0 +1,51 @@
+import SanadCore
+
+/// `sanad backends`: every engine, available or why not.
+enum BackendsCommand: SanadCommand {
+    static let name = "backends"
+    static let summary = "List the engines and whether each can run here"
+    static let help = """
+        Usage: sanad backends [--json]
+
+        Lists every inference and embedding engine Sanad knows, whether it is available on this machine, and if not,
+        why and how to fix it.
+
+        Options:
+          --json    one JSON object per engine
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let registry = Wiring.registry()
+        var rows: [JSONValue] = []
+        for id in registry.inferenceIDs {
+            guard let b = registry.inference[id] else { continue }
+            let embeds = registry.embedding[id] != nil
+            switch b.availability {
+            case .available(let detail):
+                if json {
+                    rows.append(
+                        .object([
+                            "id": .string(id), "available": .bool(true), "detail": .string(detail),
+                            "summary": .string(b.summary), "embeddings": .bool(embeds),
+                        ]))
+                } else {
+                    print("\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    \(b.summary) — \(detail)")
+                }
+            case .unavailable(let reason):
+                if json {
+                    rows.append(
+                        .object([
+                            "id": .string(id), "available": .bool(false), "reason": .string(reason),
+                            "summary": .string(b.summary), "embeddings": .bool(embeds),
+                        ]))
+                } else {
+                    print("\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  \(b.summary) — \(reason)")
+                }
+            }
+        }
+        if json { print(JSONValue.array(rows).prettyString) }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SanadCore
+
+/// `sanad config`: the tier in force, why, and what it resolves to.
+enum ConfigCommand: SanadCommand {
+    static let name = "config"
+    static let summary = "Show the host config in force: tier, why, backend and plugins"
+    static let help = """
+        Usage: sanad config [--tier NAME | --config FILE] [--models DIR] [--json]
+
+        Shows which tier config applies to this machine and why (physical memory, cgroup limit), the engine it
+        resolves to (the first available one of its preference list; the others with their reasons), the model with
+        its memory estimate against the tier's budget, the embedding backend and the plugins.
+
+        Options:
+        \(HostContext.optionsHelp)
+          --json              machine-readable output
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        let host = try HostContext.load(&arguments)
+        try arguments.finish()
+        let c = host.config
+        var backendRows: [JSONValue] = []
+        var chosen: String?
+        for choice in c.backends {
+            let availability = host.registry.inference[choice.id]?.availability ?? .unavailable(reason: "unknown")
+            var row: [String: JSONValue] = ["id": .string(choice.id)]
+            switch availability {
+            case .available(let detail):
+                row["available"] = .bool(true)
+                row["detail"] = .string(detail)
+                if chosen == nil { chosen = choice.id }
+            case .unavailable(let reason):
+                row["available"] = .bool(false)
+                row["reason"] = .string(reason)
+            }
+            row["chosen"] = .bool(chosen == choice.id && row["available"] == .bool(true) && backendRows.allSatisfy { $0["chosen"] != .bool(true) })
+            backendRows.append(.object(row))
+        }
+        var modelRow: [String: JSONValue] = ["name": .string(c.model)]
+        var estimateText = "not found in \(host.modelsDirectory.path) — run scripts/setup"
+        var fits = true
+        if let url = try? host.resolveModel(nil) {
+            modelRow["path"] = .string(url.path)
+            do {
+                let e = try host.checkMemory(model: url, contextLength: c.contextLength)
+                estimateText = e.text + " ≤ budget \(c.memoryBudgetMiB) MiB"
+                modelRow["estimateBytes"] = .number(Double(e.totalBytes))
+            } catch {
+                fits = false
+                estimateText = "\(error)"
+            }
+        }
+        modelRow["estimate"] = .string(estimateText)
+        if json {
+            let object: JSONValue = .object([
+                "file": .string(c.file.path), "tier": .string(c.tier), "reason": .string(host.reason),
+                "summary": .string(c.summary),
+                "memory": .object([
+                    "physicalMiB": .number(Double(host.memory.physicalBytes / 1_048_576)),
+                    "cgroupLimitMiB": host.memory.cgroupLimitBytes.map { .number(Double($0 / 1_048_576)) } ?? .null,
+                    "budgetMiB": .number(Double(c.memoryBudgetMiB)),
+                ]),
+                "backends": .array(backendRows), "backend": chosen.map(JSONValue.string) ?? .null,
+                "model": .object(modelRow), "contextLength": .number(Double(c.contextLength)),
+                "threads": c.threads.map { .number(Double($0)) } ?? .null,
+                "embedding": c.embedding.map { .object(["backend": .string($0.backend), "model": .string($0.model)]) }
+                    ?? .null,
+                "plugins": .array(c.plugins.map { .string($0.id) }),
+                "tiers": .array(host.tiers.map { .string($0.tier) }),
+            ])
+            print(object.prettyString)
+            return fits ? ExitCode.success : ExitCode.failure
+        }
+        print("tier:       \(c.tier)  (\(c.file.lastPathComponent))")
+        print("why:        \(host.reason)")
+        if !c.summary.isEmpty { print("about:      \(c.summary)") }
+        print("backend:    \(chosen ?? "none available")")
+        for row in backendRows {
+            let id = row["id"]?.stringValue ?? ""
+            if row["available"] == .bool(true) {
+                print("  \(row["chosen"] == .bool(true) ? "*" : " ") \(id): available — \(row["detail"]?.stringValue ?? "")")
+            } else {
+                print("    \(id): unavailable — \(row["reason"]?.stringValue ?? "")")
+            }
+        }
+        print("model:      \(c.model)")
+        print("memory:     \(estimateText)")
+        print("context:    \(c.contextLength) tokens, threads: \(c.threads.map(String.init) ?? "all cores"), batch \(c.batchSize)")
+        print("embedding:  \(c.embedding.map { "\($0.backend) (\($0.model))" } ?? "none")")
+        print("plugins:    \(c.plugins.isEmpty ? "none" : c.plugins.map(\.id).joined(separator: ", "))")
+        print("tiers:      \(host.tiers.map { "\($0.tier) (≥ \($0.minimumMemoryMiB) MiB)" }.joined(separator: ", "))")
+        return fits ? ExitCode.success : ExitCode.failure
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GGUF
+import SanadCore
+
+/// `sanad models`: every GGUF in the models folder.
+enum ModelsCommand: SanadCommand {
+    static let name = "models"
+    static let summary = "List the GGUF models in the models folder with their memory estimates"
+    static let help = """
+        Usage: sanad models [--models DIR] [--tier NAME | --config FILE] [-c CTX] [--json] [FILE...]
+
+        Reads every .gguf file in the models folder (or the files given) without loading weights and shows its
+        architecture, parameter count, quantization mix, size, training context length, chat template family and the
+        memory estimate (weights + KV cache + scratch) at the tier's context length. A damaged file is reported with
+        what is wrong; the listing goes on.
+
+        Options:
+        \(HostContext.optionsHelp)
+          -c, --ctx N         context length for the estimate (default: the tier's)
+          --json              machine-readable output
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        let ctx = try arguments.int("-c", "--ctx", range: 1...1 << 24)
+        let host = try HostContext.load(&arguments)
+        var files = try arguments.positionals().map { URL(fileURLWithPath: $0) }
+        if files.isEmpty {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: host.modelsDirectory.path)) ?? []
+            files = names.filter { $0.hasSuffix(".gguf") }.sorted().map { host.modelsDirectory.appendingPathComponent($0) }
+            if files.isEmpty {
+                printError("no .gguf files in \(host.modelsDirectory.path); run scripts/setup to fetch the models")
+            }
+        }
+        let context = ctx ?? host.config.contextLength
+        var rows: [JSONValue] = []
+        var failures = 0
+        for url in files {
+            do {
+                let file = try GGUFFile(path: url.path)
+                let s = ModelSummary(file: file)
+                let e = MemoryEstimate(model: s, contextLength: context, batchSize: host.config.batchSize)
+                let fits = e.totalBytes <= host.config.memoryBudgetMiB * 1_048_576
+                if json {
+                    rows.append(
+                        .object([
+                            "file": .string(s.fileName), "architecture": .string(s.architecture),
+                            "name": s.name.map(JSONValue.string) ?? .null,
+                            "parameters": .number(Double(s.parameterCount)),
+                            "sizeBytes": .number(Double(s.fileSize)),
+                            "quantization": .object(Dictionary(uniqueKeysWithValues: s.quantizationMix.map { ($0.type, JSONValue.number(Double($0.count))) })),
+                            "contextLength": s.trainingContextLength.map { .number(Double($0)) } ?? .null,
+                            "chatTemplate": .string(s.chatTemplateText),
+                            "estimate": .object([
+                                "contextLength": .number(Double(context)),
+                                "weightBytes": .number(Double(e.weightBytes)),
+                                "kvCacheBytes": .number(Double(e.kvCacheBytes)),
+                                "scratchBytes": .number(Double(e.scratchBytes)),
+                                "totalBytes": .number(Double(e.totalBytes)),
+                                "fitsTier": .bool(fits), "tier": .string(host.config.tier),
+                            ]),
+                        ]))
+                } else {
+                    print(s.fileName)
+                    print("  architecture:  \(s.architecture)\(s.name.map { " (\($0))" } ?? "")")
+                    print("  parameters:    \(s.parameterText)")
+                    print("  size:          \(formatMiB(s.fileSize))")
+                    print("  quantization:  \(s.quantizationText)")
+                    print("  context:       \(s.trainingContextLength.map(String.init) ?? "unknown") (training)")
+                    print("  chat template: \(s.chatTemplateText)")
+                    print("  estimate:      \(e.text) — \(fits ? "fits" : "exceeds") tier '\(host.config.tier)' budget \(host.config.memoryBudgetMiB) MiB")
+                }
+            } catch {
+                failures += 1
+                if json {
+                    rows.append(.object(["file": .string(url.lastPathComponent), "error": .string("\(error)")]))
+                } else {
+                    print(url.lastPathComponent)
+                    print("  error:         \(error)")
+                }
+            }
+        }
+        if json { print(JSONValue.array(rows).prettyString) }
+        return failures == 0 ? ExitCode.success : ExitCode.failure
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import SanadCore
+
+/// Every subcommand, in the order `sanad --help` lists them. Add a command here and in its own file.
+nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
+    BackendsCommand.self,
+    ConfigCommand.self,
+    ModelsCommand.self,
+]
+
+let topLevelHelp = """
+    Sanad: an on-device LLM inference host.
+
+    Usage: sanad <command> [options]
+
+    Commands:
+    \(allCommands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+    Global environment:
+      SANAD_CONFIG    host config file (else the tier chosen from this machine's memory)
+      SANAD_MODELS    models folder (default: models/ in the Sanad checkout)
+      SANAD_HOME      the Sanad checkout (configs/, models/); found from the executable's location otherwise
+
+    Exit codes: 0 success, 1 failure, 2 mismatch found (compare), 64 usage error.
+    See 'sanad <command> --help' for a command's options.
+    """
+
+func runMain() async -> Int32 {
+    var argv = Array(CommandLine.arguments.dropFirst())
+    guard let name = argv.first, name != "--help", name != "-h", name != "help" else {
+        if argv.count >= 2, argv[0] == "help", let c = allCommands.first(where: { $0.name == argv[1] }) {
+            print(c.help)
+            return ExitCode.success
+        }
+        print(topLevelHelp)
+        return argv.isEmpty ? ExitCode.usage : ExitCode.success
+    }
+    if name == "--version" {
+        print("sanad 0.1.0")
+        return ExitCode.success
+    }
+    guard let command = allCommands.first(where: { $0.name == name }) else {
+        printError("Error: unknown command '\(name)'")
+        printError("Usage: sanad <command> [options]")
+        printError("See 'sanad --help' for the commands.")
+        return ExitCode.usage
+    }
+    argv.removeFirst()
+    var arguments = Arguments(argv, command: name)
+    if arguments.wantsHelp {
+        print(command.help)
+        return ExitCode.success
+    }
+    do {
+        return try await command.run(&arguments)
+    } catch let error as UsageError {
+        printError("Error: \(error.message)")
+        if let usage = command.help.split(separator: "\n").first(where: { $0.hasPrefix("Usage:") }) {
+            printError(String(usage))
+        }
+        printError("See 'sanad \(name) --help'.")
+        return ExitCode.usage
+    } catch {
+        printError("Error: \(error)")
+        return ExitCode.failure
+    }
+}
+
+setvbuf(stdout, nil, _IOLBF, 0)
+exit(await runMain())

@@ -119,9 +119,9 @@ public final class GGUFFile: @unchecked Sendable {
                         path: path, offset: infoOffset, what: "tensor '\(name)' has dimension \(d) = \(raw)")
                 }
                 let (product, overflow) = elements.multipliedReportingOverflow(by: Int(raw))
-                guard !overflow, product <= mapping.count * 8 else {
+                guard !overflow, product <= 1 << 52 else {
                     throw GGUFError.malformed(
-                        path: path, offset: infoOffset, what: "tensor '\(name)' has more elements than the file holds")
+                        path: path, offset: infoOffset, what: "tensor '\(name)' has an impossible element count")
                 }
                 elements = product
                 dims.append(Int(raw))
@@ -138,10 +138,11 @@ public final class GGUFFile: @unchecked Sendable {
                         + "\(type.blockSize)")
             }
             let offset = try reader.read(UInt64.self, what: "data offset of tensor '\(name)'")
-            guard offset <= UInt64(mapping.count), Int(offset) % alignment == 0 else {
+            // An offset past the end is reported below as truncation, once the data section start is known.
+            guard offset < UInt64(1) << 60, Int(offset) % alignment == 0 else {
                 throw GGUFError.malformed(
                     path: path, offset: infoOffset,
-                    what: "tensor '\(name)' data offset \(offset) is out of the file or not aligned to \(alignment)")
+                    what: "tensor '\(name)' data offset \(offset) is out of range or not aligned to \(alignment)")
             }
             guard index[name] == nil else {
                 throw GGUFError.malformed(path: path, offset: infoOffset, what: "duplicate tensor name '\(name)'")

@@ -9,18 +9,33 @@ public struct HostConfiguration: Sendable, Equatable {
     public struct BackendChoice: Sendable, Equatable {
         public var id: String
         public var options: [String: JSONValue]
+
+        public init(id: String, options: [String: JSONValue] = [:]) {
+            self.id = id
+            self.options = options
+        }
     }
 
     /// The embedding engine and its model.
     public struct EmbeddingChoice: Sendable, Equatable {
         public var backend: String
         public var model: String
+
+        public init(backend: String, model: String) {
+            self.backend = backend
+            self.model = model
+        }
     }
 
     /// A plugin to host and its options.
     public struct PluginChoice: Sendable, Equatable {
         public var id: String
         public var options: [String: JSONValue]
+
+        public init(id: String, options: [String: JSONValue] = [:]) {
+            self.id = id
+            self.options = options
+        }
     }
 
     /// The file this came from.

@@ -1,0 +1,115 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+let backendIDs = ["llama", "pure-swift"]
+let pluginIDs = ["proactive-alerts"]
+
+func writeConfig(_ text: String) throws -> URL {
+    let url = try TestPaths.temporaryDirectory().appendingPathComponent("tier-test.json")
+    try Data(text.utf8).write(to: url)
+    return url
+}
+
+func loadConfig(_ text: String) throws -> HostConfiguration {
+    try HostConfiguration.load(
+        from: writeConfig(text), backendIDs: backendIDs, embeddingIDs: ["llama"], pluginIDs: pluginIDs)
+}
+
+let validConfig = """
+    {"tier": "t", "minimumMemoryMiB": 1000, "memoryBudgetMiB": 500, "model": "m.gguf", "contextLength": 512,
+     "backends": [{"id": "llama", "options": {"library": "/x/libllama.so"}}, {"id": "pure-swift"}],
+     "embedding": {"backend": "llama", "model": "m.gguf"},
+     "plugins": [{"id": "proactive-alerts", "options": {"windowDays": 90}}]}
+    """
+
+@Suite("Host configuration")
+struct HostConfigurationTests {
+    @Test("a valid config decodes every field")
+    func valid() throws {
+        let c = try loadConfig(validConfig)
+        #expect(c.tier == "t" && c.minimumMemoryMiB == 1000 && c.memoryBudgetMiB == 500)
+        #expect(c.backends.map(\.id) == ["llama", "pure-swift"])
+        #expect(c.backends[0].options["library"] == .string("/x/libllama.so"))
+        #expect(c.embedding == HostConfiguration.EmbeddingChoice(backend: "llama", model: "m.gguf"))
+        #expect(c.plugins.first?.options["windowDays"] == .number(90))
+        #expect(c.threads == nil && c.batchSize == 512)
+    }
+
+    @Test(
+        "invalid configs name the key path and the valid choices",
+        arguments: [
+            ("unknown top-level key", #"{"tier":"t","bogus":1}"#, "bogus: unknown key; valid keys here: tier"),
+            ("unknown backend", #"REPLACE"backends":[{"id":"cuda"}]}"#, "backends[0].id: 'cuda' is not one of: llama, pure-swift"),
+            ("unknown plugin", #"REPLACE"backends":[{"id":"llama"}],"plugins":[{"id":"x"}]}"#, "plugins[0].id: 'x' is not one of: proactive-alerts"),
+            ("wrong type", #"{"tier":5}"#, "tier: expected a string, found a number"),
+            ("missing key", #"{"tier":"t"}"#, "backends: missing required key"),
+            ("empty backends", #"REPLACE"backends":[]}"#, "backends: is empty"),
+            ("unknown nested key", #"REPLACE"backends":[{"id":"llama","lib":"x"}]}"#, "backends[0].lib: unknown key"),
+            ("negative context", #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":-4,"backends":[{"id":"llama"}]}"#, "contextLength: must be at least 16"),
+            ("not JSON", "{tier", "invalid JSON"),
+        ])
+    func invalid(name: String, text: String, expected: String) throws {
+        let prefix = #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":64,"#
+        let url = try writeConfig(text.replacingOccurrences(of: "REPLACE", with: prefix))
+        do {
+            _ = try HostConfiguration.load(from: url, backendIDs: backendIDs, embeddingIDs: [], pluginIDs: pluginIDs)
+            Issue.record("\(name): expected an error")
+        } catch let error as SanadError {
+            #expect(error.description.contains(expected), "\(name): \(error)")
+            #expect(error.description.hasPrefix(url.path), "the message names the file")
+        }
+    }
+
+    @Test("the shipped tier configs are valid and ordered by memory")
+    func shippedConfigs() throws {
+        let dir = TestPaths.packageRoot.appendingPathComponent("configs")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("tier-") }
+        #expect(names.count >= 3)
+        let configs = try names.map {
+            try HostConfiguration.load(
+                from: dir.appendingPathComponent($0), backendIDs: ["pure-swift", "llama", "blas"],
+                embeddingIDs: ["llama", "pure-swift"], pluginIDs: ["proactive-alerts", "dependents"])
+        }
+        for c in configs {
+            #expect(c.backends.contains { $0.id == "pure-swift" }, "\(c.tier) falls back to the built-in engine")
+            #expect(c.memoryBudgetMiB < c.minimumMemoryMiB)
+        }
+    }
+}
+
+@Suite("Tier selection")
+struct TierSelectionTests {
+    func tier(_ name: String, _ minimum: Int) throws -> HostConfiguration {
+        try loadConfig(validConfig.replacingOccurrences(of: "\"tier\": \"t\"", with: "\"tier\": \"\(name)\"")
+            .replacingOccurrences(of: "\"minimumMemoryMiB\": 1000", with: "\"minimumMemoryMiB\": \(minimum)"))
+    }
+
+    @Test(
+        "picks the largest tier the usable memory meets",
+        arguments: [
+            (physical: 24_000, cgroup: nil, expected: "8gb"),
+            (physical: 24_000, cgroup: 3_500, expected: "4gb"),
+            (physical: 2_000, cgroup: nil, expected: "2gb"),
+            (physical: 1_000, cgroup: nil, expected: "2gb"),
+            (physical: 6_144, cgroup: 8_000, expected: "8gb"),
+        ] as [(physical: Int, cgroup: Int?, expected: String)])
+    func choose(physical: Int, cgroup: Int?, expected: String) throws {
+        let tiers = [try tier("2gb", 1536), try tier("8gb", 6144), try tier("4gb", 3072)]
+        let memory = SystemMemory(physicalBytes: physical << 20, cgroupLimitBytes: cgroup.map { $0 << 20 })
+        let chosen = try #require(TierSelection.choose(from: tiers, memory: memory))
+        #expect(chosen.config.tier == expected, "\(chosen.reason)")
+        if cgroup != nil { #expect(chosen.reason.contains("cgroup")) }
+    }
+
+    @Test("reads a cgroup v2 limit and treats 'max' as unlimited")
+    func cgroupFiles() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        try Data("2147483648\n".utf8).write(to: dir.appendingPathComponent("memory.max"))
+        #expect(SystemMemory.cgroupLimit(root: dir.path) == 2_147_483_648)
+        try Data("max\n".utf8).write(to: dir.appendingPathComponent("memory.max"))
+        #expect(SystemMemory.cgroupLimit(root: dir.path) == nil)
+        #expect(SystemMemory.current().physicalBytes > 0)
+    }
+}

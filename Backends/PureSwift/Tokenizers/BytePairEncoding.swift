@@ -1,0 +1,186 @@
+/// Byte-level BPE (`tokenizer.ggml.model` = `gpt2`), as llama.cpp's `llm_tokenizer_bpe_session`:
+/// pre-tokenize into words, map each word's bytes to GPT-2's byte alphabet, then repeatedly merge the adjacent pair
+/// with the lowest merge rank (the leftmost among equals) until no pair of the word is in `tokenizer.ggml.merges`.
+struct BytePairEncoding: Sendable {
+    let preTokenizer: PreTokenizer
+    /// Every token text (entry = token id), then every merge part or result that is not a token (entry ≥ token
+    /// count), so that a symbol is named by one integer while it is merged.
+    let strings: ByteStringTable
+    let tokenCount: Int
+    /// `(left << 32 | right)` → `(rank << 32 | merged)`, strings by their entry in `strings`.
+    let merges: [UInt64: UInt64]
+
+    /// Builds the merge table from `tokenizer.ggml.merges` ("left right", rank = position; the first of
+    /// duplicates wins). `vocabulary` holds the token texts with their ids.
+    init(preTokenizer: PreTokenizer, vocabulary: ByteStringTable, tokenCount: Int, merges mergeLines: [String]) {
+        self.preTokenizer = preTokenizer
+        self.tokenCount = tokenCount
+        var strings = vocabulary
+        var merges: [UInt64: UInt64] = [:]
+        merges.reserveCapacity(mergeLines.count)
+        for (rank, line) in mergeLines.enumerated() {
+            let bytes = Array(line.utf8)
+            // llama.cpp splits at the first space after the first byte; a line without one names no pair.
+            guard bytes.count > 1, let space = bytes[1...].firstIndex(of: 0x20) else { continue }
+            let left = Array(bytes[..<space])
+            let right = Array(bytes[(space + 1)...])
+            guard !right.isEmpty else { continue }  // symbols are never empty
+            let next = Int32(strings.count)
+            let l = strings.insertIfAbsent(left, value: next).value
+            let r = strings.insertIfAbsent(right, value: Int32(strings.count)).value
+            let m = strings.insertIfAbsent(left + right, value: Int32(strings.count)).value
+            let key = UInt64(UInt32(l)) << 32 | UInt64(UInt32(r))
+            if merges[key] == nil { merges[key] = UInt64(UInt32(rank)) << 32 | UInt64(UInt32(m)) }
+        }
+        self.strings = strings
+        self.merges = merges
+    }
+
+    /// Tokenizes one fragment of raw text (no special tokens inside), appending to `output`. `cache` maps a word's
+    /// raw bytes to its tokens and may be shared across fragments of one call.
+    func encode(_ text: UnsafeBufferPointer<UInt8>, into output: inout [Int32], cache: inout [[UInt8]: [Int32]]) {
+        let codepoints = llamaCodepoints(text)
+        let ends = preTokenizer.wordEnds(codepoints)
+        var start = 0
+        var word: [UInt8] = []
+        var mapped: [UInt8] = []
+        for end in ends {
+            word.removeAll(keepingCapacity: true)
+            for i in start..<end { appendUTF8(codepoints[i], to: &word) }
+            start = end
+            if let tokens = cache[word] {
+                output.append(contentsOf: tokens)
+                continue
+            }
+            mapped.removeAll(keepingCapacity: true)
+            ByteLevelMapping.encode(word, into: &mapped)
+            let tokens = mapped.withUnsafeBufferPointer { mergeWord($0) }
+            cache[word] = tokens
+            output.append(contentsOf: tokens)
+        }
+    }
+
+    private struct Symbol {
+        var start: Int32
+        var count: Int32  // bytes; 0 once merged into the symbol on its left
+        var prev: Int32
+        var next: Int32
+        var string: Int32  // entry in `strings`, -1 when the text is in no token or merge
+    }
+
+    private struct Bigram: HeapElement {
+        var rank: Int32
+        var left: Int32
+        var right: Int32
+        var size: Int32
+        var merged: Int32
+        @inline(__always)
+        static func precedes(_ a: Bigram, _ b: Bigram) -> Bool {
+            a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
+        }
+    }
+
+    /// Merges one byte-mapped word and returns its tokens.
+    private func mergeWord(_ word: UnsafeBufferPointer<UInt8>) -> [Int32] {
+        var symbols: [Symbol] = []
+        symbols.reserveCapacity(word.count)
+        var offset = 0
+        while offset < word.count {
+            let length = min(utf8SequenceLength(word[offset]), word.count - offset)
+            let string = strings.value(UnsafeBufferPointer(rebasing: word[offset..<offset + length])) ?? -1
+            let index = Int32(symbols.count)
+            symbols.append(
+                Symbol(
+                    start: Int32(offset), count: Int32(length), prev: index - 1,
+                    next: offset + length == word.count ? -1 : index + 1, string: string))
+            offset += length
+        }
+
+        var queue = BinaryHeap<Bigram>()
+        func addBigram(_ left: Int32, _ right: Int32) {
+            guard left >= 0, right >= 0 else { return }
+            let l = symbols[Int(left)].string
+            let r = symbols[Int(right)].string
+            guard l >= 0, r >= 0 else { return }
+            guard let merge = merges[UInt64(UInt32(l)) << 32 | UInt64(UInt32(r))] else { return }
+            queue.push(
+                Bigram(
+                    rank: Int32(truncatingIfNeeded: merge >> 32), left: left, right: right,
+                    size: symbols[Int(left)].count + symbols[Int(right)].count,
+                    merged: Int32(truncatingIfNeeded: merge & 0xFFFF_FFFF)))
+        }
+        for i in 1..<max(symbols.count, 1) { addBigram(Int32(i - 1), Int32(i)) }
+
+        while let bigram = queue.pop() {
+            let l = Int(bigram.left)
+            let r = Int(bigram.right)
+            // Stale: one side was merged away or grew since the pair was queued.
+            guard symbols[l].count > 0, symbols[r].count > 0, symbols[l].count + symbols[r].count == bigram.size
+            else { continue }
+            symbols[l].count += symbols[r].count
+            symbols[l].string = bigram.merged
+            symbols[r].count = 0
+            symbols[l].next = symbols[r].next
+            if symbols[r].next >= 0 { symbols[Int(symbols[r].next)].prev = bigram.left }
+            addBigram(symbols[l].prev, bigram.left)
+            addBigram(bigram.left, symbols[l].next)
+        }
+
+        var tokens: [Int32] = []
+        for symbol in symbols where symbol.count > 0 {
+            if symbol.string >= 0 && Int(symbol.string) < tokenCount {
+                tokens.append(symbol.string)
+                continue
+            }
+            // Not a token: each byte alone, where a byte is a token (llama.cpp drops the others).
+            for i in Int(symbol.start)..<Int(symbol.start + symbol.count) {
+                let single = UnsafeBufferPointer(rebasing: word[i..<i + 1])
+                if let id = strings.value(single), Int(id) < tokenCount { tokens.append(id) }
+            }
+        }
+        return tokens
+    }
+}
+
+/// An element of `BinaryHeap`: `precedes` is true when `a` must pop before `b`.
+protocol HeapElement {
+    static func precedes(_ a: Self, _ b: Self) -> Bool
+}
+
+/// A binary heap popping the element that precedes all others.
+struct BinaryHeap<Element: HeapElement> {
+    private var items: [Element] = []
+
+    var isEmpty: Bool { items.isEmpty }
+
+    mutating func push(_ element: Element) {
+        items.append(element)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Element.precedes(items[child], items[parent]) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Element? {
+        guard let last = items.popLast() else { return nil }
+        guard !items.isEmpty else { return last }
+        let top = items[0]
+        items[0] = last
+        var parent = 0
+        let count = items.count
+        while true {
+            let left = 2 * parent + 1
+            guard left < count else { break }
+            var best = left
+            let right = left + 1
+            if right < count && Element.precedes(items[right], items[left]) { best = right }
+            guard Element.precedes(items[best], items[parent]) else { break }
+            items.swapAt(best, parent)
+            parent = best
+        }
+        return top
+    }
+}

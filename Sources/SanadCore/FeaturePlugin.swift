@@ -23,11 +23,32 @@ public struct PluginContext: Sendable {
 }
 
 /// A feature hosted in the chat: it offers tools and reacts to chat events.
+///
+/// The chat hooks (see `ChatSession`) all have default implementations that do nothing, so a plugin implements only
+/// the ones it needs: `suggestions()` when the chat opens, `reply(to:)` when one of its suggestions is tapped,
+/// `followUps(after:)` after every reply, `destination(for:)` when a deep link is followed.
 public protocol FeaturePlugin: AnyObject, Sendable {
     /// The id configs use (`proactive-alerts`).
     var id: String { get }
     /// The actions it offers the host and models.
     var tools: [any Tool] { get }
+
+    /// Chips to show under the greeting when the chat opens, in order.
+    func suggestions() async throws -> [ChatSuggestion]
+    /// The grounded request for a tapped suggestion this plugin offered; nil when it is not one of its own.
+    func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply?
+    /// Messages to add after a reply (for example reminders related to it), in order.
+    func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp]
+    /// The screen a deep link opens; nil when the link's `serviceType` is not this plugin's. Throws
+    /// `ChatError.navigationFailed` when it is this plugin's but cannot be opened (unknown alert, …).
+    func destination(for link: DeepLink) async throws -> Destination?
+}
+
+extension FeaturePlugin {
+    public func suggestions() async throws -> [ChatSuggestion] { [] }
+    public func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply? { nil }
+    public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] { [] }
+    public func destination(for link: DeepLink) async throws -> Destination? { nil }
 }
 
 /// Registry entries: ids mapped to factories. The CLI is the only place that fills them; configs refer to ids.

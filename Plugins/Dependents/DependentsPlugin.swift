@@ -1,0 +1,180 @@
+import Foundation
+import ProactiveAlertsPlugin
+import SanadCore
+
+/// Dependents (التابعين): after the reply to a proactive alert, one message per dependent whose service is due
+/// within the window (`ولدك حسام باقي له 30 يوم على اصدار رخصة`) with a `dependents` link; that link opens the
+/// dependents page, which lists every complete dependent (entries with missing fields are left out and counted).
+///
+/// Options (host config): `userData` (required: the same user JSON file as `proactive-alerts`), `windowDays`
+/// (default 90), `timeZone` (default `Asia/Riyadh`).
+public final class DependentsPlugin: FeaturePlugin {
+    public static let pluginID = "dependents"
+    /// The deep link `serviceType` of dependents' messages.
+    public static let linkType = "dependents"
+    /// The destination screen of `dependents` links.
+    public static let pageScreen = "dependents"
+    public static let optionKeys = ["userData", "windowDays", "timeZone"]
+
+    public let id = DependentsPlugin.pluginID
+    public let list: DependentList
+    public let windowDays: Int
+    public let timeZone: TimeZone
+    let now: @Sendable () -> Date
+
+    public convenience init(context: PluginContext) throws {
+        let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
+        guard let file = try options.file("userData") else {
+            throw PluginError.invalidOption(
+                plugin: Self.pluginID, configFile: context.configFile?.path, key: "userData",
+                problem: "missing; name the user's JSON file (the same as proactive-alerts uses)")
+        }
+        let data = try UserData.load(from: file, plugin: Self.pluginID)
+        self.init(
+            list: try DependentList(data.dependents, file: file.path, plugin: Self.pluginID),
+            windowDays: try options.int("windowDays", range: 0...3650) ?? ProactiveAlertsPlugin.defaultWindowDays,
+            timeZone: try options.timeZone("timeZone") ?? ProactiveAlertsPlugin.defaultTimeZone, now: context.now)
+    }
+
+    public init(
+        list: DependentList, windowDays: Int = ProactiveAlertsPlugin.defaultWindowDays,
+        timeZone: TimeZone = ProactiveAlertsPlugin.defaultTimeZone, now: @escaping @Sendable () -> Date
+    ) {
+        self.list = list
+        self.windowDays = windowDays
+        self.timeZone = timeZone
+        self.now = now
+    }
+
+    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
+
+    /// Dependents whose service is due in `0...windowDays` days, soonest first (ties keep file order).
+    public var activeReminders: [(dependent: Dependent, daysRemaining: Int)] {
+        let t = today
+        return list.dependents.enumerated()
+            .map { (offset: $0.offset, dependent: $0.element, days: t.days(until: $0.element.dueDate)) }
+            .filter { $0.days >= 0 && $0.days <= windowDays }
+            .sorted { $0.days != $1.days ? $0.days < $1.days : $0.offset < $1.offset }
+            .map { (dependent: $0.dependent, daysRemaining: $0.days) }
+    }
+
+    public var tools: [any Tool] { [ListDependentsTool(plugin: self), OpenDependentsPageTool(plugin: self)] }
+
+    /// After the reply to a proactive alert chip: one message per active dependent reminder.
+    public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] {
+        guard reply.suggestion?.pluginID == ProactiveAlertsPlugin.pluginID else { return [] }
+        return activeReminders.map {
+            ChatFollowUp(
+                content: $0.dependent.message(daysRemaining: $0.daysRemaining), deepLink: $0.dependent.deepLink)
+        }
+    }
+
+    public func destination(for link: DeepLink) async throws -> Destination? {
+        guard link.serviceType == Self.linkType else { return nil }
+        guard list.dependents.contains(where: { $0.id == link.alertId }) else {
+            throw ChatError.navigationFailed(
+                link: link,
+                reason:
+                    "no dependent '\(link.alertId)' (dependents: \(list.dependents.map(\.id).joined(separator: ", ")))")
+        }
+        return page(link: link)
+    }
+
+    /// The dependents page: every complete dependent with name, relationship, service, due date and days
+    /// remaining; the one the link names is marked.
+    public func page(link: DeepLink) -> Destination {
+        let t = today
+        let sections = list.dependents.map { d -> Destination.Section in
+            let days = t.days(until: d.dueDate)
+            return Destination.Section(
+                heading: "\(d.relationship) \(d.name)\(d.id == link.alertId ? "  ◀ من الإشعار" : "")",
+                fields: [
+                    Destination.Field("الاسم", d.name),
+                    Destination.Field("الصلة", d.relationship),
+                    Destination.Field("الخدمة", d.service),
+                    Destination.Field("تاريخ الاستحقاق", d.dueDate.description),
+                    Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "فات موعدها منذ \(-days) يوم"),
+                ])
+        }
+        var notes: [String] = []
+        if list.dependents.isEmpty { notes.append("لا يوجد تابعون.") }
+        if !list.skipped.isEmpty {
+            let detail = list.skipped.map { "#\($0.index + 1): \($0.problems.joined(separator: ", "))" }.joined(
+                separator: "؛ ")
+            notes.append("لم يُعرض \(list.skipped.count) سجل لنقص في بياناته (\(detail)).")
+        }
+        return Destination(screen: Self.pageScreen, title: "التابعين", link: link, sections: sections, notes: notes)
+    }
+}
+
+/// `list_dependents`: every complete dependent with days remaining, and the entries left out.
+struct ListDependentsTool: Tool {
+    let plugin: DependentsPlugin
+
+    var name: String { "list_dependents" }
+    var description: String {
+        "Lists the user's dependents with the service due and days remaining, the reminders within the window, and the entries left out for missing fields."
+    }
+    var argumentsSchema: JSONValue {
+        .object(["type": .string("object"), "properties": .object([:]), "additionalProperties": .bool(false)])
+    }
+
+    func call(_ arguments: JSONValue) async throws -> JSONValue {
+        _ = try ToolArguments(tool: name, arguments, allowed: [])
+        let t = plugin.today
+        let active = Set(plugin.activeReminders.map(\.dependent.id))
+        return .object([
+            "today": .string(t.description), "windowDays": .number(Double(plugin.windowDays)),
+            "dependents": .array(
+                plugin.list.dependents.map { d in
+                    let days = t.days(until: d.dueDate)
+                    return .object([
+                        "id": .string(d.id), "name": .string(d.name), "relationship": .string(d.relationship),
+                        "service": .string(d.service), "dueDate": .string(d.dueDate.description),
+                        "daysRemaining": .number(Double(days)), "reminder": .bool(active.contains(d.id)),
+                        "message": .string(d.message(daysRemaining: days)), "url": .string(d.deepLink.url),
+                    ])
+                }),
+            "skipped": .array(
+                plugin.list.skipped.map {
+                    .object(["index": .number(Double($0.index)), "problems": .array($0.problems.map(JSONValue.string))])
+                }),
+        ])
+    }
+}
+
+/// `open_dependents_page`: the dependents page.
+struct OpenDependentsPageTool: Tool {
+    let plugin: DependentsPlugin
+
+    var name: String { "open_dependents_page" }
+    var description: String {
+        "Opens the dependents page listing every dependent with the service due and days remaining."
+    }
+    var argumentsSchema: JSONValue {
+        .object([
+            "type": .string("object"),
+            "properties": .object(["dependentId": .object(["type": .string("string")])]),
+            "additionalProperties": .bool(false),
+        ])
+    }
+
+    func call(_ arguments: JSONValue) async throws -> JSONValue {
+        let args = try ToolArguments(tool: name, arguments, allowed: ["dependentId"])
+        let id =
+            args.values["dependentId"] == nil ? plugin.list.dependents.first?.id ?? "" : try args.string("dependentId")
+        let title = plugin.list.dependents.first { $0.id == id }?.deepLink.title ?? "التابعين"
+        let link = DeepLink(serviceType: DependentsPlugin.linkType, title: title, alertId: id.isEmpty ? "none" : id)
+        if plugin.list.dependents.isEmpty { return plugin.page(link: link).json }
+        do {
+            guard let page = try await plugin.destination(for: link) else {
+                throw ToolError(tool: name, "not a dependents link")
+            }
+            return page.json
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError(tool: name, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import SanadCore
+
+/// Proactive alerts (التنبيه الاستباقي): documents that expire soon become chips when the chat opens; tapping one
+/// asks the engine for a grounded Arabic reply with a deep link to the renewal service's review and payment page.
+///
+/// Options (host config): `userData` (required: the user's JSON file, relative to the config's folder),
+/// `windowDays` (default 90: documents expiring within this many days are alerts), `timeZone` (default
+/// `Asia/Riyadh`: the zone in which "today" is taken from the clock).
+public final class ProactiveAlertsPlugin: FeaturePlugin {
+    /// The id configs use.
+    public static let pluginID = "proactive-alerts"
+    /// Every chip's text starts with this, followed by the alert's title.
+    public static let chipPrefix = "عندك إشعار من التنبيه الاستباقي: "
+    /// The destination screen of the user's own alerts.
+    public static let dashboardScreen = "dashboard"
+    public static let defaultWindowDays = 90
+    public static let optionKeys = ["userData", "windowDays", "timeZone"]
+
+    public let id = ProactiveAlertsPlugin.pluginID
+    public let userData: UserData
+    public let windowDays: Int
+    public let timeZone: TimeZone
+    let now: @Sendable () -> Date
+
+    /// Reads the options and the user data file; errors name the config file, the option or the data key.
+    public convenience init(context: PluginContext) throws {
+        let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
+        guard let file = try options.file("userData") else {
+            throw PluginError.invalidOption(
+                plugin: Self.pluginID, configFile: context.configFile?.path, key: "userData",
+                problem:
+                    "missing; name the user's JSON file (for example \"../Plugins/ProactiveAlerts/Resources/sample-user.json\")"
+            )
+        }
+        self.init(
+            userData: try UserData.load(from: file, plugin: Self.pluginID),
+            windowDays: try options.int("windowDays", range: 0...3650) ?? Self.defaultWindowDays,
+            timeZone: try options.timeZone("timeZone") ?? Self.defaultTimeZone, now: context.now)
+    }
+
+    public init(
+        userData: UserData, windowDays: Int = ProactiveAlertsPlugin.defaultWindowDays,
+        timeZone: TimeZone = ProactiveAlertsPlugin.defaultTimeZone, now: @escaping @Sendable () -> Date
+    ) {
+        self.userData = userData
+        self.windowDays = windowDays
+        self.timeZone = timeZone
+        self.now = now
+    }
+
+    /// Asia/Riyadh (UTC+3 all year).
+    public static let defaultTimeZone =
+        TimeZone(identifier: "Asia/Riyadh") ?? TimeZone(secondsFromGMT: 3 * 3600) ?? .current
+
+    /// The sample user shipped in the plugin's resources (a driving licence expiring 45 days after 2026-11-22, a
+    /// passport after 75, a national ID after 480; dependents), found without `Bundle.module` (which stops the
+    /// process when the bundle is missing): next to the executable, else in the source tree. Nil when neither exists.
+    public static var sampleUserDataURL: URL? {
+        var candidates: [URL] = []
+        let bundleName = "Sanad_ProactiveAlertsPlugin.resources"
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent(bundleName))
+        if let r = Bundle.main.resourceURL { candidates.append(r.appendingPathComponent(bundleName)) }
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
+        for dir in candidates {
+            for path in ["Resources/sample-user.json", "sample-user.json"] {
+                let url = dir.appendingPathComponent(path)
+                if FileManager.default.fileExists(atPath: url.path) { return url }
+            }
+        }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Resources/sample-user.json")
+        return FileManager.default.fileExists(atPath: source.path) ? source : nil
+    }
+
+    /// Today in the plugin's time zone, from the injected clock.
+    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
+
+    /// The active alerts now, soonest first.
+    public var alerts: [ProactiveAlert] {
+        deriveAlerts(from: userData.documents, today: today, windowDays: windowDays)
+    }
+
+    public var tools: [any Tool] { [ListAlertsTool(plugin: self), OpenServicePageTool(plugin: self)] }
+
+    /// One chip per active alert, in alert order: `عندك إشعار من التنبيه الاستباقي: <title>`.
+    public func suggestions() async throws -> [ChatSuggestion] {
+        alerts.map { alert in
+            ChatSuggestion(
+                id: "\(Self.pluginID):\(alert.id)", text: Self.chipPrefix + alert.title, pluginID: Self.pluginID,
+                payload: .object(["alertId": .string(alert.id)]))
+        }
+    }
+
+    public func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply? {
+        guard suggestion.pluginID == Self.pluginID else { return nil }
+        guard let alertId = suggestion.payload["alertId"]?.stringValue else {
+            throw ToolError(tool: Self.pluginID, "the suggestion '\(suggestion.id)' carries no alertId")
+        }
+        guard let alert = alerts.first(where: { $0.id == alertId }) else {
+            throw ToolError(tool: Self.pluginID, "the alert '\(alertId)' is no longer active")
+        }
+        return AlertReply.grounded(for: alert, userText: suggestion.text)
+    }
+
+    /// The review and payment page of the service, for the user's own documents.
+    public func destination(for link: DeepLink) async throws -> Destination? {
+        guard let service = AlertServiceType(rawValue: link.serviceType) else { return nil }
+        return try servicePage(service: service, link: link)
+    }
+
+    func servicePage(service: AlertServiceType, link: DeepLink) throws -> Destination {
+        guard let doc = userData.documents.first(where: { $0.id == link.alertId }) else {
+            let ids = userData.documents.map(\.id)
+            throw ChatError.navigationFailed(
+                link: link,
+                reason:
+                    "no alert '\(link.alertId)' for this user (the user's documents: \(ids.isEmpty ? "none" : ids.joined(separator: ", ")))"
+            )
+        }
+        guard doc.type.renewalService == service else {
+            throw ChatError.navigationFailed(
+                link: link,
+                reason: "the alert '\(doc.id)' is a \(doc.type.renewalService.rawValue) alert, not \(service.rawValue)")
+        }
+        let days = today.days(until: doc.expiryDate)
+        var fields = [
+            Destination.Field("الخدمة", service.serviceName),
+            Destination.Field("الوثيقة", service.documentName),
+        ]
+        if let n = doc.number { fields.append(Destination.Field("رقم الوثيقة", n)) }
+        fields += [
+            Destination.Field("تاريخ الانتهاء", doc.expiryDate.description),
+            Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "منتهية منذ \(-days) يوم"),
+            Destination.Field("الرسوم", doc.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"),
+            Destination.Field("رقم التنبيه", link.alertId),
+            Destination.Field("عنوان التنبيه", link.title),
+        ]
+        return Destination(
+            screen: Self.dashboardScreen, title: "مراجعة الطلب والدفع — \(service.serviceName)", link: link,
+            sections: [Destination.Section(fields: fields)],
+            notes: ["راجع البيانات ثم ادفع الرسوم لإكمال \(service.serviceName)."])
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import SanadCore
+
+/// The user's documents and dependents, read from the JSON file the host config names (`userData`).
+///
+/// ```json
+/// {
+///   "note": "free text, ignored",
+///   "user": {"name": "عبدالله"},
+///   "documents": [
+///     {"id": "dl-1029", "type": "driving_license", "number": "1012345678", "expiryDate": "2027-01-06",
+///      "renewalFeeSAR": 400}
+///   ],
+///   "dependents": [
+///     {"id": "dep-1", "name": "حسام", "relationship": "ولدك", "service": "اصدار رخصة", "dueDate": "2026-12-22"}
+///   ]
+/// }
+/// ```
+/// Documents are validated strictly (an unknown key, a wrong type, an unknown `type`, a repeated `id` or a date that
+/// is not `YYYY-MM-DD` is an error naming the file and the key path). Dependents are kept as JSON here and read
+/// by the dependents plugin, which skips entries with missing fields instead of failing.
+public struct UserData: Sendable, Equatable {
+    public var file: URL
+    public var userName: String?
+    public var documents: [UserDocument]
+    /// The `dependents` array as it is in the file.
+    public var dependents: [JSONValue]
+
+    public init(file: URL, userName: String? = nil, documents: [UserDocument], dependents: [JSONValue] = []) {
+        self.file = file
+        self.userName = userName
+        self.documents = documents
+        self.dependents = dependents
+    }
+
+    /// Reads and validates `url`; errors are `PluginError.invalidData` naming `plugin`, the file and the key path.
+    public static func load(from url: URL, plugin: String) throws -> UserData {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw PluginError.invalidData(
+                plugin: plugin, file: url.path, keyPath: "",
+                problem:
+                    "cannot read the file (\(error.localizedDescription)); set the plugin's userData option to an existing file"
+            )
+        }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(data)
+        } catch {
+            throw PluginError.invalidData(plugin: plugin, file: url.path, keyPath: "", problem: "\(error)")
+        }
+        return try decode(json, file: url, plugin: plugin)
+    }
+
+    /// Validates an already parsed document.
+    public static func decode(_ json: JSONValue, file: URL, plugin: String) throws -> UserData {
+        func fail(_ path: String, _ problem: String) -> PluginError {
+            .invalidData(plugin: plugin, file: file.path, keyPath: path, problem: problem)
+        }
+        guard case .object(let root) = json else { throw fail("", "expected an object, found \(json.kindName)") }
+        let rootKeys = ["note", "user", "documents", "dependents"]
+        for key in root.keys.sorted() where !rootKeys.contains(key) {
+            throw fail(key, "unknown key; valid keys here: \(rootKeys.joined(separator: ", "))")
+        }
+        var userName: String?
+        if let user = root["user"], user != .null {
+            guard case .object(let u) = user else { throw fail("user", "expected an object, found \(user.kindName)") }
+            for key in u.keys.sorted() where !["name", "nationalId"].contains(key) {
+                throw fail("user.\(key)", "unknown key; valid keys here: name, nationalId")
+            }
+            if let n = u["name"] {
+                guard let s = n.stringValue else { throw fail("user.name", "expected a string, found \(n.kindName)") }
+                userName = s
+            }
+        }
+        guard let docsValue = root["documents"] else {
+            throw fail("documents", "missing required key (use [] for none)")
+        }
+        guard case .array(let docs) = docsValue else {
+            throw fail("documents", "expected an array, found \(docsValue.kindName)")
+        }
+        var documents: [UserDocument] = []
+        var seen: Set<String> = []
+        for (i, entry) in docs.enumerated() {
+            let path = "documents[\(i)]"
+            guard case .object(let o) = entry else { throw fail(path, "expected an object, found \(entry.kindName)") }
+            for key in o.keys.sorted() where !UserDocument.keys.contains(key) {
+                throw fail(
+                    "\(path).\(key)", "unknown key; valid keys here: \(UserDocument.keys.joined(separator: ", "))")
+            }
+            func string(_ key: String, required: Bool) throws -> String? {
+                guard let v = o[key], v != .null else {
+                    if required { throw fail("\(path).\(key)", "missing required key") }
+                    return nil
+                }
+                guard let s = v.stringValue else {
+                    throw fail("\(path).\(key)", "expected a string, found \(v.kindName)")
+                }
+                return s
+            }
+            guard let id = try string("id", required: true), !id.isEmpty else { throw fail("\(path).id", "is empty") }
+            guard seen.insert(id).inserted else { throw fail("\(path).id", "'\(id)' is used by an earlier document") }
+            let typeName = try string("type", required: true) ?? ""
+            guard let type = DocumentType(rawValue: typeName) else {
+                throw fail(
+                    "\(path).type",
+                    "'\(typeName)' is not one of: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let dateText = try string("expiryDate", required: true) ?? ""
+            guard let expiry = CivilDate(iso: dateText) else {
+                throw fail("\(path).expiryDate", "'\(dateText)' is not a date in the form YYYY-MM-DD")
+            }
+            var fee: Int?
+            if let f = o["renewalFeeSAR"], f != .null {
+                guard let v = f.intValue, v >= 0 else {
+                    throw fail("\(path).renewalFeeSAR", "expected a whole number of riyals ≥ 0, found \(f)")
+                }
+                fee = v
+            }
+            documents.append(
+                UserDocument(
+                    id: id, type: type, number: try string("number", required: false), expiryDate: expiry,
+                    renewalFeeSAR: fee))
+        }
+        var dependents: [JSONValue] = []
+        if let d = root["dependents"], d != .null {
+            guard case .array(let a) = d else { throw fail("dependents", "expected an array, found \(d.kindName)") }
+            dependents = a
+        }
+        return UserData(file: file, userName: userName, documents: documents, dependents: dependents)
+    }
+}
+
+/// The kinds of documents alerts are derived from.
+public enum DocumentType: String, Sendable, CaseIterable, Codable {
+    case drivingLicense = "driving_license"
+    case passport
+    case nationalID = "national_id"
+
+    /// The renewal service an expiring document of this kind leads to.
+    public var renewalService: AlertServiceType {
+        switch self {
+        case .drivingLicense: return .drivingLicenseRenewal
+        case .passport: return .passportRenewal
+        case .nationalID: return .nationalIDRenewal
+        }
+    }
+}
+
+/// One of the user's documents.
+public struct UserDocument: Sendable, Equatable {
+    static let keys = ["id", "type", "number", "expiryDate", "renewalFeeSAR"]
+
+    public var id: String
+    public var type: DocumentType
+    public var number: String?
+    public var expiryDate: CivilDate
+    /// The renewal fee in riyals, when known.
+    public var renewalFeeSAR: Int?
+
+    public init(id: String, type: DocumentType, number: String? = nil, expiryDate: CivilDate, renewalFeeSAR: Int? = nil)
+    {
+        self.id = id
+        self.type = type
+        self.number = number
+        self.expiryDate = expiryDate
+        self.renewalFeeSAR = renewalFeeSAR
+    }
+
+    /// The document as JSON, in the file's shape.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "type": .string(type.rawValue), "expiryDate": .string(expiryDate.description),
+        ]
+        if let number { o["number"] = .string(number) }
+        if let renewalFeeSAR { o["renewalFeeSAR"] = .number(Double(renewalFeeSAR)) }
+        return .object(o)
+    }
+}

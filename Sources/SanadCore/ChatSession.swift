@@ -1,0 +1,398 @@
+import Foundation
+
+/// Fixed texts and generation settings of a chat.
+public struct ChatConfiguration: Sendable {
+    /// The first message of every chat.
+    public var greeting: String
+    /// The system prompt for typed text (a plugin's grounded reply brings its own).
+    public var systemPrompt: String
+    /// How replies are generated. Keep `maxTokens` small so a small device answers quickly.
+    public var generation: GenerationParameters
+    /// How many earlier messages go with typed text to the engine.
+    public var historyMessages: Int
+    /// A chat template family to apply instead of the engine's (for models whose file has no template).
+    public var template: ChatTemplate?
+
+    public init(
+        greeting: String = ChatConfiguration.defaultGreeting,
+        systemPrompt: String = ChatConfiguration.defaultSystemPrompt,
+        generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
+        template: ChatTemplate? = nil
+    ) {
+        self.greeting = greeting
+        self.systemPrompt = systemPrompt
+        self.generation = generation
+        self.historyMessages = max(0, historyMessages)
+        self.template = template
+    }
+
+    public static let defaultGreeting = "مرحباً، أنا سند، مساعدك في أبشر. كيف أقدر أخدمك اليوم؟"
+    public static let defaultSystemPrompt =
+        "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
+    /// 96 tokens, greedy with a mild repetition penalty, stopping at every known end-of-turn marker.
+    public static let defaultGeneration = GenerationParameters(
+        maxTokens: 96,
+        sampling: SamplingParameters(temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1.1),
+        stopStrings: ChatTemplate.allCases.flatMap(\.endOfTurnMarkers) + ["<|im_start|>", "<start_of_turn>"])
+}
+
+/// Where the chat's engine stands.
+public enum EngineState: Sendable, Equatable {
+    case notLoaded
+    case loading
+    case ready
+    /// Loading failed; input is disabled until `ChatSession.retry` succeeds.
+    case failed(String)
+}
+
+/// Something the chat did, in order, for a front end to show.
+public enum ChatEvent: Sendable, Equatable {
+    /// A complete message was added (greeting, the user's message, a follow-up, an error).
+    case messageAdded(ChatEntry)
+    case suggestionsChanged([ChatSuggestion])
+    case engineStateChanged(EngineState)
+    case processingChanged(Bool)
+    /// A reply with this message id began streaming.
+    case replyStarted(id: String)
+    /// The next piece of the reply; `index` counts 0, 1, 2, … without gaps.
+    case replyPiece(id: String, index: Int, text: String)
+    /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template;
+    /// `verdict` is nil for typed text (nothing to check).
+    case replyFinished(ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?)
+    /// A deep link was followed: the chat is dismissed and this screen is shown.
+    case navigated(Destination)
+}
+
+/// Receives chat events as they happen.
+public typealias ChatEventHandler = @Sendable (ChatEvent) -> Void
+
+/// Loads the engine session the chat talks to.
+public typealias EngineLoader = @Sendable () async throws -> any InferenceSession
+
+/// A message submitted and waiting for its reply (`ChatSession.respond(to:)`).
+public struct ChatTurn: Sendable, Equatable {
+    /// The user's message, already in the history.
+    public var userMessage: ChatEntry
+    /// The suggestion that was tapped, if any.
+    public var suggestion: ChatSuggestion?
+}
+
+/// A chat with plugins and one engine: messages, suggestions, processing state, streamed replies, deep links.
+///
+/// Flow: `open()` adds the greeting and the plugins' suggestions and loads the engine (a failure adds an error
+/// message, disables input and allows `retry()`). `submit(_:)`/`tap(_:)` add the user's message and set
+/// `isProcessing`; `respond(to:)` streams the reply (a tapped suggestion's plugin grounds the prompt and the reply is
+/// checked, see `GroundedReply`), stores it, then adds the plugins' follow-ups and clears `isProcessing`.
+/// `send(_:)` does both. `follow(_:)` opens a deep link's screen (dismissing the chat) or, when that fails, leaves
+/// everything as it was and adds an error message.
+public actor ChatSession {
+    public let plugins: [any FeaturePlugin]
+    public let configuration: ChatConfiguration
+    private let loader: EngineLoader
+    private let now: @Sendable () -> Date
+    private var engine: (any InferenceSession)?
+    private var opened = false
+    private var pendingTurn: ChatTurn?
+
+    /// Every message so far, oldest first (a reply being streamed is in `draft` until it finishes).
+    public private(set) var messages: [ChatEntry] = []
+    /// The chips on offer.
+    public private(set) var suggestions: [ChatSuggestion] = []
+    /// True from a submitted message until its reply and follow-ups are stored.
+    public private(set) var isProcessing = false
+    public private(set) var engineState: EngineState = .notLoaded
+    /// The reply being streamed, with the text so far.
+    public private(set) var draft: ChatEntry?
+    /// The screen a followed link opened; nil while the chat is shown.
+    public private(set) var presented: Destination?
+
+    public init(
+        plugins: [any FeaturePlugin], configuration: ChatConfiguration = ChatConfiguration(),
+        now: @escaping @Sendable () -> Date = { Date() }, loadEngine: @escaping EngineLoader
+    ) {
+        self.plugins = plugins
+        self.configuration = configuration
+        self.now = now
+        self.loader = loadEngine
+    }
+
+    /// Whether the user can send: the engine is ready, no reply is pending and the chat is shown.
+    public var isInputEnabled: Bool { engineState == .ready && !isProcessing && presented == nil }
+    /// Whether `retry()` would try to load the engine again.
+    public var canRetry: Bool {
+        if case .failed = engineState { return true }
+        return false
+    }
+    /// The loaded model, once the engine is ready.
+    public var model: ModelDescription? { engine?.model }
+    /// The links of all messages, in order (what `/open N` numbers).
+    public var links: [DeepLink] { messages.compactMap(\.deepLink) }
+
+    /// Adds the greeting and the plugins' suggestions, then loads the engine. Only the first call does anything.
+    public func open(onEvent: ChatEventHandler = { _ in }) async {
+        guard !opened else { return }
+        opened = true
+        add(ChatEntry(content: configuration.greeting, isUser: false, timestamp: stamp()), onEvent)
+        var chips: [ChatSuggestion] = []
+        for plugin in plugins {
+            do {
+                chips += try await plugin.suggestions()
+            } catch {
+                add(
+                    ChatEntry(content: "تعذّر جلب اقتراحات \(plugin.id): \(error)", isUser: false, timestamp: stamp()),
+                    onEvent)
+            }
+        }
+        suggestions = chips
+        onEvent(.suggestionsChanged(chips))
+        await loadEngine(onEvent)
+    }
+
+    /// Tries to load the engine again after a failure; does nothing otherwise.
+    public func retry(onEvent: ChatEventHandler = { _ in }) async {
+        guard canRetry else { return }
+        await loadEngine(onEvent)
+    }
+
+    private func loadEngine(_ onEvent: ChatEventHandler) async {
+        engineState = .loading
+        onEvent(.engineStateChanged(.loading))
+        do {
+            engine = try await loader()
+            engineState = .ready
+            onEvent(.engineStateChanged(.ready))
+        } catch {
+            engine = nil
+            engineState = .failed("\(error)")
+            onEvent(.engineStateChanged(engineState))
+            add(
+                ChatEntry(
+                    content: "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة. (\(error))", isUser: false,
+                    timestamp: stamp()),
+                onEvent)
+        }
+    }
+
+    /// Adds the user's `text` and sets `isProcessing`. Throws for empty text, while a reply is pending, or while
+    /// input is disabled.
+    public func submit(_ text: String) throws -> ChatTurn {
+        try begin(text, suggestion: nil)
+    }
+
+    /// Taps the suggestion with `id`: its text becomes the user's message.
+    public func tap(_ id: String) throws -> ChatTurn {
+        guard let s = suggestions.first(where: { $0.id == id }) else {
+            throw ChatError.unknownSuggestion(id, count: suggestions.count)
+        }
+        return try begin(s.text, suggestion: s)
+    }
+
+    /// Taps the `number`th suggestion (1-based, as the CLI shows them).
+    public func tap(number: Int) throws -> ChatTurn {
+        guard number >= 1, number <= suggestions.count else {
+            throw ChatError.unknownSuggestion("\(number)", count: suggestions.count)
+        }
+        return try begin(suggestions[number - 1].text, suggestion: suggestions[number - 1])
+    }
+
+    private func begin(_ text: String, suggestion: ChatSuggestion?) throws -> ChatTurn {
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ChatError.emptyMessage }
+        guard !isProcessing else { throw ChatError.busy }
+        switch engineState {
+        case .ready: break
+        case .failed(let reason): throw ChatError.inputDisabled(reason: "the engine did not load (\(reason)); retry")
+        case .notLoaded, .loading: throw ChatError.inputDisabled(reason: "the engine is not loaded yet")
+        }
+        guard presented == nil else {
+            throw ChatError.inputDisabled(
+                reason: "the chat is dismissed while '\(presented?.title ?? "")' is shown; go back first")
+        }
+        let entry = ChatEntry(content: text, isUser: true, timestamp: stamp())
+        messages.append(entry)
+        isProcessing = true
+        let turn = ChatTurn(userMessage: entry, suggestion: suggestion)
+        pendingTurn = turn
+        return turn
+    }
+
+    /// Submits `text` and waits for the reply.
+    public func send(_ text: String, onEvent: ChatEventHandler = { _ in }) async throws {
+        let turn = try submit(text)
+        onEvent(.messageAdded(turn.userMessage))
+        onEvent(.processingChanged(true))
+        await respond(to: turn, onEvent: onEvent)
+    }
+
+    /// Taps a suggestion and waits for the reply.
+    public func sendSuggestion(number: Int, onEvent: ChatEventHandler = { _ in }) async throws {
+        let turn = try tap(number: number)
+        onEvent(.messageAdded(turn.userMessage))
+        onEvent(.processingChanged(true))
+        await respond(to: turn, onEvent: onEvent)
+    }
+
+    /// Generates, streams and stores the reply to the pending `turn`, then the plugins' follow-ups; clears
+    /// `isProcessing`. A failure adds an error message instead of a reply. Does nothing for a turn that is not
+    /// pending.
+    public func respond(to turn: ChatTurn, onEvent: ChatEventHandler = { _ in }) async {
+        guard pendingTurn == turn else { return }
+        defer {
+            pendingTurn = nil
+            draft = nil
+            isProcessing = false
+            onEvent(.processingChanged(false))
+        }
+        var grounded: GroundedReply?
+        var prompt: [ChatMessage]
+        do {
+            if let s = turn.suggestion, let plugin = plugins.first(where: { $0.id == s.pluginID }),
+                let reply = try await plugin.reply(to: s)
+            {
+                grounded = reply
+                prompt = reply.messages
+            } else {
+                prompt = [.system(configuration.systemPrompt)]
+                let earlier = messages.dropLast().suffix(configuration.historyMessages)
+                prompt += earlier.map { $0.isUser ? .user($0.content) : .assistant($0.content) }
+                prompt.append(.user(turn.userMessage.content))
+            }
+        } catch {
+            addError("تعذّر تجهيز الرد: \(error)", onEvent)
+            return
+        }
+        guard let engine else {
+            addError("المحرك غير جاهز.", onEvent)
+            return
+        }
+        let replyID = UUID().uuidString
+        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
+        onEvent(.replyStarted(id: replyID))
+        var text = ""
+        var stats: GenerationStats?
+        do {
+            engine.reset()
+            let templated =
+                try configuration.template?.apply(prompt, addAssistantPrompt: true)
+                ?? engine.applyChatTemplate(prompt, addAssistantPrompt: true)
+            var index = 0
+            for try await event in engine.generate(
+                .text(templated, parseSpecial: true), parameters: configuration.generation)
+            {
+                switch event {
+                case .token(_, let piece):
+                    guard !piece.isEmpty else { continue }
+                    text += piece
+                    draft?.content = text
+                    onEvent(.replyPiece(id: replyID, index: index, text: piece))
+                    index += 1
+                case .finished(_, let s):
+                    stats = s
+                }
+            }
+        } catch {
+            addError("تعذّر إكمال الرد: \(error)", onEvent)
+            return
+        }
+        let generated = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var verdict: GroundingVerdict?
+        var content = generated.isEmpty ? "…" : generated
+        var link: DeepLink?
+        if let grounded {
+            let v = GroundingCheck.verify(generated, against: grounded)
+            verdict = v
+            content = (v.isVerified ? generated : grounded.fallback) + "\n\n" + v.note
+            link = grounded.deepLink
+        }
+        let reply = ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link)
+        messages.append(reply)
+        draft = nil
+        onEvent(.replyFinished(reply, verdict: verdict, stats: stats))
+        let context = ReplyContext(suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply)
+        for plugin in plugins {
+            do {
+                for followUp in try await plugin.followUps(after: context) {
+                    add(
+                        ChatEntry(
+                            content: followUp.content, isUser: false, timestamp: stamp(), deepLink: followUp.deepLink),
+                        onEvent)
+                }
+            } catch {
+                addError("تعذّر إضافة رسائل \(plugin.id): \(error)", onEvent)
+            }
+        }
+    }
+
+    /// Opens `link`'s screen: the chat is dismissed (`presented` is set). When no plugin can open it, nothing
+    /// changes but an error message is added, and the error is thrown.
+    @discardableResult
+    public func follow(_ link: DeepLink, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
+        do {
+            let destination = try await navigate(link, plugins: plugins)
+            presented = destination
+            onEvent(.navigated(destination))
+            return destination
+        } catch let error as ChatError {
+            addError("تعذّر فتح الرابط: \(error)", onEvent)
+            throw error
+        }
+    }
+
+    /// Parses `url` and follows it; an invalid URL is reported like a failed navigation.
+    @discardableResult
+    public func follow(url: String, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
+        let link: DeepLink
+        do {
+            link = try DeepLink(url: url)
+        } catch {
+            addError("تعذّر فتح الرابط: \(error)", onEvent)
+            throw error
+        }
+        return try await follow(link, onEvent: onEvent)
+    }
+
+    /// Closes the presented screen and shows the chat again.
+    public func returnToChat() {
+        presented = nil
+    }
+
+    /// Replaces the history with `entries` (suggestions and the engine are kept).
+    public func restore(_ entries: [ChatEntry]) {
+        messages = entries
+    }
+
+    /// Writes the history as JSON (`ChatEntry.encodeHistory`).
+    public func saveHistory(to url: URL) throws {
+        do {
+            try ChatEntry.encodeHistory(messages).write(to: url, options: .atomic)
+        } catch let error as ChatError {
+            throw error
+        } catch {
+            throw ChatError.historyFile(path: url.path, problem: "cannot write (\(error.localizedDescription))")
+        }
+    }
+
+    /// Replaces the history with the one saved in `url`.
+    public func loadHistory(from url: URL) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ChatError.historyFile(path: url.path, problem: "cannot read (\(error.localizedDescription))")
+        }
+        messages = try ChatEntry.decodeHistory(data, file: url.path)
+    }
+
+    private func add(_ entry: ChatEntry, _ onEvent: ChatEventHandler) {
+        messages.append(entry)
+        onEvent(.messageAdded(entry))
+    }
+
+    private func addError(_ text: String, _ onEvent: ChatEventHandler) {
+        add(ChatEntry(content: text, isUser: false, timestamp: stamp()), onEvent)
+    }
+
+    /// Now, to the whole second (so timestamps round-trip through JSON exactly).
+    private func stamp() -> Date {
+        Date(timeIntervalSince1970: now().timeIntervalSince1970.rounded(.down))
+    }
+}

@@ -1,0 +1,183 @@
+/// What a plugin asks the engine when one of its suggestions is tapped, and how the host checks the answer.
+///
+/// Small models write poorly, so a plugin never trusts the generated text with facts: it grounds the prompt with
+/// them (`messages`), names the facts the text must contain (`facts`) and the numbers it may contain
+/// (`allowedNumbers`), and gives a template sentence (`fallback`) that says the same thing correctly. The host
+/// streams the generated text, checks it (`GroundingCheck`), keeps it when the check passes and replaces it with
+/// the fallback when it fails; either way the stored message ends with a note saying which happened. The deep link
+/// is attached by the host, never generated.
+public struct GroundedReply: Sendable, Equatable {
+    /// The conversation to send to the engine (system prompt with the facts, then the request).
+    public var messages: [ChatMessage]
+    /// Facts the text must state.
+    public var facts: [GroundingFact]
+    /// Every number the text may contain (as digits; Arabic-Indic digits count as their ASCII value); nil = any.
+    public var allowedNumbers: [String]?
+    /// Whether most letters of the text must be Arabic.
+    public var requireArabic: Bool
+    /// The correct reply as a template sentence, used when the check fails.
+    public var fallback: String
+    /// The link the reply carries.
+    public var deepLink: DeepLink?
+
+    public init(
+        messages: [ChatMessage], facts: [GroundingFact], allowedNumbers: [String]? = nil, requireArabic: Bool = true,
+        fallback: String, deepLink: DeepLink? = nil
+    ) {
+        self.messages = messages
+        self.facts = facts
+        self.allowedNumbers = allowedNumbers
+        self.requireArabic = requireArabic
+        self.fallback = fallback
+        self.deepLink = deepLink
+    }
+}
+
+/// A fact the generated text must state, in any of several accepted wordings.
+public struct GroundingFact: Sendable, Equatable {
+    /// What the fact is, in the user's language, for the note (`عدد الأيام المتبقية (45)`).
+    public var name: String
+    /// Wordings that count as stating it; matched after `normalizeArabic` on both sides.
+    public var accepted: [String]
+
+    public init(name: String, accepted: [String]) {
+        self.name = name
+        self.accepted = accepted
+    }
+}
+
+/// The outcome of checking a generated text.
+public enum GroundingVerdict: Sendable, Equatable {
+    /// The text states every fact, has no foreign numbers and is in the required language.
+    case verified(facts: [String])
+    /// Why the text was not kept (in Arabic, for the note).
+    case rejected(reasons: [String])
+
+    public var isVerified: Bool {
+        if case .verified = self { return true }
+        return false
+    }
+
+    /// The note appended to the stored message.
+    public var note: String {
+        switch self {
+        case .verified(let facts):
+            return "✓ نص من النموذج، وتحقق سند من أنه يذكر: \(facts.joined(separator: "، "))."
+        case .rejected(let reasons):
+            return "⚠ نص النموذج لم يجتز التحقق (\(reasons.joined(separator: "، "))) فهذه جملة القالب."
+        }
+    }
+}
+
+/// Checks generated text against a `GroundedReply`.
+public enum GroundingCheck {
+    /// Share of letters that must be Arabic when `requireArabic` is set.
+    public static let minimumArabicShare = 0.6
+
+    public static func verify(_ text: String, against reply: GroundedReply) -> GroundingVerdict {
+        let normalized = normalizeArabic(text)
+        var reasons: [String] = []
+        if normalized.trimmingSpaces().isEmpty {
+            return .rejected(reasons: ["النص فارغ"])
+        }
+        for fact in reply.facts where !fact.accepted.contains(where: { normalized.contains(normalizeArabic($0)) }) {
+            reasons.append("لم يذكر \(fact.name)")
+        }
+        if let allowed = reply.allowedNumbers {
+            let allowedSet = Set(allowed.map { canonicalNumber(normalizeArabic($0)) })
+            var foreign: [String] = []
+            for number in digitRuns(normalized) where !allowedSet.contains(canonicalNumber(number)) {
+                if !foreign.contains(number) { foreign.append(number) }
+            }
+            if !foreign.isEmpty { reasons.append("ذكر أرقاماً ليست في البيانات: \(foreign.joined(separator: "، "))") }
+        }
+        if reply.requireArabic {
+            let share = arabicLetterShare(text)
+            if share < minimumArabicShare {
+                reasons.append("ليس بالعربية (\(Int((share * 100).rounded()))٪ من الحروف عربية)")
+            }
+        }
+        return reasons.isEmpty ? .verified(facts: reply.facts.map(\.name)) : .rejected(reasons: reasons)
+    }
+}
+
+/// Text for matching: Arabic-Indic and Eastern Arabic-Indic digits become ASCII digits, alef forms (أ إ آ ٱ)
+/// become ا, ى becomes ي, ة becomes ه, and tatweel and short-vowel marks are removed.
+public func normalizeArabic(_ text: String) -> String {
+    var out = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        switch scalar.value {
+        case 0x0660...0x0669: out.append(Unicode.Scalar(UInt8(scalar.value - 0x0660 + 0x30)))
+        case 0x06F0...0x06F9: out.append(Unicode.Scalar(UInt8(scalar.value - 0x06F0 + 0x30)))
+        case 0x0622, 0x0623, 0x0625, 0x0671: out.append("\u{0627}")
+        case 0x0649: out.append("\u{064A}")
+        case 0x0629: out.append("\u{0647}")
+        case 0x0640, 0x064B...0x0652, 0x0670: continue
+        default: out.append(scalar)
+        }
+    }
+    return String(out)
+}
+
+/// Maximal runs of ASCII digits, in order.
+func digitRuns(_ text: String) -> [String] {
+    var runs: [String] = []
+    var current = ""
+    for scalar in text.unicodeScalars {
+        if scalar.value >= 0x30 && scalar.value <= 0x39 {
+            current.unicodeScalars.append(scalar)
+        } else if !current.isEmpty {
+            runs.append(current)
+            current = ""
+        }
+    }
+    if !current.isEmpty { runs.append(current) }
+    return runs
+}
+
+/// `007` → `7`; `0` stays `0`.
+func canonicalNumber(_ digits: String) -> String {
+    let trimmed = digits.drop { $0 == "0" }
+    return trimmed.isEmpty ? (digits.isEmpty ? "" : "0") : String(trimmed)
+}
+
+/// Share of the letters of `text` that are in the Arabic blocks (0 when there are no letters).
+func arabicLetterShare(_ text: String) -> Double {
+    var letters = 0
+    var arabic = 0
+    for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {
+        letters += 1
+        switch scalar.value {
+        case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF: arabic += 1
+        default: break
+        }
+    }
+    return letters == 0 ? 0 : Double(arabic) / Double(letters)
+}
+
+/// The context of a reply that plugins may follow up on.
+public struct ReplyContext: Sendable, Equatable {
+    /// The suggestion that was tapped, or nil for typed text.
+    public var suggestion: ChatSuggestion?
+    /// What the user sent (the chip text for a tap).
+    public var userText: String
+    /// The reply as stored.
+    public var reply: ChatEntry
+
+    public init(suggestion: ChatSuggestion?, userText: String, reply: ChatEntry) {
+        self.suggestion = suggestion
+        self.userText = userText
+        self.reply = reply
+    }
+}
+
+/// A message a plugin adds after a reply; the host gives it an id and a timestamp.
+public struct ChatFollowUp: Sendable, Equatable {
+    public var content: String
+    public var deepLink: DeepLink?
+
+    public init(content: String, deepLink: DeepLink? = nil) {
+        self.content = content
+        self.deepLink = deepLink
+    }
+}

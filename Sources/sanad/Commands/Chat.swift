@@ -1,0 +1,245 @@
+import Foundation
+import SanadCore
+
+/// `sanad chat`: a chat session with the tier's engine and plugins, in the terminal or fed from a pipe.
+enum ChatCommand: SanadCommand {
+    static let name = "chat"
+    static let summary = "Chat with the tier's model and plugins (suggestions, streamed replies, deep links)"
+    static let help = """
+        Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
+                          [--template NAME] [--now DATE]
+
+        Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
+        input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
+          N               tap suggestion N (when there is one), else send N as text
+          text            send text; the reply streams as it is generated
+          /open N         follow link N (links are numbered [رابط N] in order) and show its page; the chat is
+                          dismissed until /back. '/open absher://…' follows a URL.
+          /back           close the page and return to the chat
+          /chips          show the suggestions again
+          /history        every message with its time and link
+          /save FILE      save the history as JSON; /load FILE restores it
+          /retry          load the engine again after it failed
+          /quit           leave (end of input does the same)
+        A reply streams after 'سند (يكتب):'. Replies to a suggestion are grounded: the plugin gives the engine the
+        facts, the text is checked for them, and when the check fails a template sentence replaces it (printed after
+        'سند:'); the message's last line says which happened (✓ kept, ⚠ replaced).
+        Engine notes (loading, speed) go to standard error. Exit status 1 when the engine failed to load.
+
+        Options:
+          -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
+          --backend ID           engine to use (default: the first available of the tier's list)
+          -n, --max-tokens N     tokens per reply at most (default 96)
+          --temp T               temperature; 0 = greedy (default 0)
+          --repeat-penalty R     penalize recent tokens, 1 = off (default 1.1)
+          -c, --ctx CTX          context length (default: the tier's)
+          -t, --threads N        compute threads (default: the tier's)
+          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+        \(PluginHost.clockHelp)
+        \(HostContext.optionsHelp)
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let modelName = try arguments.option("-m", "--model")
+        let backendID = try arguments.option("--backend")
+        let maxTokens = try arguments.int("-n", "--max-tokens", range: 1...4096) ?? 96
+        let temperature = try arguments.double("--temp").map(Float.init) ?? 0
+        let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? 1.1
+        let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
+        let threads = try arguments.int("-t", "--threads", range: 1...1024)
+        let template = try arguments.option("--template").map { try ChatTemplate.resolve(jinja: nil, override: $0) }
+        let clock = try PluginHost.clock(&arguments)
+        let host = try HostContext.load(&arguments)
+        try arguments.finish()
+        guard temperature >= 0, repeatPenalty > 0 else {
+            throw UsageError("--temp must be ≥ 0 and --repeat-penalty > 0")
+        }
+
+        let plugins = try PluginHost.makePlugins(host, now: clock)
+        var configuration = ChatConfiguration(template: template)
+        configuration.generation.maxTokens = maxTokens
+        configuration.generation.sampling = SamplingParameters(
+            temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
+            minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)
+        let loader: EngineLoader = {
+            let url = try host.resolveModel(modelName)
+            let backend = try host.backend(backendID)
+            let options = host.loadOptions(backend: backend.id, threads: threads, context: context)
+            _ = try host.checkMemory(model: url, contextLength: options.contextLength ?? host.config.contextLength)
+            printError("[loading \(url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
+            let start = Date()
+            let session = try await backend.loadModel(at: url, options: options)
+            printError(
+                "[ready: \(session.model.name), \(backend.id), context \(session.model.contextLength), "
+                    + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s]")
+            return session
+        }
+        let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
+        let printer = ChatPrinter()
+        let handler: ChatEventHandler = { printer.handle($0) }
+        await session.open(onEvent: handler)
+
+        let piped = isatty(STDIN_FILENO) == 0
+        while true {
+            if !piped { writeOut("> ") }
+            guard let raw = readLine() else { break }
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if piped { print("> \(raw)") }
+            if line.isEmpty { continue }
+            do {
+                if line.hasPrefix("/") {
+                    if try await command(line, session: session, printer: printer, handler: handler) == false { break }
+                } else if let n = Int(line), n >= 1, n <= (await session.suggestions.count) {
+                    try await session.sendSuggestion(number: n, onEvent: handler)
+                } else {
+                    try await session.send(line, onEvent: handler)
+                }
+            } catch ChatError.navigationFailed, ChatError.invalidDeepLink {
+                // Already shown: the session adds an error message to the chat.
+            } catch {
+                print("! \(error)")
+            }
+        }
+        if case .failed = await session.engineState { return ExitCode.failure }
+        return ExitCode.success
+    }
+
+    /// Runs a `/command`; false means quit.
+    static func command(_ line: String, session: ChatSession, printer: ChatPrinter, handler: @escaping ChatEventHandler)
+        async throws -> Bool
+    {
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        switch parts[0] {
+        case "/quit", "/exit":
+            return false
+        case "/open":
+            if argument.contains("://") {
+                try await session.follow(url: argument, onEvent: handler)
+                return true
+            }
+            let links = printer.links
+            guard let n = Int(argument), n >= 1, n <= links.count else {
+                print(
+                    "! /open needs a link number" + (links.isEmpty ? " (no links yet)" : " in 1…\(links.count)")
+                        + " or an absher:// URL")
+                return true
+            }
+            try await session.follow(links[n - 1], onEvent: handler)
+        case "/back":
+            await session.returnToChat()
+            print("(عدت إلى المحادثة)")
+        case "/chips":
+            printer.printSuggestions(await session.suggestions)
+        case "/history":
+            var n = 0
+            for m in await session.messages {
+                print("[\(formatISO8601(m.timestamp))] \(m.isUser ? "أنت" : "سند"): \(m.content)")
+                if let link = m.deepLink {
+                    n += 1
+                    print("    [رابط \(n)] \(link.url)")
+                }
+            }
+        case "/save":
+            guard !argument.isEmpty else { throw UsageError("/save needs a FILE") }
+            try await session.saveHistory(to: URL(fileURLWithPath: argument))
+            print("(حُفظت المحادثة في \(argument)، عدد الرسائل: \(await session.messages.count))")
+        case "/load":
+            guard !argument.isEmpty else { throw UsageError("/load needs a FILE") }
+            try await session.loadHistory(from: URL(fileURLWithPath: argument))
+            let messages = await session.messages
+            printer.reset(links: messages.compactMap(\.deepLink))
+            print("(استُعيدت المحادثة من \(argument)، عدد الرسائل: \(messages.count)؛ /history يعرضها)")
+        case "/retry":
+            guard await session.canRetry else {
+                print(
+                    "(the engine is \(await session.engineState == .ready ? "ready" : "not in a failed state"); nothing to retry)"
+                )
+                return true
+            }
+            await session.retry(onEvent: handler)
+        case "/help":
+            print(
+                "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /retry · /quit"
+            )
+        default:
+            print("! unknown command '\(parts[0])'; /help lists them")
+        }
+        return true
+    }
+}
+
+/// Prints chat events as a transcript and numbers the links it shows.
+final class ChatPrinter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var shownLinks: [DeepLink] = []
+    /// A reply is being streamed (its line is open).
+    private var streaming = false
+
+    var links: [DeepLink] { lock.withLock { shownLinks } }
+
+    func reset(links: [DeepLink]) {
+        lock.withLock { shownLinks = links }
+    }
+
+    func printSuggestions(_ suggestions: [ChatSuggestion]) {
+        guard !suggestions.isEmpty else { return }
+        print("اقتراحات:")
+        for (i, s) in suggestions.enumerated() { print("  \(i + 1)) \(s.text)") }
+    }
+
+    private func printLink(_ link: DeepLink?) {
+        guard let link else { return }
+        let n = lock.withLock {
+            shownLinks.append(link)
+            return shownLinks.count
+        }
+        print("    [رابط \(n)] \(link.url)")
+    }
+
+    func handle(_ event: ChatEvent) {
+        switch event {
+        case .messageAdded(let m):
+            if lock.withLock({ () -> Bool in
+                defer { streaming = false }
+                return streaming
+            }) {
+                writeOut("\n")
+            }
+            print("\(m.isUser ? "أنت" : "سند"): \(m.content)")
+            printLink(m.deepLink)
+        case .suggestionsChanged(let s):
+            printSuggestions(s)
+        case .engineStateChanged(let state):
+            if case .failed = state { printError("[engine failed to load; /retry tries again]") }
+        case .processingChanged:
+            break
+        case .replyStarted:
+            lock.withLock { streaming = true }
+            writeOut("سند (يكتب): ")
+        case .replyPiece(_, _, let text):
+            writeOut(text)
+        case .replyFinished(let m, let verdict, let stats):
+            lock.withLock { streaming = false }
+            writeOut("\n")
+            switch verdict {
+            case .some(.verified(let facts)):
+                print("    " + GroundingVerdict.verified(facts: facts).note)
+            case .some(.rejected):
+                print("سند: \(m.content)")
+            case .none:
+                break
+            }
+            printLink(m.deepLink)
+            if let stats {
+                printError(
+                    "[\(stats.promptTokens) prompt tokens in \(String(format: "%.2f", stats.promptSeconds)) s, "
+                        + "\(stats.generatedTokens) tokens at \(String(format: "%.1f", stats.generationTokensPerSecond)) tokens/s]"
+                )
+            }
+        case .navigated(let d):
+            print(d.text)
+            print("(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)")
+        }
+    }
+}

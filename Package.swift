@@ -21,14 +21,22 @@ let package = Package(
             name: "PureSwiftBackend",
             dependencies: ["SanadCore", "GGUF"],
             path: "Backends/PureSwift",
+            exclude: ["Architectures/README.md", "Tokenizers/README.md"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]
         ),
         // llama.cpp's libllama through dlopen, with an ABI guard.
         .target(name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF"], path: "Backends/LlamaCpp"),
+        // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md).
+        .target(
+            name: "ProactiveAlertsPlugin", dependencies: ["SanadCore"], path: "Plugins/ProactiveAlerts",
+            resources: [.copy("Resources")]),
+        .target(name: "DependentsPlugin", dependencies: ["SanadCore", "ProactiveAlertsPlugin"], path: "Plugins/Dependents"),
         // The CLI: the only place that wires engines and plugins into the registries.
         .executableTarget(
             name: "sanad",
-            dependencies: ["SanadCore", "GGUF", "PureSwiftBackend", "LlamaCppBackend"],
+            dependencies: [
+                "SanadCore", "GGUF", "PureSwiftBackend", "LlamaCppBackend", "ProactiveAlertsPlugin", "DependentsPlugin",
+            ],
             path: "Sources/sanad"
         ),
         // Test support: writes tiny synthetic GGUF files, finds models and fixtures.
@@ -45,6 +53,11 @@ let package = Package(
             name: "LlamaCppTests",
             dependencies: ["LlamaCppBackend", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
             path: "Tests/LlamaCppTests"
+        ),
+        .testTarget(
+            name: "PluginTests",
+            dependencies: ["ProactiveAlertsPlugin", "DependentsPlugin", "SanadCore", "SanadTestSupport"],
+            path: "Tests/PluginTests"
         ),
         .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),
     ],

@@ -154,6 +154,11 @@ public protocol InferenceSession: AnyObject, Sendable {
     /// reset afterwards. `rows` selects which positions to return (all when nil). Used by perplexity and compare.
     func evaluateLogits(_ tokens: [Int32], rows: Range<Int>?) throws -> [[Float]]
 
+    /// Appends `tokens` to what the session holds, running them through the model in batches and computing the
+    /// logits of the last one — no sampling, no text. The unit of work `sanad bench` times (llama-bench's
+    /// `test_prompt`/`test_gen`). Throws `promptTooLong` when the context would overflow.
+    func append(_ tokens: [Int32]) throws
+
     /// Clears the KV cache and sampler state.
     func reset()
 }

@@ -1,4 +1,6 @@
+import DependentsPlugin
 import LlamaCppBackend
+import ProactiveAlertsPlugin
 import PureSwiftBackend
 import SanadCore
 
@@ -10,10 +12,14 @@ enum Wiring {
     }
 
     static func embeddingBackends() -> [any EmbeddingBackend] {
-        []
+        [LlamaCppBackend()]
     }
 
-    static let plugins = PluginRegistry([:])
+    /// Feature plugins by the id configs use.
+    static let plugins = PluginRegistry([
+        ProactiveAlertsPlugin.pluginID: { try ProactiveAlertsPlugin(context: $0) },
+        DependentsPlugin.pluginID: { try DependentsPlugin(context: $0) },
+    ])
 
     static func registry() -> BackendRegistry {
         BackendRegistry(inference: inferenceBackends(), embedding: embeddingBackends())

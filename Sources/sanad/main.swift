@@ -6,6 +6,13 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     BackendsCommand.self,
     ConfigCommand.self,
     ModelsCommand.self,
+    TokenizeCommand.self,
+    GenerateCommand.self,
+    PerplexityCommand.self,
+    CompareCommand.self,
+    ChatCommand.self,
+    ToolsCommand.self,
+    BenchCommand.self,
 ]
 
 let topLevelHelp = """

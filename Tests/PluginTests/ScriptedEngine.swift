@@ -64,6 +64,7 @@ final class ScriptedSession: InferenceSession, @unchecked Sendable {
         throw SanadError.engine("the scripted session has no logits")
     }
 
+    func append(_ tokens: [Int32]) throws {}
     func reset() { lock.withLock { resets += 1 } }
 }
 

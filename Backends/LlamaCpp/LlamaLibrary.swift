@@ -1,0 +1,320 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where to look for libllama, in order. The first source that names a file decides: a path given in the config or
+/// in `SANAD_LIBLLAMA` is used alone (a person pointed at that file on purpose; quietly loading another one would
+/// hide the mistake). With neither, the system loader's search (`libllama.so`) and then the default install prefix
+/// are tried.
+public enum LlamaLibraryLocator {
+    /// The environment variable that names the library file.
+    public static let environmentVariable = "SANAD_LIBLLAMA"
+    /// The file `scripts/install-llama` installs.
+    public static let defaultPath = "/usr/local/lib/libllama.so"
+    /// The name handed to the system loader (`dlopen` searches LD_LIBRARY_PATH, the ld.so cache, …).
+    public static let systemName = "libllama.so"
+
+    /// One place to try, with where it came from (for messages).
+    public struct Candidate: Sendable, Equatable {
+        /// A path, or `systemName` for the loader's search.
+        public var path: String
+        /// `config option "library"`, `SANAD_LIBLLAMA`, `system loader path`, `default prefix`.
+        public var source: String
+    }
+
+    /// The candidates for `option` (the config's `library` / the backend's init parameter) and `environment`.
+    public static func candidates(option: String?, environment: [String: String]) -> [Candidate] {
+        if let option, !option.isEmpty { return [Candidate(path: option, source: "config option \"library\"")] }
+        if let env = environment[environmentVariable], !env.isEmpty {
+            return [Candidate(path: env, source: environmentVariable)]
+        }
+        return [
+            Candidate(path: systemName, source: "system loader path"),
+            Candidate(path: defaultPath, source: "default prefix"),
+        ]
+    }
+}
+
+/// A libllama that passed `LlamaABIGuard`, with the functions Sanad calls. Loaded once per path and never unloaded
+/// (libllama keeps process-wide state such as its thread pools and log callback).
+final class LlamaLibrary: @unchecked Sendable {
+    /// The file that was loaded (resolved through `dladdr` when the system loader found it).
+    let path: String
+    let version: String
+    /// `llama_model_default_params()`, verified.
+    let modelDefaults: LlamaModelParams
+    /// `llama_context_default_params()`, verified.
+    let contextDefaults: LlamaContextParams
+
+    private let handle: UnsafeMutableRawPointer
+
+    let modelLoadFromFile: FnModelLoad
+    let modelFree: FnModelFree
+    let initFromModel: FnInitFromModel
+    let free: FnFree
+    let modelGetVocab: FnModelGetVocab
+    let modelNCtxTrain: FnModelInt32
+    let modelNEmbd: FnModelInt32
+    let modelNParams: FnModelUInt64
+    let modelSize: FnModelUInt64
+    let modelChatTemplate: FnModelChatTemplate
+    let modelMetaValStr: FnModelMetaValStr
+    let modelDesc: FnModelDesc
+    let nCtx: FnContextUInt32
+    let nBatch: FnContextUInt32
+    let nUBatch: FnContextUInt32
+    let poolingType: FnContextInt32
+    let getMemory: FnGetMemory
+    let memoryClear: FnMemoryClear
+    let memorySeqPosMax: FnMemorySeqPos
+    let vocabNTokens: FnVocabInt32
+    let vocabBOS: FnVocabInt32
+    let vocabGetAddBOS: FnVocabBool
+    let vocabIsEOG: FnVocabTokenBool
+    let tokenizeFn: FnTokenize
+    let tokenToPiece: FnTokenToPiece
+    let chatApplyTemplate: FnChatApplyTemplate
+    let decodeFn: FnDecode
+    let setAbortCallback: FnSetAbortCallback
+    let getLogitsIth: FnGetFloats
+    let getEmbeddingsSeq: FnGetFloats
+    let getEmbeddingsIth: FnGetFloats
+    let samplerChainInit: FnSamplerChainInit
+    let samplerChainAdd: FnSamplerChainAdd
+    let samplerInitGreedy: FnSamplerNoArgs
+    let samplerInitDist: FnSamplerUInt32
+    let samplerInitTopK: FnSamplerInt32
+    let samplerInitTopP: FnSamplerFloatKeep
+    let samplerInitMinP: FnSamplerFloatKeep
+    let samplerInitTemp: FnSamplerFloat
+    let samplerInitPenalties: FnSamplerPenalties
+    let samplerSample: FnSamplerSample
+    let samplerAccept: FnSamplerAccept
+    let samplerReset: FnSamplerReset
+    let samplerFree: FnSamplerFree
+
+    // MARK: Loading
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var loaded: [String: LlamaLibrary] = [:]
+
+    /// The verified library for the first usable candidate, or the reasons none is usable.
+    static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> Result<LlamaLibrary, LlamaCppError>
+    {
+        var reasons: [String] = []
+        for candidate in LlamaLibraryLocator.candidates(option: option, environment: environment) {
+            switch open(candidate) {
+            case .success(let library): return .success(library)
+            case .failure(let error): reasons.append(error.reason)
+            }
+        }
+        return .failure(.libraryUnavailable(reasons.joined(separator: "; ")))
+    }
+
+    /// Loads and verifies one candidate (cached by path once accepted).
+    static func open(_ candidate: LlamaLibraryLocator.Candidate) -> Result<LlamaLibrary, LlamaCppError> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let library = loaded[candidate.path] { return .success(library) }
+        let isSystemSearch = candidate.path == LlamaLibraryLocator.systemName
+        if !isSystemSearch && !FileManager.default.fileExists(atPath: candidate.path) {
+            return .failure(
+                .libraryUnavailable(
+                    "\(candidate.path) (\(candidate.source)) does not exist; expected \(LlamaABIGuard.expectedBuild)"
+                        + " there. Fix: \(LlamaABIGuard.installHint)."))
+        }
+        guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
+            let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+            let what =
+                isSystemSearch
+                ? "libllama.so is not on the system loader path (\(detail))"
+                : "\(candidate.path) (\(candidate.source)) could not be loaded: \(detail)"
+            return .failure(
+                .libraryUnavailable(
+                    "\(what); expected \(LlamaABIGuard.expectedBuild). Fix: \(LlamaABIGuard.installHint)."))
+        }
+        let resolvedPath = isSystemSearch ? (realPath(of: handle) ?? candidate.path) : candidate.path
+        let shown = "\(resolvedPath) (\(candidate.source))"
+        switch verify(handle: handle, shownPath: shown) {
+        case .failure(let error):
+            // Unload what was refused, so its dependencies (libggml*) cannot be bound by a later, correct load.
+            dlclose(handle)
+            return .failure(error)
+        case .success(let defaults):
+            do {
+                let library = try LlamaLibrary(
+                    handle: handle, path: resolvedPath, version: defaults.version, modelDefaults: defaults.model,
+                    contextDefaults: defaults.context)
+                loaded[candidate.path] = library
+                return .success(library)
+            } catch let error as LlamaCppError {
+                dlclose(handle)
+                return .failure(error)
+            } catch {
+                dlclose(handle)
+                return .failure(.libraryUnavailable("\(shown): \(error)"))
+            }
+        }
+    }
+
+    private struct VerifiedDefaults {
+        var version: String
+        var model: LlamaModelParams
+        var context: LlamaContextParams
+    }
+
+    /// The ABI guard: symbols, version, then the defaults at our offsets. Nothing that passes a struct is called
+    /// before the symbol checks pass.
+    private static func verify(handle: UnsafeMutableRawPointer, shownPath: String) -> Result<
+        VerifiedDefaults, LlamaCppError
+    > {
+        let symbolProblems = LlamaABIGuard.symbolProblems { dlsym(handle, $0) != nil }
+        guard symbolProblems.isEmpty else {
+            return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: symbolProblems)))
+        }
+        guard LlamaCallCarrier.fits else {
+            return .failure(
+                .libraryUnavailable(
+                    "\(shownPath): this platform's utsname (\(MemoryLayout<LlamaCallCarrier>.size) bytes) cannot carry "
+                        + "llama_context_params by value"))
+        }
+        let versionFn = unsafeBitCast(dlsym(handle, "llama_version"), to: FnVersion.self)
+        let version = versionFn().map { String(cString: $0) }
+        if let problem = LlamaABIGuard.versionProblem(version) {
+            return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: [problem])))
+        }
+        let logSet = unsafeBitCast(dlsym(handle, "llama_log_set"), to: FnLogSet.self)
+        logSet(llamaLogCallback, nil)
+
+        let modelDefaultsFn = unsafeBitCast(dlsym(handle, "llama_model_default_params"), to: FnDefaultParams.self)
+        let contextDefaultsFn = unsafeBitCast(dlsym(handle, "llama_context_default_params"), to: FnDefaultParams.self)
+        let modelBytes = modelDefaultsFn().leadingBytes(as: LlamaModelParams.self)
+        let contextBytes = contextDefaultsFn().leadingBytes(as: LlamaContextParams.self)
+        let problems =
+            LlamaABIGuard.modelDefaultsProblems(modelBytes) + LlamaABIGuard.contextDefaultsProblems(contextBytes)
+        guard problems.isEmpty else {
+            return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: problems)))
+        }
+        return .success(
+            VerifiedDefaults(
+                version: version ?? "", model: loadStruct(LlamaModelParams.self, from: modelBytes),
+                context: loadStruct(LlamaContextParams.self, from: contextBytes)))
+    }
+
+    /// The file behind a handle opened by name: the mapping in /proc/self/maps that holds one of its functions.
+    private static func realPath(of handle: UnsafeMutableRawPointer) -> String? {
+        guard let symbol = dlsym(handle, "llama_backend_init"),
+            let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        else { return nil }
+        let address = UInt(bitPattern: symbol)
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
+            let range = fields[0].split(separator: "-")
+            guard range.count == 2, let lo = UInt(range[0], radix: 16), let hi = UInt(range[1], radix: 16) else {
+                continue
+            }
+            if lo <= address && address < hi { return fields[5...].joined(separator: " ") }
+        }
+        return nil
+    }
+
+    private init(
+        handle: UnsafeMutableRawPointer, path: String, version: String, modelDefaults: LlamaModelParams,
+        contextDefaults: LlamaContextParams
+    ) throws {
+        self.handle = handle
+        self.path = path
+        self.version = version
+        self.modelDefaults = modelDefaults
+        self.contextDefaults = contextDefaults
+        func fn<T>(_ name: String, _ type: T.Type) throws -> T {
+            guard let p = dlsym(handle, name) else {
+                throw LlamaCppError.libraryUnavailable("\(path): \(name) disappeared after the symbol check")
+            }
+            return unsafeBitCast(p, to: T.self)
+        }
+        modelLoadFromFile = try fn("llama_model_load_from_file", FnModelLoad.self)
+        modelFree = try fn("llama_model_free", FnModelFree.self)
+        initFromModel = try fn("llama_init_from_model", FnInitFromModel.self)
+        free = try fn("llama_free", FnFree.self)
+        modelGetVocab = try fn("llama_model_get_vocab", FnModelGetVocab.self)
+        modelNCtxTrain = try fn("llama_model_n_ctx_train", FnModelInt32.self)
+        modelNEmbd = try fn("llama_model_n_embd", FnModelInt32.self)
+        modelNParams = try fn("llama_model_n_params", FnModelUInt64.self)
+        modelSize = try fn("llama_model_size", FnModelUInt64.self)
+        modelChatTemplate = try fn("llama_model_chat_template", FnModelChatTemplate.self)
+        modelMetaValStr = try fn("llama_model_meta_val_str", FnModelMetaValStr.self)
+        modelDesc = try fn("llama_model_desc", FnModelDesc.self)
+        nCtx = try fn("llama_n_ctx", FnContextUInt32.self)
+        nBatch = try fn("llama_n_batch", FnContextUInt32.self)
+        nUBatch = try fn("llama_n_ubatch", FnContextUInt32.self)
+        poolingType = try fn("llama_pooling_type", FnContextInt32.self)
+        getMemory = try fn("llama_get_memory", FnGetMemory.self)
+        memoryClear = try fn("llama_memory_clear", FnMemoryClear.self)
+        memorySeqPosMax = try fn("llama_memory_seq_pos_max", FnMemorySeqPos.self)
+        vocabNTokens = try fn("llama_vocab_n_tokens", FnVocabInt32.self)
+        vocabBOS = try fn("llama_vocab_bos", FnVocabInt32.self)
+        vocabGetAddBOS = try fn("llama_vocab_get_add_bos", FnVocabBool.self)
+        vocabIsEOG = try fn("llama_vocab_is_eog", FnVocabTokenBool.self)
+        tokenizeFn = try fn("llama_tokenize", FnTokenize.self)
+        tokenToPiece = try fn("llama_token_to_piece", FnTokenToPiece.self)
+        chatApplyTemplate = try fn("llama_chat_apply_template", FnChatApplyTemplate.self)
+        decodeFn = try fn("llama_decode", FnDecode.self)
+        setAbortCallback = try fn("llama_set_abort_callback", FnSetAbortCallback.self)
+        getLogitsIth = try fn("llama_get_logits_ith", FnGetFloats.self)
+        getEmbeddingsSeq = try fn("llama_get_embeddings_seq", FnGetFloats.self)
+        getEmbeddingsIth = try fn("llama_get_embeddings_ith", FnGetFloats.self)
+        samplerChainInit = try fn("llama_sampler_chain_init", FnSamplerChainInit.self)
+        samplerChainAdd = try fn("llama_sampler_chain_add", FnSamplerChainAdd.self)
+        samplerInitGreedy = try fn("llama_sampler_init_greedy", FnSamplerNoArgs.self)
+        samplerInitDist = try fn("llama_sampler_init_dist", FnSamplerUInt32.self)
+        samplerInitTopK = try fn("llama_sampler_init_top_k", FnSamplerInt32.self)
+        samplerInitTopP = try fn("llama_sampler_init_top_p", FnSamplerFloatKeep.self)
+        samplerInitMinP = try fn("llama_sampler_init_min_p", FnSamplerFloatKeep.self)
+        samplerInitTemp = try fn("llama_sampler_init_temp", FnSamplerFloat.self)
+        samplerInitPenalties = try fn("llama_sampler_init_penalties", FnSamplerPenalties.self)
+        samplerSample = try fn("llama_sampler_sample", FnSamplerSample.self)
+        samplerAccept = try fn("llama_sampler_accept", FnSamplerAccept.self)
+        samplerReset = try fn("llama_sampler_reset", FnSamplerReset.self)
+        samplerFree = try fn("llama_sampler_free", FnSamplerFree.self)
+        let backendInit = try fn("llama_backend_init", FnVoid.self)
+        backendInit()
+    }
+
+    // MARK: Calls that pass structs by value
+
+    /// `llama_model_load_from_file(path, params)`.
+    func loadModel(path: String, params: LlamaModelParams) -> OpaquePointer? {
+        path.withCString { modelLoadFromFile($0, .wrapping(params)) }
+    }
+
+    /// `llama_init_from_model(model, params)`.
+    func newContext(model: OpaquePointer, params: LlamaContextParams) -> OpaquePointer? {
+        initFromModel(model, .wrapping(params))
+    }
+
+    /// `llama_decode(ctx, batch)`.
+    func decode(_ context: OpaquePointer, _ batch: LlamaBatch) -> Int32 {
+        decodeFn(context, .wrapping(batch))
+    }
+
+    /// `llama_sampler_chain_init(params)`.
+    func newSamplerChain(_ params: LlamaSamplerChainParams) -> OpaquePointer? {
+        samplerChainInit(params.noPerf)
+    }
+}
+
+/// Whether llama.cpp's log lines are forwarded to stderr (`SANAD_LLAMA_LOG=1`); dropped otherwise.
+private let forwardLlamaLog: Bool = ProcessInfo.processInfo.environment["SANAD_LLAMA_LOG"] == "1"
+
+/// The log callback installed with `llama_log_set` (also covers ggml's log).
+private let llamaLogCallback: LlamaLogCallback = { _, text, _ in
+    guard forwardLlamaLog, let text else { return }
+    fputs(text, stderr)
+}

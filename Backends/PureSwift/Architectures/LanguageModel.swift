@@ -1,0 +1,32 @@
+import GGUF
+
+/// A loaded decoder-only model of one architecture: its configuration and memory-mapped weights. Immutable, so one
+/// model can serve several sessions; each session runs it through its own `ModelRunner`.
+public protocol LanguageModel: AnyObject, Sendable {
+    /// The `general.architecture` string.
+    var architecture: String { get }
+    /// Rows of the output (logits per position).
+    var vocabularySize: Int { get }
+    /// `<arch>.context_length`: the context the model was trained with.
+    var trainingContextLength: Int { get }
+    /// KV cache bytes per position (all layers, keys and values).
+    var kvBytesPerPosition: Int { get }
+    /// A runner with its own KV cache for `contextLength` positions and scratch for batches of up to `batchSize`.
+    func makeRunner(contextLength: Int, batchSize: Int, threads: Int) -> any ModelRunner
+}
+
+/// One session's state for running a model: the KV cache and scratch buffers, allocated once.
+public protocol ModelRunner: AnyObject {
+    /// Positions in the KV cache (tokens evaluated since the last reset).
+    var position: Int { get }
+    var contextLength: Int { get }
+    /// The most tokens one `evaluate` call takes.
+    var batchSize: Int { get }
+    var vocabularySize: Int { get }
+    /// Empties the KV cache.
+    func reset()
+    /// Evaluates `tokens` (at most `batchSize`, valid ids, fitting the context) at positions `position…`, appends
+    /// them to the cache and writes the logits of token indices `outputs` (a sub-range of `0..<tokens.count`) into
+    /// `logits`, `outputs.count × vocabularySize` floats.
+    func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>)
+}

@@ -1,0 +1,96 @@
+import GGUF
+
+/// Reads an architecture's hyperparameters (`<architecture>.<key>`) with errors that name the file and the key.
+struct HyperparameterReader {
+    let file: GGUFFile
+    let architecture: String
+
+    func key(_ name: String) -> String { "\(architecture).\(name)" }
+
+    /// A required positive integer.
+    func int(_ name: String) throws -> Int {
+        let k = key(name)
+        guard let value = file.metadata[k] else { throw GGUFError.missingKey(path: file.path, key: k) }
+        return try positive(value, k)
+    }
+
+    /// An optional positive integer, `fallback` when absent.
+    func int(_ name: String, default fallback: Int) throws -> Int {
+        let k = key(name)
+        guard let value = file.metadata[k] else { return fallback }
+        return try positive(value, k)
+    }
+
+    /// A required float.
+    func float(_ name: String) throws -> Float {
+        let k = key(name)
+        guard let value = file.metadata[k] else { throw GGUFError.missingKey(path: file.path, key: k) }
+        return try number(value, k)
+    }
+
+    /// An optional float, `fallback` when absent.
+    func float(_ name: String, default fallback: Float) throws -> Float {
+        let k = key(name)
+        guard let value = file.metadata[k] else { return fallback }
+        return try number(value, k)
+    }
+
+    func string(_ name: String) -> String? { file.string(key(name)) }
+
+    private func positive(_ value: GGUFValue, _ k: String) throws -> Int {
+        if case .array = value {
+            throw PureSwiftError.badHyperparameter(
+                path: file.path, key: k, problem: "holds per-layer values; the pure-Swift engine needs one value")
+        }
+        guard let i = value.intValue else {
+            throw GGUFError.wrongKeyType(path: file.path, key: k, expected: "an integer", found: value.type.description)
+        }
+        guard i > 0, i <= 1 << 30 else {
+            throw PureSwiftError.badHyperparameter(
+                path: file.path, key: k, problem: "is \(i), expected a positive count")
+        }
+        return i
+    }
+
+    private func number(_ value: GGUFValue, _ k: String) throws -> Float {
+        guard let d = value.doubleValue, d.isFinite else {
+            throw GGUFError.wrongKeyType(path: file.path, key: k, expected: "a number", found: value.type.description)
+        }
+        return Float(d)
+    }
+}
+
+/// Finds a model's tensors and checks their shapes and types, with errors that name the tensor.
+struct TensorLoader {
+    let file: GGUFFile
+
+    /// A weight matrix of `rows` rows of `columns` values (ggml dimensions `[columns, rows]`).
+    func matrix(_ name: String, rows: Int, columns: Int) throws -> WeightMatrix {
+        let info = try file.requireTensor(name)
+        guard info.dimensions == [columns, rows] else {
+            throw PureSwiftError.badTensorShape(
+                path: file.path, tensor: name, expected: "[\(columns), \(rows)]", found: info.dimensions)
+        }
+        return try WeightMatrix(file: file, tensor: info)
+    }
+
+    /// An F32 vector of `count` values.
+    func vector(_ name: String, count: Int) throws -> UnsafePointer<Float> {
+        let info = try file.requireTensor(name)
+        guard info.type == .f32 else {
+            throw PureSwiftError.unsupportedTensorType(
+                path: file.path, tensor: name, type: info.type.description, supported: [GGMLType.f32.description])
+        }
+        guard info.elementCount == count else {
+            throw PureSwiftError.badTensorShape(
+                path: file.path, tensor: name, expected: "[\(count)]", found: info.dimensions)
+        }
+        return file.data(of: info).assumingMemoryBound(to: Float.self)
+    }
+
+    /// An F32 vector when the file has it.
+    func optionalVector(_ name: String, count: Int) throws -> UnsafePointer<Float>? {
+        guard file.tensor(named: name) != nil else { return nil }
+        return try vector(name, count: count)
+    }
+}

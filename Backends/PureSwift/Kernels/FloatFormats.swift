@@ -1,0 +1,101 @@
+// Unquantized weights: F32, F16 and BF16 rows. Their dot products read activations rounded to the weight's own
+// precision (as ggml converts them), kept as floats. For F16/BF16 the prepared activations of every full group of
+// 16 are stored as its 8 even values then its 8 odd values, matching how a 16-value load of halves splits into
+// even and odd lanes; a tail shorter than 16 stays in order.
+
+/// Dequantizes (copies) `count` F32 weights.
+public func dequantizeRowF32(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for i in 0..<count { out[i] = row.loadUnaligned(fromByteOffset: 4 * i, as: Float.self) }
+}
+
+/// Dequantizes `count` F16 weights.
+public func dequantizeRowF16(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for i in 0..<count { out[i] = halfToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
+}
+
+/// Dequantizes `count` BF16 weights.
+public func dequantizeRowBF16(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for i in 0..<count { out[i] = bfloat16ToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
+}
+
+/// Reorders each full group of 16 floats into even-then-odd order (the layout the F16/BF16 dot products read).
+@inline(__always)
+func interleaveForHalves(_ x: UnsafeMutablePointer<Float>, count: Int) {
+    var tmp = SIMD16<Float>()
+    for g in 0..<count / 16 {
+        let p = x + 16 * g
+        for i in 0..<8 {
+            tmp[i] = p[2 * i]
+            tmp[8 + i] = p[2 * i + 1]
+        }
+        for i in 0..<16 { p[i] = tmp[i] }
+    }
+}
+
+/// Σ row · activations (F32 weights × F32 activations).
+@inline(__always)
+public func dotF32(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var acc0 = SIMD8<Float>()
+    var acc1 = SIMD8<Float>()
+    let x = UnsafeRawPointer(a.floats)
+    var i = 0
+    while i + 16 <= count {
+        acc0 +=
+            row.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+            * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        acc1 +=
+            row.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+            * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+        i += 16
+    }
+    var sum = (acc0 + acc1).sum()
+    while i < count {
+        sum += row.loadUnaligned(fromByteOffset: 4 * i, as: Float.self) * a.floats[i]
+        i += 1
+    }
+    return sum
+}
+
+/// Σ row · activations (F16 weights × half-rounded activations in even/odd order).
+@inline(__always)
+public func dotF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var acc = SIMD8<Float>()
+    let x = UnsafeRawPointer(a.floats)
+    var i = 0
+    while i + 16 <= count {
+        let pairs = row.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
+        let even = halvesToFloats(pairs & 0xFFFF)
+        let odd = halvesToFloats(pairs &>> 16)
+        acc += even * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        acc += odd * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+        i += 16
+    }
+    var sum = acc.sum()
+    while i < count {
+        sum += halfToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) * a.floats[i]
+        i += 1
+    }
+    return sum
+}
+
+/// Σ row · activations (BF16 weights × bfloat16-rounded activations in even/odd order).
+@inline(__always)
+public func dotBF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var acc = SIMD8<Float>()
+    let x = UnsafeRawPointer(a.floats)
+    var i = 0
+    while i + 16 <= count {
+        let pairs = row.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
+        let even = unsafeBitCast(pairs &<< 16, to: SIMD8<Float>.self)
+        let odd = unsafeBitCast(pairs & 0xFFFF_0000, to: SIMD8<Float>.self)
+        acc += even * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        acc += odd * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+        i += 16
+    }
+    var sum = acc.sum()
+    while i < count {
+        sum += bfloat16ToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) * a.floats[i]
+        i += 1
+    }
+    return sum
+}

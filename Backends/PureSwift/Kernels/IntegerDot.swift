@@ -1,0 +1,54 @@
+// Shared building blocks of the integer dot products. They use only lane-wise integer builtins on SIMD8<Int16>
+// and bit casts (no element-type conversions, which Swift lowers to slow generic code on x86-64): a 16-byte load
+// viewed as eight 16-bit lanes holds bytes 2i (low) and 2i+1 (high), which shifts split into "even" and "odd"
+// byte lanes.
+
+/// Sign-extended even bytes (0, 2, …, 14) of 16 bytes viewed as eight 16-bit lanes.
+@inline(__always)
+func evenBytes(_ v: SIMD8<Int16>) -> SIMD8<Int16> { (v &<< 8) &>> 8 }
+
+/// Sign-extended odd bytes (1, 3, …, 15).
+@inline(__always)
+func oddBytes(_ v: SIMD8<Int16>) -> SIMD8<Int16> { v &>> 8 }
+
+/// Multiplies 16-bit lanes and adds adjacent products into 32-bit lanes: lane i = a₂ᵢb₂ᵢ + a₂ᵢ₊₁b₂ᵢ₊₁. LLVM turns
+/// this pattern into one `pmaddwd`.
+@inline(__always)
+func multiplyAddPairs(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
+    let p = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
+    return p.evenHalf &+ p.oddHalf
+}
+
+/// Exact int → float for |v| < 2²² by the 1.5·2²³ magic number.
+@inline(__always)
+func smallIntToFloat(_ v: SIMD4<Int32>) -> SIMD4<Float> {
+    unsafeBitCast(v &+ 0x4B40_0000, to: SIMD4<Float>.self) - 12_582_912
+}
+
+/// Σ w·a over 32 values: weights as even/odd lanes of two 16-value halves, activations 32 int8 at `a`. Lane j
+/// of the result sums elements 4j…4j+3 of the first half (j < 4 covers elements 0…15) plus the same of the second.
+@inline(__always)
+func dot32(
+    _ w0e: SIMD8<Int16>, _ w0o: SIMD8<Int16>, _ w1e: SIMD8<Int16>, _ w1o: SIMD8<Int16>, _ a: UnsafeRawPointer
+) -> SIMD4<Int32> {
+    dot16(w0e, w0o, a) &+ dot16(w1e, w1o, a + 16)
+}
+
+/// Σ w·a over 16 values: weights as even/odd lanes, activations 16 int8 at `a`. Lane j sums elements 4j…4j+3.
+@inline(__always)
+func dot16(_ we: SIMD8<Int16>, _ wo: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
+    let x = a.loadUnaligned(as: SIMD8<Int16>.self)
+    return multiplyAddPairs(we, evenBytes(x)) &+ multiplyAddPairs(wo, oddBytes(x))
+}
+
+/// Σ w·a over 16 int8 weights (as one 16-byte load) and 16 int8 activations. Lane j sums elements 4j…4j+3.
+@inline(__always)
+func dot16Int8(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
+    dot16(evenBytes(w), oddBytes(w), a)
+}
+
+/// Reads a little-endian half at `p + offset` as a float, through the table.
+@inline(__always)
+func loadHalf(_ p: UnsafeRawPointer, _ offset: Int = 0) -> Float {
+    halfToFloatTable[Int(p.loadUnaligned(fromByteOffset: offset, as: UInt16.self))]
+}

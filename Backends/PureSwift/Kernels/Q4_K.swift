@@ -1,0 +1,71 @@
+// Q4_K: super-blocks of 256 weights, 144 bytes: half d, half dmin, 12 bytes packing eight 6-bit scales and eight
+// 6-bit mins, then 128 bytes of nibbles. Weights 64g ..< 64g+32 are the low nibbles of bytes 32g ..< 32g+32 (scale
+// and min 2g), weights 64g+32 ..< 64g+64 their high nibbles (scale and min 2g+1); value = d·scale·q − dmin·min.
+// Dot products read Q8_K activations.
+
+/// Bytes per Q4_K super-block.
+public let q4_KBlockBytes = 144
+
+/// Scale and min of sub-block `j` (0..<8) from the 12 packed bytes (ggml's `get_scale_min_k4`).
+@inline(__always)
+func scaleMinQ4_K(_ j: Int, _ q: UnsafePointer<UInt8>) -> (scale: UInt8, min: UInt8) {
+    if j < 4 { return (q[j] & 63, q[j + 4] & 63) }
+    return ((q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
+}
+
+/// Dequantizes `count` (a multiple of 256) Q4_K weights at `row` into `out`.
+public func dequantizeRowQ4_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for b in 0..<count / 256 {
+        let block = row + b * q4_KBlockBytes
+        let d = loadHalf(block)
+        let dmin = loadHalf(block, 2)
+        let scales = (block + 4).assumingMemoryBound(to: UInt8.self)
+        let q = (block + 16).assumingMemoryBound(to: UInt8.self)
+        let y = out + b * 256
+        for g in 0..<4 {
+            let (s1, m1) = scaleMinQ4_K(2 * g, scales)
+            let (s2, m2) = scaleMinQ4_K(2 * g + 1, scales)
+            let d1 = d * Float(s1)
+            let min1 = dmin * Float(m1)
+            let d2 = d * Float(s2)
+            let min2 = dmin * Float(m2)
+            for l in 0..<32 {
+                y[64 * g + l] = d1 * Float(q[32 * g + l] & 0x0F) - min1
+                y[64 * g + 32 + l] = d2 * Float(q[32 * g + l] >> 4) - min2
+            }
+        }
+    }
+}
+
+/// Σ row · activations over `count` values (Q4_K weights × Q8_K activations).
+@inline(__always)
+public func dotQ4_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var total: Float = 0
+    let mask = SIMD8<Int16>(repeating: 0x0F)
+    for b in 0..<count / 256 {
+        let block = row + b * q4_KBlockBytes
+        let scales = (block + 4).assumingMemoryBound(to: UInt8.self)
+        let x = UnsafeRawPointer(a.quants + b * 256)
+        var acc = SIMD4<Float>()
+        var mins: Int32 = 0
+        for g in 0..<4 {
+            let raw0 = block.loadUnaligned(fromByteOffset: 16 + 32 * g, as: SIMD8<Int16>.self)
+            let raw1 = block.loadUnaligned(fromByteOffset: 32 + 32 * g, as: SIMD8<Int16>.self)
+            let (s1, m1) = scaleMinQ4_K(2 * g, scales)
+            let (s2, m2) = scaleMinQ4_K(2 * g + 1, scales)
+            // Low nibbles: weights 64g + 0..<32 against activations 64g + 0..<32.
+            let low = dot32(
+                raw0 & mask, (raw0 &>> 8) & mask, raw1 & mask, (raw1 &>> 8) & mask, x + 64 * g)
+            let high = dot32(
+                (raw0 &>> 4) & mask, (raw0 &>> 12) & mask, (raw1 &>> 4) & mask, (raw1 &>> 12) & mask,
+                x + 64 * g + 32)
+            acc += smallIntToFloat(low) * Float(s1) + smallIntToFloat(high) * Float(s2)
+            let bs = a.blockSums + b * 16 + 4 * g
+            mins &+= Int32(m1) &* (bs[0] &+ bs[1]) &+ Int32(m2) &* (bs[2] &+ bs[3])
+        }
+        let d = loadHalf(block) * a.scales[b]
+        let dmin = loadHalf(block, 2) * a.scales[b]
+        total += d * acc.sum() - dmin * Float(mins)
+    }
+    return total
+}

@@ -1,0 +1,84 @@
+// Q5_0: blocks of 32 weights, 22 bytes: half scale d, 4 bytes of high bits (bit j = 5th bit of weight j), 16 bytes
+// of nibbles (byte j: weight j low, weight j+16 high); value = d · (5-bit value − 16). Dot products read Q8_0.
+
+/// Bytes per Q5_0 block.
+public let q5_0BlockBytes = 22
+
+/// Dequantizes `count` (a multiple of 32) Q5_0 weights at `row` into `out`.
+public func dequantizeRowQ5_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for b in 0..<count / 32 {
+        let block = row + b * q5_0BlockBytes
+        let d = loadHalf(block)
+        let qh = block.loadUnaligned(fromByteOffset: 2, as: UInt32.self)
+        let q = (block + 6).assumingMemoryBound(to: UInt8.self)
+        for j in 0..<16 {
+            let h0 = Int32((qh >> UInt32(j)) & 1) << 4
+            let h1 = Int32((qh >> UInt32(j + 16)) & 1) << 4
+            out[b * 32 + j] = Float((Int32(q[j] & 0x0F) | h0) - 16) * d
+            out[b * 32 + j + 16] = Float((Int32(q[j] >> 4) | h1) - 16) * d
+        }
+    }
+}
+
+/// 0x10 in byte k of entry i when bit k of i is set: spreads eight high bits over eight bytes.
+let highBitBytes: UnsafePointer<UInt64> = {
+    let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
+    for i in 0..<256 {
+        var v: UInt64 = 0
+        for k in 0..<8 where i & (1 << k) != 0 { v |= 0x10 << (8 * UInt64(k)) }
+        table[i] = v
+    }
+    return UnsafePointer(table)
+}()
+
+@inline(__always)
+func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
+    let raw = (block + 6).loadUnaligned(as: SIMD8<Int16>.self)
+    let qh0 = block.load(fromByteOffset: 2, as: UInt8.self)
+    let qh1 = block.load(fromByteOffset: 3, as: UInt8.self)
+    let qh2 = block.load(fromByteOffset: 4, as: UInt8.self)
+    let qh3 = block.load(fromByteOffset: 5, as: UInt8.self)
+    let highLow = unsafeBitCast(SIMD2<UInt64>(highBitBytes[Int(qh0)], highBitBytes[Int(qh1)]), to: SIMD8<Int16>.self)
+    let highHigh = unsafeBitCast(SIMD2<UInt64>(highBitBytes[Int(qh2)], highBitBytes[Int(qh3)]), to: SIMD8<Int16>.self)
+    let nibbles = SIMD8<Int16>(repeating: 0x0F0F)
+    let low = (raw & nibbles) | highLow  // weights 0..<16 as bytes 0…31
+    let high = ((raw &>> 4) & nibbles) | highHigh  // weights 16..<32
+    let byte = SIMD8<Int16>(repeating: 0xFF)
+    let sixteen = SIMD8<Int16>(repeating: 16)
+    return ((low & byte) &- sixteen, (low &>> 8) &- sixteen, (high & byte) &- sixteen, (high &>> 8) &- sixteen)
+}
+
+/// Σ row · activations over `count` values (Q5_0 weights × Q8_0 activations).
+@inline(__always)
+public func dotQ5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var acc = SIMD4<Float>()
+    for b in 0..<count / 32 {
+        let block = row + b * q5_0BlockBytes
+        let (w0, w1, w2, w3) = unpackQ5_0(block)
+        let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
+        acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
+    }
+    return acc.sum()
+}
+
+/// Four dot products of one Q5_0 row with four activation rows.
+@inline(__always)
+public func dot4Q5_0(
+    _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+    count: Int
+) -> SIMD4<Float> {
+    var acc0 = SIMD4<Float>()
+    var acc1 = SIMD4<Float>()
+    var acc2 = SIMD4<Float>()
+    var acc3 = SIMD4<Float>()
+    for b in 0..<count / 32 {
+        let block = row + b * q5_0BlockBytes
+        let (w0, w1, w2, w3) = unpackQ5_0(block)
+        let d = loadHalf(block)
+        acc0 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a0.quants + b * 32))) * (d * a0.scales[b])
+        acc1 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a1.quants + b * 32))) * (d * a1.scales[b])
+        acc2 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a2.quants + b * 32))) * (d * a2.scales[b])
+        acc3 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32))) * (d * a3.scales[b])
+    }
+    return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum())
+}

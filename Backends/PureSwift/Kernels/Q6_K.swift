@@ -1,0 +1,78 @@
+// Q6_K: super-blocks of 256 weights, 210 bytes: 128 bytes of low nibbles (ql), 64 bytes of 2-bit high parts (qh),
+// 16 int8 scales, half d. In each half n (128 weights; ql + 64n, qh + 32n, scales + 8n), for l in 0..<32:
+//   weight l      = (ql[l] & 15)    | ((qh[l] >> 0) & 3) << 4,  scale l/16 + 0
+//   weight l + 32 = (ql[l+32] & 15) | ((qh[l] >> 2) & 3) << 4,  scale l/16 + 2
+//   weight l + 64 = (ql[l] >> 4)    | ((qh[l] >> 4) & 3) << 4,  scale l/16 + 4
+//   weight l + 96 = (ql[l+32] >> 4) | ((qh[l] >> 6) & 3) << 4,  scale l/16 + 6
+// value = d · scale · (q − 32). Dot products read Q8_K activations.
+
+/// Bytes per Q6_K super-block.
+public let q6_KBlockBytes = 210
+
+/// Dequantizes `count` (a multiple of 256) Q6_K weights at `row` into `out`.
+public func dequantizeRowQ6_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    for b in 0..<count / 256 {
+        let block = row + b * q6_KBlockBytes
+        let d = loadHalf(block, 208)
+        for n in 0..<2 {
+            let ql = (block + 64 * n).assumingMemoryBound(to: UInt8.self)
+            let qh = (block + 128 + 32 * n).assumingMemoryBound(to: UInt8.self)
+            let sc = (block + 192 + 8 * n).assumingMemoryBound(to: Int8.self)
+            let y = out + b * 256 + 128 * n
+            for l in 0..<32 {
+                let s = l / 16
+                let q1 = Int32((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32
+                let q2 = Int32((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32
+                let q3 = Int32((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32
+                let q4 = Int32((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32
+                y[l] = d * Float(sc[s]) * Float(q1)
+                y[l + 32] = d * Float(sc[s + 2]) * Float(q2)
+                y[l + 64] = d * Float(sc[s + 4]) * Float(q3)
+                y[l + 96] = d * Float(sc[s + 6]) * Float(q4)
+            }
+        }
+    }
+}
+
+/// Σ over 16 weights (given as 16 bytes of 6-bit values, even/odd in 16-bit lanes) × 16 int8 activations.
+@inline(__always)
+func dot16Q6(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
+    let x = a.loadUnaligned(as: SIMD8<Int16>.self)
+    let thirtyTwo = SIMD8<Int16>(repeating: 32)
+    return multiplyAddPairs((w & 0xFF) &- thirtyTwo, evenBytes(x))
+        &+ multiplyAddPairs((w &>> 8) &- thirtyTwo, oddBytes(x))
+}
+
+/// Σ row · activations over `count` values (Q6_K weights × Q8_K activations).
+@inline(__always)
+public func dotQ6_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    var total: Float = 0
+    let low4 = SIMD8<Int16>(repeating: 0x0F0F)
+    let two = SIMD8<Int16>(repeating: 0x0303)
+    for b in 0..<count / 256 {
+        let block = row + b * q6_KBlockBytes
+        var acc = SIMD4<Float>()
+        for n in 0..<2 {
+            let ql = block + 64 * n
+            let qh = block + 128 + 32 * n
+            let sc = (block + 192 + 8 * n).assumingMemoryBound(to: Int8.self)
+            let x = UnsafeRawPointer(a.quants + b * 256 + 128 * n)
+            for half in 0..<2 {  // l in 16·half ..< 16·half + 16
+                let o = 16 * half
+                let l0 = ql.loadUnaligned(fromByteOffset: o, as: SIMD8<Int16>.self)
+                let l32 = ql.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Int16>.self)
+                let h = qh.loadUnaligned(fromByteOffset: o, as: SIMD8<Int16>.self)
+                let w1 = (l0 & low4) | ((h & two) &<< 4)
+                let w2 = (l32 & low4) | (((h &>> 2) & two) &<< 4)
+                let w3 = ((l0 &>> 4) & low4) | (((h &>> 4) & two) &<< 4)
+                let w4 = ((l32 &>> 4) & low4) | (((h &>> 6) & two) &<< 4)
+                acc += smallIntToFloat(dot16Q6(w1, x + o)) * Float(sc[half])
+                acc += smallIntToFloat(dot16Q6(w2, x + o + 32)) * Float(sc[half + 2])
+                acc += smallIntToFloat(dot16Q6(w3, x + o + 64)) * Float(sc[half + 4])
+                acc += smallIntToFloat(dot16Q6(w4, x + o + 96)) * Float(sc[half + 6])
+            }
+        }
+        total += loadHalf(block, 208) * a.scales[b] * acc.sum()
+    }
+    return total
+}

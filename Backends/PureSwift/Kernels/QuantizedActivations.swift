@@ -1,0 +1,173 @@
+/// The form a weight type's dot product wants its activations in (ggml's `vec_dot_type`): quantizing the input
+/// vector once per matrix product lets every row's dot product run on integers, and rounds the activations exactly
+/// as llama.cpp's CPU backend does, so results agree with it.
+public enum ActivationFormat: Sendable, Equatable {
+    /// Plain floats (F32 weights).
+    case f32
+    /// Floats rounded to half precision (F16 weights).
+    case f16
+    /// Floats rounded to bfloat16 (BF16 weights).
+    case bf16
+    /// 32-value blocks of int8 with a half-precision scale (Q8_0, Q4_0, Q5_0 weights).
+    case q8_0
+    /// Q8_0 plus each block's scaled sum (Q4_1 weights, whose blocks have an offset).
+    case q8_1
+    /// 256-value blocks of int8 with a float scale and 16-value partial sums (K-quants).
+    case q8_K
+
+    /// Elements per block of this format.
+    public var blockSize: Int {
+        switch self {
+        case .f32, .f16, .bf16: return 1
+        case .q8_0, .q8_1: return 32
+        case .q8_K: return 256
+        }
+    }
+}
+
+/// One row of prepared activations: pointers into a `QuantizedActivations` buffer.
+///
+/// For `.q8_0`/`.q8_1`: `quants` holds the int8 values, `scales[b]` block b's scale (the half-rounded value, as a
+/// float), `sums[b]` (Q8_1 only) the half-rounded `scale × Σ quants`. For `.q8_K`: `scales[b]` the float scale and
+/// `blockSums[16·b + j]` the sum of quants j·16 ..< j·16+16. For float formats, `floats` holds the (rounded) values.
+public struct ActivationRow {
+    public var floats: UnsafeMutablePointer<Float>
+    public var quants: UnsafeMutablePointer<Int8>
+    public var scales: UnsafeMutablePointer<Float>
+    public var sums: UnsafeMutablePointer<Float>
+    public var blockSums: UnsafeMutablePointer<Int32>
+}
+
+/// A reusable buffer of `rows × columns` activations in one `ActivationFormat`. Sized once for the largest input a
+/// model needs, so preparing the input of a matrix product allocates nothing.
+public final class QuantizedActivations {
+    public let capacityRows: Int
+    public let capacityColumns: Int
+    public private(set) var format: ActivationFormat = .f32
+    public private(set) var rows = 0
+    public private(set) var columns = 0
+    private let floats: UnsafeMutablePointer<Float>
+    private let quants: UnsafeMutablePointer<Int8>
+    private let scales: UnsafeMutablePointer<Float>
+    private let sums: UnsafeMutablePointer<Float>
+    private let blockSums: UnsafeMutablePointer<Int32>
+
+    /// `columns` must be a multiple of 32 for the block formats (256 for `.q8_K`).
+    public init(rows: Int, columns: Int) {
+        capacityRows = max(1, rows)
+        capacityColumns = max(1, columns)
+        let n = capacityRows * capacityColumns
+        floats = .allocate(capacity: n)
+        quants = .allocate(capacity: n)
+        scales = .allocate(capacity: n / 32 + capacityRows)
+        sums = .allocate(capacity: n / 32 + capacityRows)
+        blockSums = .allocate(capacity: n / 16 + capacityRows)
+    }
+
+    deinit {
+        floats.deallocate()
+        quants.deallocate()
+        scales.deallocate()
+        sums.deallocate()
+        blockSums.deallocate()
+    }
+
+    /// Row `r` of the prepared activations.
+    @inline(__always)
+    public func row(_ r: Int) -> ActivationRow {
+        ActivationRow(
+            floats: floats + r * columns, quants: quants + r * columns, scales: scales + r * (columns / 32),
+            sums: sums + r * (columns / 32), blockSums: blockSums + r * (columns / 16))
+    }
+
+    /// Converts `rows` rows of `columns` floats (row stride `stride`) into `format`. The caller guarantees the
+    /// sizes fit the capacity and that `columns` is a multiple of the format's block size.
+    public func prepare(
+        _ x: UnsafePointer<Float>, rows: Int, columns: Int, stride: Int, format: ActivationFormat, threads: Int = 1
+    ) {
+        precondition(rows <= capacityRows && columns <= capacityColumns, "activation buffer too small")
+        self.format = format
+        self.rows = rows
+        self.columns = columns
+        parallelChunks(rows, threads: rows >= 16 ? threads : 1) { range in
+            for r in range {
+                let source = x + r * stride
+                let out = row(r)
+                switch format {
+                case .f32: out.floats.update(from: source, count: columns)
+                case .f16:
+                    for i in 0..<columns { out.floats[i] = roundToHalf(source[i]) }
+                    interleaveForHalves(out.floats, count: columns)
+                case .bf16:
+                    for i in 0..<columns { out.floats[i] = bfloat16ToFloat(floatToBFloat16(source[i])) }
+                    interleaveForHalves(out.floats, count: columns)
+                case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
+                case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
+                case .q8_K: quantizeRowQ8_K(source, count: columns, into: out)
+                }
+            }
+        }
+    }
+}
+
+/// Rounds half to even, as `_mm256_round_ps(…, _MM_ROUND_NEAREST)` and ggml's `nearest_int` do.
+@inline(__always)
+func roundToNearestEven(_ x: Float) -> Int32 {
+    Int32((x + 12_582_912) - 12_582_912)  // 1.5 · 2²³: valid for |x| < 2²²
+}
+
+/// Q8_0/Q8_1 quantization of `count` floats as ggml's x86 CPU backend does it: per 32 values `d = max|x| / 127`,
+/// quants `round(x · 127/max|x|)` (ties to even), the scale stored as a half; with `withSums` also
+/// `s = half(d · Σ quants)` for Q8_1.
+@inline(__always)
+public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, withSums: Bool) {
+    for b in 0..<count / 32 {
+        let v = x + b * 32
+        var maxAbs: Float = 0
+        for i in 0..<32 { maxAbs = max(maxAbs, abs(v[i])) }
+        let d = maxAbs / 127
+        let id: Float = maxAbs != 0 ? 127 / maxAbs : 0
+        var sum: Int32 = 0
+        let q = out.quants + b * 32
+        for i in 0..<32 {
+            let value = roundToNearestEven(v[i] * id)
+            q[i] = Int8(truncatingIfNeeded: value)
+            sum &+= value
+        }
+        out.scales[b] = roundToHalf(d)
+        if withSums { out.sums[b] = roundToHalf(d * Float(sum)) }
+    }
+}
+
+/// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the
+/// largest magnitude, quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
+@inline(__always)
+public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow) {
+    for b in 0..<count / 256 {
+        let v = x + b * 256
+        let q = out.quants + b * 256
+        var maxValue: Float = 0
+        var amax: Float = 0
+        for i in 0..<256 {
+            let a = abs(v[i])
+            if a > amax {
+                amax = a
+                maxValue = v[i]
+            }
+        }
+        if amax == 0 {
+            out.scales[b] = 0
+            for i in 0..<256 { q[i] = 0 }
+            for j in 0..<16 { out.blockSums[b * 16 + j] = 0 }
+            continue
+        }
+        let iscale = -127 / maxValue
+        for i in 0..<256 { q[i] = Int8(truncatingIfNeeded: min(127, roundToNearestEven(iscale * v[i]))) }
+        for j in 0..<16 {
+            var s: Int32 = 0
+            for i in 0..<16 { s &+= Int32(q[j * 16 + i]) }
+            out.blockSums[b * 16 + j] = s
+        }
+        out.scales[b] = 1 / iscale
+    }
+}

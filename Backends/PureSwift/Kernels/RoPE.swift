@@ -1,0 +1,63 @@
+import Foundation
+
+/// How rotary position embedding pairs a head's values (llama.cpp's rope types).
+public enum RoPEMode: Sendable, Equatable {
+    /// Adjacent pairs (2i, 2i+1): LLAMA_ROPE_TYPE_NORM, used by llama (the GGUF converter permutes Q/K to match).
+    case normal
+    /// Pairs (i, i + dims/2): LLAMA_ROPE_TYPE_NEOX (Gemma, Qwen, …).
+    case neox
+}
+
+/// Rotary embedding settings of a model.
+public struct RoPEConfiguration: Sendable, Equatable {
+    public var mode: RoPEMode
+    /// Rotated values per head (`rope.dimension_count`); the rest pass through.
+    public var dimensions: Int
+    public var frequencyBase: Float
+    /// Linear position scaling (1 / `rope.scaling.factor`).
+    public var frequencyScale: Float
+    /// Per-pair frequency divisors (`rope_freqs.weight`, Llama 3), `dimensions / 2` values, or nil.
+    public var frequencyFactors: [Float]?
+
+    public init(
+        mode: RoPEMode, dimensions: Int, frequencyBase: Float, frequencyScale: Float = 1,
+        frequencyFactors: [Float]? = nil
+    ) {
+        self.mode = mode
+        self.dimensions = dimensions
+        self.frequencyBase = frequencyBase
+        self.frequencyScale = frequencyScale
+        self.frequencyFactors = frequencyFactors
+    }
+}
+
+/// Fills `table` with `dimensions` floats for `position`: cos and sin of each pair's angle, interleaved, computed as
+/// ggml does (the angle starts at the position and is multiplied by `base^(−2/dimensions)` pair by pair, in float).
+public func ropeTable(_ table: UnsafeMutablePointer<Float>, position: Int, configuration c: RoPEConfiguration) {
+    let thetaScale = powf(c.frequencyBase, -2 / Float(c.dimensions))
+    var theta = Float(position)
+    for pair in 0..<c.dimensions / 2 {
+        let factor = c.frequencyFactors?[pair] ?? 1
+        let angle = c.frequencyScale * (theta / factor)
+        table[2 * pair] = cosf(angle)
+        table[2 * pair + 1] = sinf(angle)
+        theta *= thetaScale
+    }
+}
+
+/// Rotates one head's values in place with a table from `ropeTable`.
+@inline(__always)
+public func applyRoPE(
+    _ x: UnsafeMutablePointer<Float>, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode
+) {
+    let offset = mode == .normal ? 1 : dimensions / 2
+    for pair in 0..<dimensions / 2 {
+        let i = mode == .normal ? 2 * pair : pair
+        let cosTheta = table[2 * pair]
+        let sinTheta = table[2 * pair + 1]
+        let x0 = x[i]
+        let x1 = x[i + offset]
+        x[i] = x0 * cosTheta - x1 * sinTheta
+        x[i + offset] = x0 * sinTheta + x1 * cosTheta
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// In-place softmax of `count` values (max subtracted first; sum in double). Returns the sum of the
+/// exponentials before normalization.
+@discardableResult
+public func softmax(_ x: UnsafeMutablePointer<Float>, count: Int) -> Double {
+    guard count > 0 else { return 0 }
+    var maxValue = -Float.infinity
+    for i in 0..<count { maxValue = max(maxValue, x[i]) }
+    var sum: Double = 0
+    for i in 0..<count {
+        let e = expf(x[i] - maxValue)
+        x[i] = e
+        sum += Double(e)
+    }
+    let inverse = Float(1 / sum)
+    for i in 0..<count { x[i] *= inverse }
+    return sum
+}
+
+/// SiLU-gated product (SwiGLU): `out[i] = gate[i] / (1 + e^(−gate[i])) · up[i]`. `out` may alias either input.
+@inline(__always)
+public func swiGLU(
+    gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
+) {
+    for i in 0..<count {
+        let g = gate[i]
+        out[i] = g / (1 + expf(-g)) * up[i]
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+import GGUF
+import SanadCore
+
+/// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped).
+public struct PureSwiftBackend: InferenceBackend {
+    public init() {}
+    public var id: String { "pure-swift" }
+    public var summary: String {
+        "pure-Swift CPU transformer (GGUF: \(ArchitectureRegistry.supported.joined(separator: ", ")); always available)"
+    }
+    public var availability: BackendAvailability { .available(detail: "built in") }
+
+    public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {
+        try PureSwiftSession(path: url.path, options: options)
+    }
+}

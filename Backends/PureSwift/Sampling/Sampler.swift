@@ -1,0 +1,61 @@
+import SanadCore
+
+/// A stage that forbids tokens before sampling: grammar and JSON-schema constraints plug in here.
+public protocol LogitConstraint: AnyObject {
+    /// Sets the logits of tokens that may not come next to −∞.
+    func mask(_ logits: UnsafeMutableBufferPointer<Float>)
+    /// Tells the constraint which token was chosen.
+    func accept(_ token: Int32)
+}
+
+/// The sampling chain of `SamplingParameters`, in its documented order: repetition penalty → constraint mask →
+/// top-k → top-p → min-p → temperature → pick. With `temperature ≤ 0` the pick is the argmax after the penalty and
+/// the constraint. Seeded: the same seed and the same logits give the same tokens.
+public final class Sampler {
+    public let parameters: SamplingParameters
+    /// Optional constraint stage (reserved for grammar/JSON-schema constrained generation).
+    public var constraint: LogitConstraint?
+    private var generator: SeededGenerator
+    private var candidates: [Candidate] = []
+
+    public init(parameters: SamplingParameters, constraint: LogitConstraint? = nil) {
+        self.parameters = parameters
+        self.constraint = constraint
+        generator = SeededGenerator(seed: parameters.seed)
+    }
+
+    /// Restarts the random sequence from the seed.
+    public func reset() {
+        generator = SeededGenerator(seed: parameters.seed)
+    }
+
+    /// Picks the next token. `logits` is modified (penalties and mask are applied in place); `history` holds the
+    /// tokens so far, of which the last `repetitionWindow` are penalized.
+    public func sample(_ logits: UnsafeMutableBufferPointer<Float>, history: [Int32]) -> Int32 {
+        let p = parameters
+        if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
+            applyRepetitionPenalty(logits, recent: history.suffix(p.repetitionWindow), penalty: p.repetitionPenalty)
+        }
+        constraint?.mask(logits)
+        let token: Int32
+        if p.isGreedy {
+            token = Int32(argmax(UnsafeBufferPointer(logits)))
+        } else {
+            candidates.removeAll(keepingCapacity: true)
+            for i in 0..<logits.count where logits[i] > -Float.infinity {
+                candidates.append(Candidate(token: Int32(i), logit: logits[i]))
+            }
+            if candidates.isEmpty {
+                token = Int32(argmax(UnsafeBufferPointer(logits)))
+            } else {
+                topK(&candidates, k: p.topK)
+                topP(&candidates, p: p.topP)
+                minP(&candidates, minP: p.minP)
+                applyTemperature(&candidates, temperature: p.temperature)
+                token = pick(&candidates, using: &generator)
+            }
+        }
+        constraint?.accept(token)
+        return token
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import SanadCore
+
+/// `sanad generate`: stream a model's continuation of a prompt.
+enum GenerateCommand: SanadCommand {
+    static let name = "generate"
+    static let summary = "Generate text from a prompt, streaming it as it is produced"
+    static let help = """
+        Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
+        [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
+        [-t THREADS] [--truncate] [-f FILE | PROMPT]
+
+        Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
+        and generation speeds and why generation stopped go to standard error. PROMPT '-' reads standard input.
+
+        Options:
+          -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
+          --backend ID           engine to use (default: the first available of the tier's list)
+          -n, --max-tokens N     tokens to generate at most (default 256)
+          --temp T               temperature; 0 = greedy (default 0.8)
+          --seed S               sampling seed (default 12648430)
+          --top-k K              keep the K most likely tokens, 0 = off (default 40)
+          --top-p P              nucleus sampling, 1 = off (default 0.95)
+          --min-p P              drop tokens below P × the best one's probability, 0 = off (default 0.05)
+          --repeat-penalty R     penalize recent tokens, 1 = off (default 1)
+          --chat                 wrap the prompt in the model's chat template as a user turn
+          --system TEXT          a system message (with --chat)
+          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --stop STR             stop when STR appears (repeatable); STR itself is not printed
+          -c, --ctx CTX          context length (default: the tier's)
+          -t, --threads N        compute threads (default: the tier's)
+          --truncate             keep the end of a prompt that does not fit the context instead of failing
+          -f, --file FILE        read the prompt from FILE ('-' = standard input)
+        \(HostContext.optionsHelp)
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let stops = repeatedValues(of: "--stop", in: arguments.items)
+        _ = try arguments.option("--stop")
+        let chat = arguments.flag("--chat")
+        let truncate = arguments.flag("--truncate")
+        let modelName = try arguments.option("-m", "--model")
+        let backendID = try arguments.option("--backend")
+        let maxTokens = try arguments.int("-n", "--max-tokens", range: 0...1 << 24) ?? 256
+        let defaults = SamplingParameters()
+        let temperature = try arguments.double("--temp").map(Float.init) ?? defaults.temperature
+        let seedText = try arguments.option("--seed")
+        let topK = try arguments.int("--top-k", range: 0...1 << 24) ?? defaults.topK
+        let topP = try arguments.double("--top-p").map(Float.init) ?? defaults.topP
+        let minP = try arguments.double("--min-p").map(Float.init) ?? defaults.minP
+        let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? defaults.repetitionPenalty
+        let system = try arguments.option("--system")
+        let template = try arguments.option("--template")
+        let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
+        let threads = try arguments.int("-t", "--threads", range: 1...1024)
+        let file = try arguments.option("-f", "--file")
+        let host = try HostContext.load(&arguments)
+        let prompt = try promptText(
+            positionals: try arguments.positionals(max: 1, names: "PROMPT"), file: file, dropTrailingNewline: true)
+        var seed = defaults.seed
+        if let seedText {
+            guard let s = UInt64(seedText) else {
+                throw UsageError("'--seed' expects a non-negative integer, got '\(seedText)'")
+            }
+            seed = s
+        }
+        guard (0...1).contains(topP), (0...1).contains(minP), repeatPenalty > 0 else {
+            throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
+        }
+        if system != nil && !chat { throw UsageError("--system needs --chat") }
+
+        let url = try host.resolveModel(modelName)
+        let backend = try host.backend(backendID)
+        let options = host.loadOptions(backend: backend.id, threads: threads, context: context, seed: seed)
+        let session = try await backend.loadModel(at: url, options: options)
+
+        var text = prompt
+        if chat {
+            var messages: [ChatMessage] = []
+            if let system { messages.append(.system(system)) }
+            messages.append(.user(prompt))
+            if let template {
+                text = try ChatTemplate.resolve(jinja: nil, override: template).apply(
+                    messages, addAssistantPrompt: true)
+            } else {
+                text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
+            }
+        }
+        let parameters = GenerationParameters(
+            maxTokens: maxTokens,
+            sampling: SamplingParameters(
+                temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
+                seed: seed),
+            stopStrings: stops, truncatePrompt: truncate)
+        for try await event in session.generate(.text(text, parseSpecial: true), parameters: parameters) {
+            switch event {
+            case .token(_, let piece):
+                if !piece.isEmpty { writeOut(piece) }
+            case .finished(let reason, let stats):
+                writeOut("\n")
+                printError(
+                    "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
+                        + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) tokens, "
+                        + "\(format(stats.generationSeconds)) s, \(format(stats.generationTokensPerSecond)) tokens/s | "
+                        + "stop: \(reason.rawValue) | backend: \(backend.id)")
+            }
+        }
+        return ExitCode.success
+    }
+}
+
+/// Two decimals.
+private func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+/// Every value of a repeatable option (`NAME VALUE` or `NAME=VALUE`), in order.
+func repeatedValues(of name: String, in items: [String]) -> [String] {
+    var values: [String] = []
+    var i = 0
+    while i < items.count {
+        if items[i] == name, i + 1 < items.count {
+            values.append(items[i + 1])
+            i += 2
+            continue
+        }
+        if items[i].hasPrefix(name + "=") { values.append(String(items[i].dropFirst(name.count + 1))) }
+        i += 1
+    }
+    return values
+}

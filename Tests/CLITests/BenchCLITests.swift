@@ -1,0 +1,45 @@
+import Foundation
+import SanadTestSupport
+import Testing
+
+@Suite("sanad bench", .enabled(if: SanadCLI.executable != nil && TestPaths.model(TestPaths.smolLM2) != nil))
+struct BenchCLITests {
+    @Test("JSON output carries llama-bench's fields and Sanad's own, one row per backend and test")
+    func jsonShape() throws {
+        let r = try SanadCLI.run([
+            "bench", "-m", TestPaths.smolLM2, "--backends", "pure-swift", "-p", "8", "-n", "4", "-r", "2", "-t", "1",
+            "-o", "json",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("repetition 2/2"), "progress goes to stderr")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == 2)
+        for key in [
+            "model_filename", "model_type", "model_size", "model_n_params", "n_threads", "n_prompt", "n_gen", "avg_ns",
+            "stddev_ns", "avg_ts", "stddev_ts", "samples_ts", "samples_ns", "test_time", "sanad_backend",
+            "peak_rss_bytes", "load_ms", "ttft_ms",
+        ] {
+            #expect(rows[0][key] != nil, "missing \(key)")
+        }
+        #expect(rows.map { $0["n_prompt"] as? Int } == [8, 0])
+        #expect(rows.map { $0["n_gen"] as? Int } == [0, 4])
+        let samples = try #require(rows[0]["samples_ts"] as? [Double])
+        #expect(samples.count == 2 && samples.allSatisfy { $0 > 0 })
+        let avg = try #require(rows[0]["avg_ts"] as? Double)
+        #expect(abs(avg - samples.reduce(0, +) / 2) < 1e-6 * avg)
+        #expect((rows[0]["avg_ns"] as? Double ?? 0) > 0)
+    }
+
+    @Test("markdown has llama-bench's columns; an unavailable backend is a row with its reason")
+    func markdown() throws {
+        let r = try SanadCLI.run(
+            ["bench", "-m", TestPaths.smolLM2, "--backends", "llama", "-p", "4", "-n", "0", "-r", "1"],
+            environment: ["SANAD_LIBLLAMA": "/nonexistent/libllama.so"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("| model "))
+        for column in ["size", "params", "backend", "threads", "test", "t/s"] { #expect(r.stdout.contains(column)) }
+        #expect(r.stdout.contains("unavailable"))
+        let bad = try SanadCLI.run(["bench", "-o", "xml"])
+        #expect(bad.status == 64)
+    }
+}

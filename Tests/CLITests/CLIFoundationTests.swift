@@ -1,0 +1,82 @@
+import Foundation
+import SanadTestSupport
+import Testing
+
+@Suite("sanad CLI foundation", .enabled(if: SanadCLI.executable != nil))
+struct CLIFoundationTests {
+    @Test("--help lists every foundation command and exits 0")
+    func help() throws {
+        let r = try SanadCLI.run(["--help"])
+        #expect(r.status == 0)
+        for command in ["backends", "config", "models"] { #expect(r.stdout.contains("  \(command)")) }
+    }
+
+    @Test(
+        "every command has --help",
+        arguments: ["backends", "config", "models"])
+    func commandHelp(command: String) throws {
+        let r = try SanadCLI.run([command, "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("Usage: sanad \(command)"))
+    }
+
+    @Test("usage errors exit 64 with Error/Usage/See lines")
+    func usageErrors() throws {
+        let unknown = try SanadCLI.run(["frobnicate"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("Error: unknown command 'frobnicate'"))
+        let flag = try SanadCLI.run(["models", "--frob"])
+        #expect(flag.status == 64)
+        #expect(flag.stderr.contains("Error: unknown option '--frob'"))
+        #expect(flag.stderr.contains("Usage: sanad models"))
+        #expect(flag.stderr.contains("See 'sanad models --help'"))
+        let tier = try SanadCLI.run(["config", "--tier", "16tb"])
+        #expect(tier.status == 64 && tier.stderr.contains("unknown tier '16tb'"))
+    }
+
+    @Test("backends lists the built-in engine as available")
+    func backends() throws {
+        let r = try SanadCLI.run(["backends", "--json"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("\"id\" : \"pure-swift\""))
+        #expect(r.stdout.contains("\"available\" : true"))
+    }
+
+    @Test("config explains the tier choice; a bad config names file and key path")
+    func config() throws {
+        let r = try SanadCLI.run(["config", "--tier", "2gb"])
+        #expect(r.stdout.contains("tier:       2gb"))
+        #expect(r.stdout.contains("why:        --tier 2gb"))
+        let url = try TestPaths.temporaryDirectory().appendingPathComponent("bad.json")
+        try Data(#"{"tier":"x","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":64,"backends":[{"id":"cuda"}]}"#.utf8).write(to: url)
+        let bad = try SanadCLI.run(["config", "--config", url.path])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains(url.path) && bad.stderr.contains("backends[0].id: 'cuda' is not one of"))
+        let env = try SanadCLI.run(["config"], environment: ["SANAD_CONFIG": url.path])
+        #expect(env.status == 1 && env.stderr.contains("backends[0].id"))
+    }
+
+    @Test("models never crashes on truncated or bit-flipped GGUF files", .enabled(if: TestPaths.model(TestPaths.smolLM2) != nil))
+    func hostileModels() throws {
+        let source = try #require(TestPaths.model(TestPaths.smolLM2))
+        let dir = try TestPaths.temporaryDirectory()
+        let head = try FileHandle(forReadingFrom: source).read(upToCount: 2_000_000) ?? Data()
+        try head.write(to: dir.appendingPathComponent("truncated.gguf"))
+        var flipped = [UInt8](head.prefix(200_000))
+        var state: UInt64 = 42
+        for _ in 0..<64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let at = Int((state >> 33) % 4096)
+            flipped[at] ^= UInt8(truncatingIfNeeded: state >> 17) | 1
+        }
+        try Data(flipped).write(to: dir.appendingPathComponent("flipped.gguf"))
+        try Data("not a model".utf8).write(to: dir.appendingPathComponent("text.gguf"))
+        let r = try SanadCLI.run(["models", "--models", dir.path])
+        #expect(!r.crashed)
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("truncated.gguf\n  error:"))
+        #expect(r.stdout.contains("flipped.gguf\n  error:"))
+        #expect(r.stdout.contains("text.gguf\n  error:         '") && r.stdout.contains("is not a GGUF file"))
+        let good = try SanadCLI.run(["models", "--json", source.path])
+        #expect(good.status == 0 && good.stdout.contains("\"architecture\" : \"llama\""))
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import LlamaCppBackend
+import SanadCore
+import SanadTestSupport
+import Testing
+
+@Suite(
+    "llama backend session on SmolLM2", .serialized,
+    .enabled(if: LlamaFixture.ready, "needs libllama b11434 and SmolLM2"))
+struct LlamaSessionTests {
+    @Test func fixturesDecode() throws {
+        let counts = [
+            (LlamaFixture.greedyURL, LlamaFixture.greedyCases.count),
+            (LlamaFixture.tokenizeURL, LlamaFixture.tokenizeCases.count),
+            (LlamaFixture.greedyGemma3URL, LlamaFixture.greedyGemma3Cases.count),
+            (LlamaFixture.tokenizeGemma3URL, LlamaFixture.tokenizeGemma3Cases.count),
+        ]
+        for (url, count) in counts where FileManager.default.fileExists(atPath: url.path) {
+            #expect(count > 0, "\(url.path) is present but has no readable cases")
+        }
+    }
+
+    /// Same prompt tokens and the same 32 greedy tokens as `llama-simple -n 32` (Tests/Fixtures/llama-b11434).
+    @Test(arguments: LlamaFixture.greedyCases)
+    func greedyMatchesLlamaSimple(_ c: LlamaFixture.GreedyCase) async throws {
+        try await LlamaFixture.checkGreedy(c, model: LlamaFixture.smolLM2)
+    }
+
+    /// Logits of one batched pass over prompt + generated tokens equal llama-simple's step-by-step logits
+    /// (the fixture's top 5 per step): measured equal to 5e-8, the precision the fixture prints.
+    @Test(arguments: LlamaFixture.greedyCases.prefix(4))
+    func teacherForcedLogitsMatchLlamaSimpleSteps(_ c: LlamaFixture.GreedyCase) async throws {
+        let steps = try #require(c.top_logits)
+        let session = try await LlamaFixture.session(context: 128)
+        let tokens = c.prompt_ids + c.ids.dropLast()
+        let rows = try session.evaluateLogits(tokens, rows: (c.prompt_ids.count - 1)..<tokens.count)
+        #expect(rows.count == min(steps.count, c.ids.count))
+        var worst: Double = 0
+        for (row, top) in zip(rows, steps) {
+            for pair in top where pair.count == 2 {
+                worst = max(worst, abs(Double(row[Int(pair[0])]) - pair[1]))
+            }
+        }
+        #expect(worst < 1e-3, "largest |Δlogit| against llama-simple: \(worst)")
+    }
+
+    @Test(arguments: LlamaFixture.tokenizeCases)
+    func tokenizationMatchesLlamaTokenize(_ c: LlamaFixture.TokenizeCase) async throws {
+        try await LlamaFixture.checkTokenize(c, model: LlamaFixture.smolLM2)
+    }
+
+    @Test func describesTheModel() async throws {
+        let session = try await LlamaFixture.session(context: 256)
+        #expect(session.model.architecture == "llama")
+        #expect(session.model.vocabularySize == 49152)
+        #expect(session.model.contextLength == 256)
+        #expect(session.model.trainingContextLength == 8192)
+        #expect(session.model.parameterCount > 100_000_000)
+    }
+
+    @Test func detokenizeInvertsTokenize() async throws {
+        let session = try await LlamaFixture.session(context: 64)
+        let text = "Hello, world! مرحبا بالعالم 123"
+        let ids = try session.tokenize(text, addSpecial: false, parseSpecial: false)
+        #expect(session.detokenize(ids, renderSpecial: false) == text)
+        let chat = try session.tokenize("<|im_start|>user", addSpecial: false, parseSpecial: true)
+        #expect(session.detokenize(chat, renderSpecial: true) == "<|im_start|>user")
+        #expect(session.detokenize(chat, renderSpecial: false) == "user")
+    }
+
+    /// The chat prompt comes from SanadCore's ChatTemplate; it must equal llama.cpp's own rendering.
+    @Test func chatTemplateMatchesLlamaChatApplyTemplate() async throws {
+        let session = try await LlamaFixture.session(context: 64)
+        let messages: [ChatMessage] = [
+            .system("You are helpful."), .user("What is 2 + 2?"), .assistant("4"), .user("  And 3 + 3?\n"),
+        ]
+        let ours = try session.applyChatTemplate(messages, addAssistantPrompt: true)
+        #expect(ours.hasPrefix("<|im_start|>system\nYou are helpful.<|im_end|>\n"))
+        let backend = LlamaCppBackend()
+        #expect(ours == (try backend.llamaChatApplyTemplate("chatml", messages: messages, addAssistantPrompt: true)))
+        for family in [ChatTemplate.chatml, .gemma] {
+            for add in [true, false] {
+                #expect(
+                    family.apply(messages, addAssistantPrompt: add)
+                        == (try backend.llamaChatApplyTemplate(
+                            family.rawValue, messages: messages, addAssistantPrompt: add)),
+                    "\(family) addAssistantPrompt=\(add)")
+            }
+        }
+    }
+
+    @Test func promptLongerThanTheContextThrowsPromptTooLong() async throws {
+        let session = try await LlamaFixture.session(context: 16)
+        let prompt = String(repeating: "one two three four five six seven eight ", count: 4)
+        let n = try session.tokenize(prompt).count
+        #expect(n > 16)
+        await #expect(throws: SanadError.promptTooLong(tokens: n, context: 16)) {
+            _ = try await LlamaFixture.collect(
+                session.generate(.text(prompt, parseSpecial: false), parameters: GenerationParameters(maxTokens: 4)))
+        }
+        #expect(throws: SanadError.promptTooLong(tokens: n, context: 16)) {
+            _ = try session.evaluateLogits(try session.tokenize(prompt), rows: nil)
+        }
+        // Asked to truncate, it keeps the last tokens and generates.
+        let run = try await LlamaFixture.collect(
+            session.generate(
+                .text(prompt, parseSpecial: false),
+                parameters: GenerationParameters(maxTokens: 2, sampling: .greedy, truncatePrompt: true)))
+        #expect(run.stop != nil)
+        #expect(run.stats?.promptTokens == 15)
+    }
+
+    @Test func generationStopsWhenTheContextIsFull() async throws {
+        let session = try await LlamaFixture.session(context: 32)
+        let prompt = "1, 2, 3, 4, 5, 6,"
+        let n = try session.tokenize(prompt).count
+        let run = try await LlamaFixture.collect(
+            session.generate(
+                .text(prompt, parseSpecial: false), parameters: GenerationParameters(maxTokens: 100, sampling: .greedy))
+        )
+        #expect(run.stop == .contextFull)
+        // Positions n…31 are decoded; the token sampled from position 31 is the last one.
+        #expect(run.ids.count == 32 - n + 1)
+    }
+
+    /// Cancelling the consumer stops generation within a token or two: the cache holds only what was generated
+    /// by then, so a prompt that needs the rest of the context still fits.
+    @Test func cancellationStopsGeneration() async throws {
+        let context = 128
+        let session = try await LlamaFixture.session(context: context)
+        let prompt = "1, 2, 3, 4, 5, 6,"
+        let n = try session.tokenize(prompt).count
+        let stream = session.generate(
+            .text(prompt, parseSpecial: false), parameters: GenerationParameters(maxTokens: 10_000, sampling: .greedy))
+        let consumer = Task {
+            var seen = 0
+            for try await event in stream {
+                if case .token = event { seen += 1 }
+                if seen == 3 { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+            return seen
+        }
+        let seen = try await consumer.value
+        #expect(seen >= 3 && seen < 10)
+        // Waits for the generation thread to let go of the session, then checks how far it got.
+        let slack = 4
+        let room = context - (n + seen + slack)
+        let filler = try session.tokenize(
+            String(repeating: " the", count: room), addSpecial: false, parseSpecial: false)
+        #expect(filler.count == room)
+        let next = try await LlamaFixture.collect(
+            session.generate(.tokens(filler), parameters: GenerationParameters(maxTokens: 1, sampling: .greedy)))
+        #expect(next.stop != nil)
+    }
+
+    @Test func resetGivesTheSameGreedyContinuation() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        let params = GenerationParameters(maxTokens: 8, sampling: .greedy)
+        let first = try await LlamaFixture.collect(
+            session.generate(.text("The", parseSpecial: false), parameters: params))
+        session.reset()
+        let second = try await LlamaFixture.collect(
+            session.generate(.text("The", parseSpecial: false), parameters: params))
+        #expect(first.ids == second.ids)
+        #expect(first.ids.count == 8)
+        // Without a reset the session continues after what it holds, so the same prompt gives another answer.
+        let third = try await LlamaFixture.collect(
+            session.generate(.text("The", parseSpecial: false), parameters: params))
+        #expect(third.stats?.promptTokens == 2)  // the pending last token + "The"
+    }
+
+    /// Teacher-forced logits agree with generation: the argmax of each row is the next greedy token.
+    @Test func evaluateLogitsAgreesWithGreedyGeneration() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        let prompt = try session.tokenize("The history of the printing press begins in")
+        let run = try await LlamaFixture.collect(
+            session.generate(.tokens(prompt), parameters: GenerationParameters(maxTokens: 12, sampling: .greedy)))
+        session.reset()
+        let tokens = prompt + run.ids.dropLast()
+        let rows = try session.evaluateLogits(tokens, rows: (prompt.count - 1)..<tokens.count)
+        #expect(rows.count == run.ids.count)
+        #expect(rows.allSatisfy { $0.count == 49152 })
+        let argmax = rows.map { row in Int32(row.indices.max { row[$0] < row[$1] } ?? -1) }
+        #expect(argmax == run.ids)
+        // All rows vs a selection: the same numbers.
+        let all = try session.evaluateLogits(tokens, rows: nil)
+        #expect(all.count == tokens.count)
+        #expect(all[prompt.count - 1] == rows[0])
+    }
+
+    /// Decoding in chunks keeps positions and the cache right: below llama.cpp's large-batch kernels (which round
+    /// differently from 32 tokens up), the logits do not depend on how the tokens are grouped at all.
+    @Test func chunkedDecodingGivesTheSameLogits() async throws {
+        let url = try #require(LlamaFixture.smolLM2)
+        var results: [[[Float]]] = []
+        for batch in [1, 7, 16] {
+            let session = try await LlamaCppBackend().loadModel(
+                at: url, options: ModelLoadOptions(threads: 1, contextLength: 64, batchSize: batch))
+            let tokens = try session.tokenize(String(repeating: "A stitch in time saves nine. ", count: 5))
+            #expect(tokens.count > 32)
+            results.append(try session.evaluateLogits(Array(tokens.prefix(31)), rows: nil))
+        }
+        #expect(results[1] == results[0])
+        #expect(results[2] == results[0])
+    }
+
+    /// The first chunk of llama-perplexity's run (Tests/Fixtures/llama-b11434/perplexity.json: ctx 512, second
+    /// half scored) computed from `evaluateLogits` in one 512-token batch gives the tool's running value.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: LlamaFixture.perplexityURL.path)))
+    func firstPerplexityChunkMatchesLlamaPerplexity() async throws {
+        struct Reference: Decodable {
+            let input: String
+            let n_ctx: Int
+            let first_tokens: [Int32]
+            let running_ppl_after_chunk: [Double]
+        }
+        let reference = try JSONDecoder().decode(Reference.self, from: Data(contentsOf: LlamaFixture.perplexityURL))
+        let text = try String(contentsOfFile: reference.input, encoding: .utf8)
+        let session = try await LlamaFixture.session(context: reference.n_ctx)
+        let tokens = Array(try session.tokenize(text).prefix(reference.n_ctx))
+        #expect(Array(tokens.prefix(reference.first_tokens.count)) == reference.first_tokens)
+        let first = reference.n_ctx / 2
+        let rows = try session.evaluateLogits(tokens, rows: first..<(reference.n_ctx - 1))
+        var nll: Double = 0
+        for (k, row) in rows.enumerated() {
+            let maxLogit = Double(row.max() ?? 0)
+            let sum = row.reduce(0.0) { $0 + exp(Double($1) - maxLogit) }
+            nll -= Double(row[Int(tokens[first + k + 1])]) - maxLogit - log(sum)
+        }
+        let ppl = exp(nll / Double(rows.count))
+        let expected = try #require(reference.running_ppl_after_chunk.first)
+        #expect(abs(ppl - expected) < 1e-3, "PPL of chunk 1: \(ppl), llama-perplexity: \(expected)")
+    }
+
+    @Test func samplingWithTheSameSeedRepeats() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        let params = GenerationParameters(
+            maxTokens: 12, sampling: SamplingParameters(temperature: 0.9, repetitionPenalty: 1.1, seed: 42))
+        let a = try await LlamaFixture.collect(
+            session.generate(.text("Once upon a time", parseSpecial: false), parameters: params))
+        session.reset()
+        let b = try await LlamaFixture.collect(
+            session.generate(.text("Once upon a time", parseSpecial: false), parameters: params))
+        #expect(a.ids == b.ids)
+        #expect(!a.ids.isEmpty)
+    }
+
+    @Test func stopStringsEndGenerationAndAreNotEmitted() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        let run = try await LlamaFixture.collect(
+            session.generate(
+                .text("1, 2, 3, 4, 5, 6,", parseSpecial: false),
+                parameters: GenerationParameters(maxTokens: 40, sampling: .greedy, stopStrings: ["10"])))
+        #expect(run.stop == .stopString)
+        #expect(!run.text.contains("10"))
+        #expect(run.text.hasPrefix(" 7, 8, 9, "))
+    }
+}
+
+@Suite(
+    "llama backend session on Gemma 3", .serialized,
+    .enabled(if: LlamaFixture.gemma3Ready, "needs libllama b11434 and gemma-3-270m"))
+struct LlamaGemma3Tests {
+    @Test(arguments: LlamaFixture.greedyGemma3Cases)
+    func greedyMatchesLlamaSimple(_ c: LlamaFixture.GreedyCase) async throws {
+        try await LlamaFixture.checkGreedy(c, model: LlamaFixture.gemma3)
+    }
+
+    @Test(arguments: LlamaFixture.tokenizeGemma3Cases)
+    func tokenizationMatchesLlamaTokenize(_ c: LlamaFixture.TokenizeCase) async throws {
+        try await LlamaFixture.checkTokenize(c, model: LlamaFixture.gemma3)
+    }
+
+    /// Gemma's template: SanadCore's rendering (system folded into the first user turn) is what the session uses.
+    @Test func chatTemplateIsGemma() async throws {
+        let session = try await LlamaFixture.session(context: 64, model: LlamaFixture.gemma3)
+        let text = try session.applyChatTemplate([.system("Be brief."), .user("Hi")], addAssistantPrompt: true)
+        #expect(text == "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n")
+    }
+}

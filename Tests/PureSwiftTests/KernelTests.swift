@@ -1,0 +1,465 @@
+import Foundation
+import PureSwiftBackend
+import Testing
+
+// The kernels against straightforward references written from the format definitions (ggml-common.h of llama.cpp
+// b11434), on hand-built blocks with random contents.
+
+/// A small deterministic generator for test data.
+struct TestRandom {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        var z = state
+        z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+        return z ^ (z >> 33)
+    }
+    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+    mutating func float(_ range: ClosedRange<Float>) -> Float {
+        range.lowerBound + Float(next() >> 40) / Float(1 << 24) * (range.upperBound - range.lowerBound)
+    }
+    mutating func floats(_ n: Int, _ range: ClosedRange<Float> = -1...1) -> [Float] {
+        (0..<n).map { _ in float(range) }
+    }
+}
+
+/// Little-endian bytes of a half.
+func halfBytes(_ value: Float) -> [UInt8] {
+    let h = Float16(value).bitPattern
+    return [UInt8(h & 0xFF), UInt8(h >> 8)]
+}
+
+/// A block format under test: how to build random blocks and what each value should be.
+struct BlockFormat: CustomTestStringConvertible, Sendable {
+    let name: String
+    let blockSize: Int
+    let blockBytes: Int
+    /// Random bytes for one block, with sane scales.
+    let makeBlock: @Sendable (inout TestRandom) -> [UInt8]
+    /// The reference dequantization of one block.
+    let reference: @Sendable ([UInt8]) -> [Float]
+    let dequantize: @Sendable (UnsafeRawPointer, UnsafeMutablePointer<Float>, Int) -> Void
+    var testDescription: String { name }
+}
+
+func half(_ b: [UInt8], _ at: Int) -> Float { Float(Float16(bitPattern: UInt16(b[at]) | UInt16(b[at + 1]) << 8)) }
+
+let blockFormats: [BlockFormat] = [
+    BlockFormat(
+        name: "Q4_0", blockSize: 32, blockBytes: 18,
+        makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<16).map { _ in r.byte() } },
+        reference: { b in
+            let d = half(b, 0)
+            return (0..<32).map { i in
+                let q = i < 16 ? Int(b[2 + i] & 0x0F) : Int(b[2 + i - 16] >> 4)
+                return Float(q - 8) * d
+            }
+        },
+        dequantize: { dequantizeRowQ4_0($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q4_1", blockSize: 32, blockBytes: 20,
+        makeBlock: { r in
+            halfBytes(r.float(0.001...0.1)) + halfBytes(r.float(-0.5...0.5)) + (0..<16).map { _ in r.byte() }
+        },
+        reference: { b in
+            let d = half(b, 0)
+            let m = half(b, 2)
+            return (0..<32).map { i in
+                let q = i < 16 ? Int(b[4 + i] & 0x0F) : Int(b[4 + i - 16] >> 4)
+                return Float(q) * d + m
+            }
+        },
+        dequantize: { dequantizeRowQ4_1($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q5_0", blockSize: 32, blockBytes: 22,
+        makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<20).map { _ in r.byte() } },
+        reference: { b in
+            let d = half(b, 0)
+            let qh = UInt32(b[2]) | UInt32(b[3]) << 8 | UInt32(b[4]) << 16 | UInt32(b[5]) << 24
+            return (0..<32).map { i in
+                let low = i < 16 ? Int(b[6 + i] & 0x0F) : Int(b[6 + i - 16] >> 4)
+                let high = Int((qh >> UInt32(i)) & 1) << 4
+                return Float((low | high) - 16) * d
+            }
+        },
+        dequantize: { dequantizeRowQ5_0($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q8_0", blockSize: 32, blockBytes: 34,
+        makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<32).map { _ in r.byte() } },
+        reference: { b in (0..<32).map { Float(Int8(bitPattern: b[2 + $0])) * half(b, 0) } },
+        dequantize: { dequantizeRowQ8_0($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q4_K", blockSize: 256, blockBytes: 144,
+        makeBlock: { r in
+            halfBytes(r.float(0.0001...0.01)) + halfBytes(r.float(0.0001...0.01)) + (0..<140).map { _ in r.byte() }
+        },
+        reference: { b in
+            let d = half(b, 0)
+            let dmin = half(b, 2)
+            let sc = Array(b[4..<16])
+            // 6-bit scales and mins: j < 4 in the low bits of bytes j and j+4; j ≥ 4 split over bytes j+4 and the top
+            // bits of bytes j−4 and j.
+            func scaleMin(_ j: Int) -> (Int, Int) {
+                if j < 4 { return (Int(sc[j] & 63), Int(sc[j + 4] & 63)) }
+                return (Int(sc[j + 4] & 0x0F) | Int(sc[j - 4] >> 6) << 4, Int(sc[j + 4] >> 4) | Int(sc[j] >> 6) << 4)
+            }
+            return (0..<256).map { i in
+                let group = i / 64
+                let isHigh = (i % 64) >= 32
+                let byte = b[16 + 32 * group + i % 32]
+                let q = isHigh ? Int(byte >> 4) : Int(byte & 0x0F)
+                let (s, m) = scaleMin(2 * group + (isHigh ? 1 : 0))
+                return d * Float(s) * Float(q) - dmin * Float(m)
+            }
+        },
+        dequantize: { dequantizeRowQ4_K($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q6_K", blockSize: 256, blockBytes: 210,
+        makeBlock: { r in (0..<208).map { _ in r.byte() } + halfBytes(r.float(0.0001...0.01)) },
+        reference: { b in
+            let d = half(b, 208)
+            return (0..<256).map { i in
+                let half128 = i / 128
+                let j = i % 128
+                let l = j % 32
+                let quarter = j / 32
+                let ql = b[64 * half128 + l + (quarter % 2 == 1 ? 32 : 0)]
+                let low = quarter < 2 ? Int(ql & 0x0F) : Int(ql >> 4)
+                let qh = b[128 + 32 * half128 + l]
+                let high = Int((qh >> UInt8(2 * quarter)) & 3)
+                let scale = Int8(bitPattern: b[192 + 8 * half128 + l / 16 + 2 * quarter])
+                return d * Float(scale) * Float((low | high << 4) - 32)
+            }
+        },
+        dequantize: { dequantizeRowQ6_K($0, $1, count: $2) }),
+]
+
+@Suite("Kernels")
+struct KernelTests {
+    @Test("half ↔ float: every half converts exactly and back")
+    func halfConversionsAreExact() {
+        for bits in 0...UInt16.max {
+            let expected = Float(Float16(bitPattern: bits))
+            let got = halfToFloat(bits)
+            if expected.isNaN {
+                #expect(got.isNaN)
+            } else {
+                #expect(got.bitPattern == expected.bitPattern, "half \(bits)")
+                #expect(floatToHalf(got) == bits, "round trip of half \(bits)")
+                #expect(halfToFloatTable[Int(bits)].bitPattern == expected.bitPattern)
+            }
+        }
+    }
+
+    @Test("float → half rounds to nearest even like Float16, including ties, subnormals and overflow")
+    func floatToHalfRounding() {
+        var r = TestRandom(1)
+        var values: [Float] = [
+            0, -0, 65504, 65519.996, 65520, 1e10, -1e10, 5.96e-8, 2.98e-8, 2.99e-8, 6.1e-5, .infinity,
+        ]
+        // Exact ties between neighbouring halves.
+        for bits in stride(from: UInt16(0), to: 0x7BFF, by: 97) {
+            let a = Float(Float16(bitPattern: bits))
+            let b = Float(Float16(bitPattern: bits + 1))
+            values.append((a + b) / 2)
+        }
+        for _ in 0..<20000 {
+            values.append(
+                Float(
+                    bitPattern: UInt32(truncatingIfNeeded: r.next()) & 0x7FFF_FFFF
+                        | (r.byte() & 1 == 0 ? 0 : 0x8000_0000)))
+        }
+        for v in values where !v.isNaN {
+            #expect(floatToHalf(v) == Float16(v).bitPattern, "\(v)")
+        }
+    }
+
+    @Test("bfloat16 rounds to nearest even")
+    func bfloat16() {
+        #expect(bfloat16ToFloat(0x3F80) == 1)
+        #expect(floatToBFloat16(1) == 0x3F80)
+        // 1 + 2⁻⁸ is halfway between 1 and the next bfloat16: ties go to the even mantissa (1).
+        #expect(floatToBFloat16(1 + 1.0 / 256) == 0x3F80)
+        #expect(floatToBFloat16(1 + 3.0 / 256) == 0x3F82)
+        #expect(bfloat16ToFloat(floatToBFloat16(-2.5)) == -2.5)
+    }
+
+    @Test("dequantization matches the format definition", arguments: blockFormats)
+    func dequantization(_ format: BlockFormat) {
+        var r = TestRandom(UInt64(format.blockBytes))
+        for _ in 0..<50 {
+            let blocks = (0..<3).map { _ in format.makeBlock(&r) }
+            #expect(blocks.allSatisfy { $0.count == format.blockBytes })
+            let bytes = blocks.flatMap { $0 }
+            let expected = blocks.flatMap(format.reference)
+            var got = [Float](repeating: .nan, count: expected.count)
+            bytes.withUnsafeBytes { raw in
+                got.withUnsafeMutableBufferPointer {
+                    format.dequantize(raw.baseAddress!, $0.baseAddress!, expected.count)
+                }
+            }
+            for i in expected.indices {
+                // The reference multiplies in another order for K-quants; allow one rounding.
+                #expect(abs(got[i] - expected[i]) <= abs(expected[i]) * 1e-6 + 1e-9, "\(format.name) value \(i)")
+            }
+        }
+    }
+
+    @Test("unquantized rows: F16 and BF16 dequantize exactly")
+    func floatRows() {
+        let values: [Float] = [0, 1, -2.5, 0.1, 65504, -1e-5, 3.14159]
+        let halves = values.flatMap { halfBytes($0) }
+        var out = [Float](repeating: 0, count: values.count)
+        halves.withUnsafeBytes { dequantizeRowF16($0.baseAddress!, &out, count: values.count) }
+        #expect(out == values.map { Float(Float16($0)) })
+        let bf = values.flatMap { v -> [UInt8] in
+            let b = floatToBFloat16(v)
+            return [UInt8(b & 0xFF), UInt8(b >> 8)]
+        }
+        bf.withUnsafeBytes { dequantizeRowBF16($0.baseAddress!, &out, count: values.count) }
+        #expect(out == values.map { bfloat16ToFloat(floatToBFloat16($0)) })
+    }
+
+    @Test("Q8_0/Q8_1/Q8_K activation quantization follows ggml")
+    func activationQuantization() {
+        var r = TestRandom(7)
+        let x = r.floats(256, -3...3)
+        let act = QuantizedActivations(rows: 1, columns: 256)
+        act.prepare(x, rows: 1, columns: 256, stride: 256, format: .q8_1)
+        let row = act.row(0)
+        for b in 0..<8 {
+            let block = Array(x[(32 * b)..<(32 * b + 32)])
+            let amax = block.map(abs).max() ?? 0
+            #expect(row.scales[b] == Float(Float16(amax / 127)))
+            var sum = 0
+            for i in 0..<32 {
+                let q = Int((block[i] * (127 / amax)).rounded(.toNearestOrEven))
+                #expect(Int(row.quants[32 * b + i]) == q)
+                sum += q
+            }
+            #expect(row.sums[b] == Float(Float16(amax / 127 * Float(sum))))
+        }
+        act.prepare(x, rows: 1, columns: 256, stride: 256, format: .q8_K)
+        let k = act.row(0)
+        let amax = x.map(abs).max() ?? 0
+        let signed = x.first { abs($0) == amax } ?? 0
+        #expect(k.scales[0] == 1 / (-127 / signed))
+        for j in 0..<16 {
+            let s = (0..<16).reduce(0) { $0 + Int(k.quants[16 * j + $1]) }
+            #expect(Int(k.blockSums[j]) == s)
+        }
+    }
+
+    @Test("dot products agree with dequantized weights × activations", arguments: blockFormats)
+    func dotProducts(_ format: BlockFormat) throws {
+        var r = TestRandom(UInt64(format.blockSize + format.blockBytes))
+        let columns = 512
+        let rows = 6
+        let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
+        let x = r.floats(4 * columns)
+        let type: ActivationFormat = format.blockSize == 256 ? .q8_K : (format.name == "Q4_1" ? .q8_1 : .q8_0)
+        let act = QuantizedActivations(rows: 4, columns: columns)
+        act.prepare(x, rows: 4, columns: columns, stride: columns, format: type)
+        let rowBytes = columns / format.blockSize * format.blockBytes
+        try bytes.withUnsafeBytes { raw in
+            let base = try #require(raw.baseAddress)
+            for rowIndex in 0..<rows {
+                let row = base + rowIndex * rowBytes
+                var weights = [Float](repeating: 0, count: columns)
+                format.dequantize(row, &weights, columns)
+                func dot(_ a: ActivationRow) -> Float {
+                    switch format.name {
+                    case "Q4_0": return dotQ4_0(row, a, count: columns)
+                    case "Q4_1": return dotQ4_1(row, a, count: columns)
+                    case "Q5_0": return dotQ5_0(row, a, count: columns)
+                    case "Q8_0": return dotQ8_0(row, a, count: columns)
+                    case "Q4_K": return dotQ4_K(row, a, count: columns)
+                    default: return dotQ6_K(row, a, count: columns)
+                    }
+                }
+                for b in 0..<4 {
+                    var reference: Double = 0
+                    var magnitude: Double = 0
+                    for i in 0..<columns {
+                        reference += Double(weights[i]) * Double(x[b * columns + i])
+                        magnitude += abs(Double(weights[i]) * Double(x[b * columns + i]))
+                    }
+                    // Only the activations' 8-bit quantization separates the two.
+                    let got = dot(act.row(b))
+                    #expect(
+                        abs(Double(got) - reference) <= magnitude * 0.02 + 1e-6,
+                        "\(format.name) row \(rowIndex) col \(b)")
+                }
+                if format.name == "Q4_1" || format.name == "Q8_0" {
+                    for b in 0..<4 {
+                        let exact =
+                            format.name == "Q4_1"
+                            ? dotQ4_1Exact(row, act.row(b), count: columns)
+                            : dotQ8_0Exact(row, act.row(b), count: columns)
+                        #expect(abs(exact - dot(act.row(b))) <= abs(exact) * 1e-5 + 1e-6)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("the four-column kernels equal four single dot products")
+    func fourColumns() throws {
+        var r = TestRandom(3)
+        let columns = 256
+        for format in blockFormats where format.blockSize == 32 {
+            let bytes = (0..<(columns / 32)).flatMap { _ in format.makeBlock(&r) }
+            let x = r.floats(4 * columns)
+            let act = QuantizedActivations(rows: 4, columns: columns)
+            act.prepare(x, rows: 4, columns: columns, stride: columns, format: format.name == "Q4_1" ? .q8_1 : .q8_0)
+            try bytes.withUnsafeBytes { raw in
+                let row = try #require(raw.baseAddress)
+                let (a0, a1, a2, a3) = (act.row(0), act.row(1), act.row(2), act.row(3))
+                let pair: (SIMD4<Float>, [Float])
+                switch format.name {
+                case "Q4_0":
+                    pair = (
+                        dot4Q4_0(row, a0, a1, a2, a3, count: columns),
+                        [a0, a1, a2, a3].map { dotQ4_0(row, $0, count: columns) }
+                    )
+                case "Q4_1":
+                    pair = (
+                        dot4Q4_1(row, a0, a1, a2, a3, count: columns),
+                        [a0, a1, a2, a3].map { dotQ4_1(row, $0, count: columns) }
+                    )
+                case "Q5_0":
+                    pair = (
+                        dot4Q5_0(row, a0, a1, a2, a3, count: columns),
+                        [a0, a1, a2, a3].map { dotQ5_0(row, $0, count: columns) }
+                    )
+                default:
+                    pair = (
+                        dot4Q8_0(row, a0, a1, a2, a3, count: columns),
+                        [a0, a1, a2, a3].map { dotQ8_0(row, $0, count: columns) }
+                    )
+                }
+                for i in 0..<4 { #expect(pair.0[i] == pair.1[i], "\(format.name) column \(i)") }
+            }
+        }
+    }
+
+    @Test("RMS norm: unit root-mean-square, then the weight")
+    func rmsNormSmall() {
+        let x: [Float] = [1, 2, 3, 4]
+        let w: [Float] = [1, 1, 2, 0.5]
+        var out = [Float](repeating: 0, count: 4)
+        rmsNorm(x, weight: w, out: &out, count: 4, epsilon: 0)
+        let rms = (30.0 / 4.0).squareRoot()
+        for i in 0..<4 { #expect(abs(Double(out[i]) - Double(x[i] * w[i]) / rms) < 1e-6) }
+        rmsNorm(x, weight: nil, out: &out, count: 4, epsilon: 1e6)
+        #expect(out[3] < 0.01)  // a huge ε dominates the mean of squares
+    }
+
+    @Test("softmax sums to one, keeps order, survives large logits")
+    func softmaxSmall() {
+        var x: [Float] = [1000, 1001, 999]
+        softmax(&x, count: 3)
+        #expect(abs(x.reduce(0, +) - 1) < 1e-6)
+        #expect(x[1] > x[0] && x[0] > x[2])
+        #expect(abs(x[1] / x[0] - Float(M_E)) < 1e-4)
+    }
+
+    @Test("RoPE: identity at position 0, rotation of the right pairs at position p")
+    func ropeSmall() {
+        let config = RoPEConfiguration(mode: .normal, dimensions: 4, frequencyBase: 10_000)
+        var table = [Float](repeating: 0, count: 4)
+        ropeTable(&table, position: 0, configuration: config)
+        var x: [Float] = [1, 2, 3, 4]
+        applyRoPE(&x, table: table, dimensions: 4, mode: .normal)
+        #expect(x == [1, 2, 3, 4])
+        ropeTable(&table, position: 3, configuration: config)
+        x = [1, 0, 0, 1]
+        applyRoPE(&x, table: table, dimensions: 4, mode: .normal)
+        // Pair 0 turns by 3 rad, pair 1 by 3 · 10000^(−1/2) rad.
+        #expect(abs(x[0] - cos(3)) < 1e-6 && abs(x[1] - sin(3)) < 1e-6)
+        let angle: Float = 3 * powf(10_000, -0.5)
+        #expect(abs(x[2] + sin(angle)) < 1e-6 && abs(x[3] - cos(angle)) < 1e-6)
+        // NeoX pairs i with i + dims/2.
+        x = [1, 0, 0, 0]
+        applyRoPE(&x, table: table, dimensions: 4, mode: .neox)
+        #expect(abs(x[0] - cos(3)) < 1e-6 && abs(x[2] - sin(3)) < 1e-6 && x[1] == 0)
+        // The llama.cpp-exact rotation agrees to within rounding.
+        var y: [Float] = [0.3, -1.2, 2.5, 0.7]
+        var z = y
+        applyRoPE(&y, table: table, dimensions: 4, mode: .normal)
+        applyRoPEExact(&z, table: table, dimensions: 4, mode: .normal)
+        for i in 0..<4 { #expect(abs(y[i] - z[i]) < 1e-6) }
+    }
+
+    @Test("SwiGLU: silu(gate) · up, the llama.cpp polynomial exp within rounding")
+    func swiGLUSmall() {
+        var r = TestRandom(11)
+        let gate = r.floats(37, -20...20) + [0, -100, 100, 88, -88]
+        let up = r.floats(gate.count, -2...2)
+        var plain = [Float](repeating: 0, count: gate.count)
+        var exact = plain
+        swiGLU(gate: gate, up: up, out: &plain, count: gate.count)
+        swiGLUExact(gate: gate, up: up, out: &exact, count: gate.count)
+        for i in gate.indices {
+            let reference = Double(gate[i]) / (1 + exp(-Double(gate[i]))) * Double(up[i])
+            #expect(abs(Double(plain[i]) - reference) <= abs(reference) * 1e-5 + 1e-6)
+            #expect(abs(Double(exact[i]) - reference) <= abs(reference) * 1e-5 + 1e-6, "gate \(gate[i])")
+        }
+    }
+
+    @Test("attention over a half cache: both paths agree with a double-precision softmax")
+    func attention() {
+        var r = TestRandom(5)
+        let dims = 32
+        let count = 9
+        let stride = 48
+        var keys = [UInt16](repeating: 0, count: count * stride)
+        var values = keys
+        for t in 0..<count {
+            for i in 0..<dims {
+                keys[t * stride + 8 + i] = floatToHalf(r.float(-2...2))
+                values[t * stride + 8 + i] = floatToHalf(r.float(-2...2))
+            }
+        }
+        let q = r.floats(dims, -2...2).map(roundToHalf)
+        var reference = [Double](repeating: 0, count: dims)
+        var weights = (0..<count).map { t -> Double in
+            (0..<dims).reduce(0.0) { $0 + Double(q[$1]) * Double(halfToFloat(keys[t * stride + 8 + $1])) } * 0.25
+        }
+        let m = weights.max() ?? 0
+        weights = weights.map { exp($0 - m) }
+        let total = weights.reduce(0, +)
+        for i in 0..<dims {
+            for t in 0..<count { reference[i] += weights[t] / total * Double(halfToFloat(values[t * stride + 8 + i])) }
+        }
+        var scores = [Float](repeating: 0, count: count)
+        var accumulator = [Float](repeating: 0, count: dims)
+        var out = [Float](repeating: 0, count: dims)
+        var vectorOut = out
+        var keysFloat = [Float](repeating: 0, count: keys.count)
+        var valuesFloat = keysFloat
+        halvesToFloats(keys, &keysFloat, count: keys.count)
+        halvesToFloats(values, &valuesFloat, count: values.count)
+        #expect(keysFloat == keys.map(halfToFloat))
+        keysFloat.withUnsafeBufferPointer { k in
+            valuesFloat.withUnsafeBufferPointer { v in
+                attendFloatCache(
+                    query: q, keys: k.baseAddress! + 8, values: v.baseAddress! + 8, stride: stride, count: count,
+                    dimensions: dims, scale: 0.25, scores: &scores, out: &out)
+            }
+        }
+        keys.withUnsafeBufferPointer { k in
+            values.withUnsafeBufferPointer { v in
+                attendHalfCacheVectorPath(
+                    query: q, keys: k.baseAddress! + 8, values: v.baseAddress! + 8, stride: stride, count: count,
+                    dimensions: dims, scale: 0.25, accumulator: &accumulator, out: &vectorOut)
+            }
+        }
+        for i in 0..<dims {
+            #expect(abs(Double(out[i]) - reference[i]) < 1e-5)
+            // The vector path keeps its running sum in half precision.
+            #expect(abs(Double(vectorOut[i]) - reference[i]) < 5e-3)
+        }
+    }
+}

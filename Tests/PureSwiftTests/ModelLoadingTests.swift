@@ -1,0 +1,205 @@
+import Foundation
+import GGUF
+import PureSwiftBackend
+import SanadCore
+import SanadTestSupport
+import Testing
+
+/// A tiny llama-architecture model with random weights and a ten-token byte-level BPE vocabulary, written with
+/// `GGUFWriter`: 2 layers, width 32, 2 query heads sharing 1 KV head of 16, feed-forward 64.
+enum TinyLlama {
+    static let tokens = ["a", "b", "c", "Ġ", "ab", "bc", "abc", "aa", "Ġa", "<|end|>"]
+    static let dim = 32, heads = 2, kvHeads = 1, headDim = 16, ffn = 64, layers = 2
+
+    /// Writes the model. `architecture` replaces `general.architecture`; `types` stores the named tensors in another
+    /// type (Q8_0 is quantized; other types get zero bytes of the right size).
+    static func write(architecture: String = "llama", types: [String: GGMLType] = [:], drop: Set<String> = [])
+        throws -> URL
+    {
+        var w = GGUFWriter()
+        w.set("general.architecture", .string(architecture))
+        w.set("general.name", .string("tiny"))
+        w.set("\(architecture).block_count", .uint32(UInt32(layers)))
+        w.set("\(architecture).context_length", .uint32(128))
+        w.set("\(architecture).embedding_length", .uint32(UInt32(dim)))
+        w.set("\(architecture).feed_forward_length", .uint32(UInt32(ffn)))
+        w.set("\(architecture).attention.head_count", .uint32(UInt32(heads)))
+        w.set("\(architecture).attention.head_count_kv", .uint32(UInt32(kvHeads)))
+        w.set("\(architecture).rope.freq_base", .float32(10_000))
+        w.set("\(architecture).attention.layer_norm_rms_epsilon", .float32(1e-5))
+        w.set("tokenizer.ggml.model", .string("gpt2"))
+        w.set("tokenizer.ggml.pre", .string("smollm"))
+        w.set("tokenizer.ggml.tokens", .strings(tokens))
+        w.set("tokenizer.ggml.token_type", .int32s(tokens.map { $0 == "<|end|>" ? 3 : 1 }))
+        w.set("tokenizer.ggml.merges", .strings(["a b", "b c", "ab c", "a a", "Ġ a"]))
+        w.set("tokenizer.ggml.eos_token_id", .uint32(9))
+        w.set("tokenizer.ggml.add_bos_token", .bool(false))
+        var r = TestRandom(2024)
+        func add(_ name: String, _ dims: [Int], scale: Float = 0.3, constant: Float? = nil) {
+            guard !drop.contains(name) else { return }
+            let count = dims.reduce(1, *)
+            let values = (0..<count).map { _ in constant ?? r.float(-scale...scale) }
+            switch types[name] {
+            case nil:
+                w.tensors.append(.f32(name, dims, values))
+            case .q8_0?:
+                w.tensors.append(
+                    GGUFWriter.Tensor(name: name, type: .q8_0, dimensions: dims, data: quantizeQ8_0(values)))
+            case let type?:
+                let bytes = count / type.blockSize * type.blockBytes
+                w.tensors.append(
+                    GGUFWriter.Tensor(
+                        name: name, type: type, dimensions: dims, data: [UInt8](repeating: 0, count: bytes)))
+            }
+        }
+        add("token_embd.weight", [dim, tokens.count], scale: 1)
+        add("output_norm.weight", [dim], constant: 1)
+        for l in 0..<layers {
+            let p = "blk.\(l)."
+            add(p + "attn_norm.weight", [dim], constant: 1)
+            add(p + "attn_q.weight", [dim, heads * headDim])
+            add(p + "attn_k.weight", [dim, kvHeads * headDim])
+            add(p + "attn_v.weight", [dim, kvHeads * headDim])
+            add(p + "attn_output.weight", [heads * headDim, dim])
+            add(p + "ffn_norm.weight", [dim], constant: 1)
+            add(p + "ffn_gate.weight", [dim, ffn])
+            add(p + "ffn_up.weight", [dim, ffn])
+            add(p + "ffn_down.weight", [ffn, dim])
+        }
+        return try w.write(to: TestPaths.temporaryDirectory().appendingPathComponent("tiny-\(architecture).gguf"))
+    }
+
+    /// Straightforward Q8_0 quantization (d = max|x|/127, q = round(x/d)).
+    static func quantizeQ8_0(_ values: [Float]) -> [UInt8] {
+        var out: [UInt8] = []
+        for b in 0..<values.count / 32 {
+            let block = values[(32 * b)..<(32 * b + 32)]
+            let d = (block.map(abs).max() ?? 0) / 127
+            out += halfBytes(d)
+            let stored = Float(Float16(d))
+            for v in block { out.append(UInt8(bitPattern: Int8(stored == 0 ? 0 : (v / stored).rounded()))) }
+        }
+        return out
+    }
+
+    static func session(_ url: URL, context: Int = 64, batch: Int = 16) throws -> PureSwiftSession {
+        try PureSwiftSession(
+            path: url.path, options: ModelLoadOptions(threads: 2, contextLength: context, batchSize: batch))
+    }
+}
+
+@Suite("Model loading and the engine on a tiny model")
+struct ModelLoadingTests {
+    @Test("an unknown architecture is a typed error listing the supported ones")
+    func unknownArchitecture() async throws {
+        let url = try TinyLlama.write(architecture: "mamba")
+        do {
+            _ = try await PureSwiftBackend().loadModel(at: url, options: ModelLoadOptions(threads: 1))
+            Issue.record("loading a mamba model succeeded")
+        } catch let error as PureSwiftError {
+            #expect(error == .unsupportedArchitecture(path: url.path, architecture: "mamba", supported: ["llama"]))
+            #expect(error.description.contains("supported: llama"))
+        }
+    }
+
+    @Test("a tensor type without kernels is a typed error naming the tensor, its type and the supported types")
+    func unsupportedTensorType() throws {
+        let url = try TinyLlama.write(types: ["blk.1.ffn_up.weight": .q5_1])
+        #expect(
+            throws: PureSwiftError.unsupportedTensorType(
+                path: url.path, tensor: "blk.1.ffn_up.weight", type: "Q5_1",
+                supported: WeightMatrix.supportedTypes.map(\.description))
+        ) {
+            _ = try TinyLlama.session(url)
+        }
+        #expect(WeightMatrix.supportedTypes.map(\.description).contains("Q4_1"))
+    }
+
+    @Test("a missing tensor names it")
+    func missingTensor() throws {
+        let url = try TinyLlama.write(drop: ["blk.0.attn_v.weight"])
+        #expect(throws: GGUFError.missingTensor(path: url.path, name: "blk.0.attn_v.weight")) {
+            _ = try TinyLlama.session(url)
+        }
+    }
+
+    @Test("the configuration comes from the model's own keys")
+    func configuration() throws {
+        let file = try GGUFFile(path: try TinyLlama.write().path)
+        let c = try LlamaConfiguration(file: file)
+        #expect(c.layers == 2 && c.embedding == 32 && c.heads == 2 && c.kvHeads == 1 && c.headDimension == 16)
+        #expect(c.vocabularySize == 10 && c.trainingContextLength == 128 && c.rope.mode == .normal)
+        #expect(c.attentionScale == 0.25)
+    }
+
+    @Test("logits of a batch equal those of the same tokens one at a time")
+    func batchedEqualsIncremental() throws {
+        let session = try TinyLlama.session(try TinyLlama.write())
+        let tokens: [Int32] = [0, 4, 3, 8, 2, 7, 1, 5]
+        let all = try session.evaluateLogits(tokens, rows: nil)
+        #expect(all.count == tokens.count && all.allSatisfy { $0.count == 10 })
+        for n in 1...tokens.count {
+            let last = try session.evaluateLogits(Array(tokens[..<n]), rows: (n - 1)..<n)
+            #expect(last == [all[n - 1]], "prefix of \(n)")
+        }
+        // Batches of 3 (the session splits the input) give the same values again.
+        let split = try TinyLlama.session(try TinyLlama.write(), batch: 3)
+        #expect(try split.evaluateLogits(tokens, rows: 2..<6) == Array(all[2..<6]))
+    }
+
+    @Test("the same model with Q8_0 weights gives nearly the same logits")
+    func quantizedWeights() throws {
+        let names =
+            ["token_embd.weight"]
+            + (0..<2).flatMap { l in
+                ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"].map {
+                    "blk.\(l).\($0).weight"
+                }
+            }
+        let f32 = try TinyLlama.session(try TinyLlama.write())
+        let q8 = try TinyLlama.session(
+            try TinyLlama.write(types: Dictionary(uniqueKeysWithValues: names.map { ($0, .q8_0) })))
+        let tokens: [Int32] = [0, 4, 3, 8, 2, 7]
+        let a = try f32.evaluateLogits(tokens, rows: nil)
+        let b = try q8.evaluateLogits(tokens, rows: nil)
+        // 8-bit weights move the logits a little, not the ranking of clear winners.
+        var total: Float = 0
+        for (x, y) in zip(a.joined(), b.joined()) {
+            #expect(abs(x - y) < 0.3)
+            total += abs(x - y)
+        }
+        #expect(total / Float(a.count * 10) < 0.05)
+        #expect(a != b)
+    }
+
+    @Test("a prompt longer than the context throws promptTooLong, or keeps its end with truncation")
+    func promptTooLong() async throws {
+        let session = try TinyLlama.session(try TinyLlama.write(), context: 8)
+        let prompt = [Int32](repeating: 4, count: 20)
+        do {
+            for try await _ in session.generate(.tokens(prompt), parameters: GenerationParameters(maxTokens: 2)) {}
+            Issue.record("a 20-token prompt fit a context of 8")
+        } catch let error as SanadError {
+            #expect(error == .promptTooLong(tokens: 20, context: 8))
+        }
+        var finished: StopReason?
+        var generated = 0
+        let parameters = GenerationParameters(maxTokens: 3, sampling: .greedy, truncatePrompt: true)
+        for try await event in session.generate(.tokens(prompt), parameters: parameters) {
+            switch event {
+            case .token: generated += 1
+            case .finished(let reason, let stats):
+                finished = reason
+                #expect(stats.promptTokens <= 8 - 3)
+            }
+        }
+        #expect(finished == .maxTokens || finished == .endOfGeneration)
+        #expect(generated >= 1)
+        #expect(throws: SanadError.promptTooLong(tokens: 9, context: 8)) {
+            _ = try session.evaluateLogits([Int32](repeating: 1, count: 9), rows: nil)
+        }
+        #expect(throws: PureSwiftError.tokenOutOfRange(token: 10, vocabularySize: 10)) {
+            _ = try session.evaluateLogits([1, 10], rows: nil)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import PureSwiftBackend
+import SanadCore
+import Testing
+
+@Suite("Sampling")
+struct SamplerTests {
+    /// A fixed, slightly bumpy distribution over 200 tokens whose maximum is at 137.
+    static func logits() -> [Float] {
+        var r = TestRandom(42)
+        var l = (0..<200).map { _ in r.float(-4...4) }
+        l[137] = 6
+        l[12] = 5.5
+        return l
+    }
+
+    func sample(_ parameters: SamplingParameters, _ logits: [Float], history: [Int32] = [], times: Int = 1) -> [Int32] {
+        let sampler = Sampler(parameters: parameters)
+        return (0..<times).map { _ in
+            var l = logits
+            return l.withUnsafeMutableBufferPointer { sampler.sample($0, history: history) }
+        }
+    }
+
+    @Test("greedy picks the argmax")
+    func greedyIsArgmax() {
+        #expect(sample(.greedy, Self.logits()) == [137])
+        var shifted = Self.logits()
+        shifted[3] = 9
+        #expect(sample(.greedy, shifted) == [3])
+    }
+
+    @Test("top-k = 1 picks the argmax whatever the temperature and seed", arguments: [UInt64(1), 2, 3, 99])
+    func topKOneIsArgmax(seed: UInt64) {
+        let p = SamplingParameters(temperature: 5, topK: 1, topP: 1, minP: 0, seed: seed)
+        #expect(sample(p, Self.logits(), times: 20).allSatisfy { $0 == 137 })
+    }
+
+    @Test("the same seed and logits give the same tokens; another seed another sequence")
+    func seeded() {
+        let p = SamplingParameters(temperature: 1.5, topK: 0, topP: 1, minP: 0, seed: 7)
+        let a = sample(p, Self.logits(), times: 50)
+        let b = sample(p, Self.logits(), times: 50)
+        #expect(a == b)
+        var q = p
+        q.seed = 8
+        #expect(sample(q, Self.logits(), times: 50) != a)
+        // Sampling at a high temperature does visit more than the top token.
+        #expect(Set(a).count > 5)
+    }
+
+    @Test("the repetition penalty changes the pick in a crafted case")
+    func repetitionPenalty() {
+        var logits = [Float](repeating: 0, count: 10)
+        logits[4] = 2.0
+        logits[7] = 1.5
+        #expect(sample(.greedy, logits, history: [4]) == [4])
+        var p = SamplingParameters.greedy
+        p.repetitionPenalty = 1.5  // 2.0 / 1.5 < 1.5
+        #expect(sample(p, logits, history: [1, 4, 4]) == [7])
+        // Negative logits are multiplied: −1 × 2 < −1.5.
+        var negative = [Float](repeating: -5, count: 4)
+        negative[0] = -1
+        negative[1] = -1.5
+        p.repetitionPenalty = 2
+        #expect(sample(p, negative, history: [0]) == [1])
+        // Tokens outside the window are not penalized.
+        p.repetitionWindow = 1
+        #expect(sample(p, negative, history: [0, 3]) == [0])
+    }
+
+    @Test("top-p keeps the smallest set reaching p; min-p drops the unlikely; each keeps at least one")
+    func truncationStages() {
+        var candidates = [Candidate(token: 0, logit: 3), Candidate(token: 1, logit: 2), Candidate(token: 2, logit: 0)]
+        topK(&candidates, k: 0)
+        #expect(candidates.map(\.token) == [0, 1, 2])
+        var p = candidates
+        topP(&p, p: 0.5)  // softmax(3, 2, 0) ≈ 0.71, 0.26, 0.04
+        #expect(p.map(\.token) == [0])
+        p = candidates
+        topP(&p, p: 0.9)
+        #expect(p.map(\.token) == [0, 1])
+        p = candidates
+        minP(&p, minP: 0.3)  // e^(2−3) ≈ 0.37 ≥ 0.3, e^(0−3) ≈ 0.05 < 0.3
+        #expect(p.map(\.token) == [0, 1])
+        var k = [Candidate(token: 5, logit: 1), Candidate(token: 2, logit: 4), Candidate(token: 9, logit: 4)]
+        topK(&k, k: 2)
+        #expect(k.map(\.token) == [2, 9])  // equal logits: lower id first
+    }
+
+    @Test("a constraint stage can forbid tokens before the pick")
+    func constraintMask() {
+        final class Forbid: LogitConstraint {
+            var accepted: [Int32] = []
+            func mask(_ logits: UnsafeMutableBufferPointer<Float>) { logits[137] = -.infinity }
+            func accept(_ token: Int32) { accepted.append(token) }
+        }
+        let forbid = Forbid()
+        let sampler = Sampler(parameters: .greedy, constraint: forbid)
+        var l = Self.logits()
+        let token = l.withUnsafeMutableBufferPointer { sampler.sample($0, history: []) }
+        #expect(token == 12)
+        #expect(forbid.accepted == [12])
+    }
+}
+
+@Suite("Stop strings")
+struct StopStringFilterTests {
+    /// Feeds pieces through a filter; returns the visible text and whether it stopped.
+    func run(_ stops: [String], _ pieces: [String]) -> (String, Bool) {
+        var filter = StopStringFilter(stops)
+        var out = ""
+        for p in pieces {
+            let (text, stopped) = filter.append(p)
+            out += text
+            if stopped { return (out, true) }
+        }
+        return (out + filter.flush(), false)
+    }
+
+    @Test("a stop string split across pieces is found and not shown")
+    func splitAcrossPieces() {
+        #expect(run(["</end>"], ["Hello </", "en", "d> world"]) == ("Hello ", true))
+        #expect(run(["\n\n"], ["a\n", "\nb"]) == ("a", true))
+    }
+
+    @Test("text that only starts like a stop string is held back, then released")
+    func heldBack() {
+        var filter = StopStringFilter(["STOP"])
+        #expect(filter.append("go ST") == ("go ", false))
+        #expect(filter.append("AR") == ("STAR", false))
+        #expect(filter.append("S") == ("", false))
+        #expect(filter.flush() == "S")
+    }
+
+    @Test("the earliest of several stop strings wins; non-ASCII text is cut on character boundaries")
+    func several() {
+        #expect(run(["لا", "x"], ["نعم x لا"]) == ("نعم ", true))
+        #expect(run([], ["a", "b"]) == ("ab", false))
+    }
+}

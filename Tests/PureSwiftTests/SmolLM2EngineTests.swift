@@ -1,0 +1,228 @@
+import Foundation
+import PureSwiftBackend
+import SanadCore
+import SanadTestSupport
+import Testing
+
+// The pure-Swift engine on SmolLM2-135M-Instruct Q4_1 against llama.cpp b11434's own output
+// (Tests/Fixtures/llama-b11434/greedy.json and perplexity.json, made by scripts/make-golden; see the README there).
+
+/// One greedy reference: prompt ids and the 32 (or fewer, at an end-of-generation token) ids llama.cpp chose.
+struct GreedyCase: Decodable, CustomTestStringConvertible, Sendable {
+    let name: String
+    let prompt: String
+    let prompt_ids: [Int32]
+    let ids: [Int32]
+    let text: String
+    let stopped_at_eog: Int32?
+    var testDescription: String { name }
+}
+
+struct GreedyFixture: Decodable {
+    let n_predict: Int
+    let cases: [GreedyCase]
+}
+
+struct PerplexityFixture: Decodable {
+    let ppl: Double
+    let n_ctx: Int
+    let n_chunks: Int?
+    let running_ppl_after_chunk: [Double]
+}
+
+enum SmolLM2Fixtures {
+    static let model = TestPaths.model(TestPaths.smolLM2)
+    static let greedy: GreedyFixture? = decode("llama-b11434/greedy.json")
+    static let perplexity: PerplexityFixture? = decode("llama-b11434/perplexity.json")
+
+    static func decode<T: Decodable>(_ name: String) -> T? {
+        guard let data = FileManager.default.contents(atPath: TestPaths.fixture(name).path) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: data)
+    }
+
+    static func session(context: Int = 512, threads: Int = 2) throws -> PureSwiftSession {
+        let url = try #require(model)
+        return try PureSwiftSession(path: url.path, options: ModelLoadOptions(threads: threads, contextLength: context))
+    }
+
+    /// Runs a generation to the end; returns the token ids, the joined text and how it finished.
+    static func generate(_ session: PureSwiftSession, _ input: GenerationInput, _ parameters: GenerationParameters)
+        async throws -> (ids: [Int32], text: String, reason: StopReason?)
+    {
+        var ids: [Int32] = []
+        var text = ""
+        var reason: StopReason?
+        for try await event in session.generate(input, parameters: parameters) {
+            switch event {
+            case .token(let id, let piece):
+                ids.append(id)
+                text += piece
+            case .finished(let r, _): reason = r
+            }
+        }
+        return (ids, text, reason)
+    }
+}
+
+@Suite(
+    "SmolLM2 against llama.cpp",
+    .enabled(if: SmolLM2Fixtures.model != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
+struct SmolLM2EngineTests {
+    @Test("the greedy reference exists and covers at least 8 prompts")
+    func greedyFixturePresent() throws {
+        let fixture = try #require(
+            SmolLM2Fixtures.greedy, "Tests/Fixtures/llama-b11434/greedy.json is missing or unreadable")
+        #expect(fixture.cases.count >= 8)
+        #expect(fixture.n_predict == 32)
+    }
+
+    @Test("greedy generation picks llama.cpp's tokens, every one", arguments: SmolLM2Fixtures.greedy?.cases ?? [])
+    func greedy(_ reference: GreedyCase) async throws {
+        let session = try SmolLM2Fixtures.session()
+        let n = SmolLM2Fixtures.greedy?.n_predict ?? 32
+        let result = try await SmolLM2Fixtures.generate(
+            session, .tokens(reference.prompt_ids), GenerationParameters(maxTokens: n, sampling: .greedy))
+        if let i = (0..<min(result.ids.count, reference.ids.count)).first(where: { result.ids[$0] != reference.ids[$0] }
+        ) {
+            let message =
+                "first divergence at generated token \(i): llama.cpp \(reference.ids[i]), pure-swift \(result.ids[i])"
+            Issue.record(Comment(rawValue: message))
+        }
+        #expect(result.ids == reference.ids)
+        #expect(result.reason == (reference.stopped_at_eog == nil ? .maxTokens : .endOfGeneration))
+        if !reference.text.contains("\u{FFFD}") { #expect(result.text == reference.text) }
+        // The prompt ids come from the pure-Swift tokenizer too.
+        #expect(try session.tokenize(reference.prompt, addSpecial: true, parseSpecial: true) == reference.prompt_ids)
+    }
+
+    @Test("perplexity on the GPL-3 text at context 512 is within 0.5 % of llama-perplexity's")
+    func perplexity() throws {
+        let fixture = try #require(SmolLM2Fixtures.perplexity, "Tests/Fixtures/llama-b11434/perplexity.json is missing")
+        let context = fixture.n_ctx
+        let session = try SmolLM2Fixtures.session(context: context)
+        // llama-perplexity's method: the -f text minus one trailing newline, tokenized with BOS when the model adds
+        // one; chunks of n_ctx from an empty cache; the second half of each chunk scored.
+        var text = try String(contentsOfFile: "/usr/share/common-licenses/GPL-3", encoding: .utf8)
+        if text.hasSuffix("\n") { text.removeLast() }
+        let tokens = try session.tokenize(text, addSpecial: true, parseSpecial: false)
+        let chunks = tokens.count / context
+        if let expected = fixture.n_chunks { #expect(chunks == expected) }
+        let first = context / 2
+        var nll: Double = 0
+        var count = 0
+        for chunk in 0..<chunks {
+            var input = Array(tokens[(chunk * context)..<((chunk + 1) * context)])
+            if session.model.addsBOS, let bos = session.model.bosToken { input[0] = bos }
+            let rows = try session.evaluateLogits(input, rows: first..<(context - 1))
+            for (i, logits) in rows.enumerated() {
+                let target = Int(tokens[chunk * context + first + i + 1])
+                let maxLogit = logits.max() ?? 0
+                let sum = logits.reduce(0.0) { $0 + Double(expf($1 - maxLogit)) }
+                nll -= Double(logits[target] - maxLogit) - log(sum)
+            }
+            count += context - first - 1
+        }
+        let ppl = exp(nll / Double(count))
+        #expect(abs(ppl - fixture.ppl) / fixture.ppl < 0.005, "pure-swift PPL \(ppl), llama.cpp \(fixture.ppl)")
+    }
+
+    @Test("cancelling the consumer stops generation within one token")
+    func cancellation() async throws {
+        let session = try SmolLM2Fixtures.session()
+        let prompt = try session.tokenize("Once upon a time", addSpecial: true, parseSpecial: false)
+        let counter = TokenCounter()
+        let task = Task {
+            for try await event in session.generate(
+                .tokens(prompt), parameters: GenerationParameters(maxTokens: 400, sampling: .greedy))
+            {
+                if case .token = event {
+                    if await counter.increment() == 1 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }
+        }
+        _ = await task.result
+        let seen = await counter.value
+        #expect(seen >= 1 && seen <= 2)
+        // `tokenCount` waits for the generation thread: it stopped after a token or two, not after 400.
+        #expect(session.tokenCount <= prompt.count + 3)
+        // The session is usable afterwards.
+        session.reset()
+        let again = try await SmolLM2Fixtures.generate(
+            session, .tokens(prompt), GenerationParameters(maxTokens: 2, sampling: .greedy))
+        #expect(again.ids.count == 2 && again.reason == .maxTokens)
+    }
+
+    @Test("stop strings end generation without being shown, even across token boundaries")
+    func stopStrings() async throws {
+        let session = try SmolLM2Fixtures.session()
+        let full = try await SmolLM2Fixtures.generate(
+            session, .text("Hello my name is", parseSpecial: false),
+            GenerationParameters(maxTokens: 24, sampling: .greedy))
+        let scalars = Array(full.text.unicodeScalars)
+        try #require(scalars.count > 20)
+        let stop = String(String.UnicodeScalarView(scalars[9..<16]))
+        let expected = try #require(full.text.range(of: stop)).lowerBound
+        session.reset()
+        let stopped = try await SmolLM2Fixtures.generate(
+            session, .text("Hello my name is", parseSpecial: false),
+            GenerationParameters(maxTokens: 24, sampling: .greedy, stopStrings: [stop]))
+        #expect(stopped.reason == .stopString)
+        #expect(stopped.text == String(full.text[..<expected]))
+    }
+
+    @Test("streamed text is the tokenizer's decoding; a conversation continues; sampling is reproducible")
+    func streamingAndState() async throws {
+        let session = try SmolLM2Fixtures.session()
+        let parameters = GenerationParameters(maxTokens: 12, sampling: SamplingParameters(temperature: 0.9, seed: 5))
+        let first = try await SmolLM2Fixtures.generate(
+            session, .text("The weather today", parseSpecial: false), parameters)
+        #expect(first.ids.count == 12)
+        #expect(first.text == session.detokenize(first.ids, renderSpecial: false))
+        let held = session.tokenCount
+        let more = try await SmolLM2Fixtures.generate(session, .text(" and tomorrow", parseSpecial: false), parameters)
+        #expect(session.tokenCount > held + more.ids.count)
+        session.reset()
+        #expect(session.tokenCount == 0)
+        let replay = try await SmolLM2Fixtures.generate(
+            session, .text("The weather today", parseSpecial: false), parameters)
+        #expect(replay.ids == first.ids)
+    }
+
+    @Test("the chat template is the model's (ChatML) and a chat answer ends at <|im_end|>")
+    func chat() async throws {
+        let session = try SmolLM2Fixtures.session()
+        let prompt = try session.applyChatTemplate(
+            [.system("Be brief."), .user("What is 2 + 2?")], addAssistantPrompt: true)
+        #expect(
+            prompt
+                == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n"
+        )
+        let answer = try await SmolLM2Fixtures.generate(
+            session, .text(prompt, parseSpecial: true), GenerationParameters(maxTokens: 64, sampling: .greedy))
+        #expect(answer.reason == .endOfGeneration)
+        #expect(answer.text.contains("4"))
+        #expect(!answer.text.contains("<|im_end|>"))
+    }
+
+    @Test("evaluateLogits returns the requested rows and leaves the session empty")
+    func logitRows() throws {
+        let session = try SmolLM2Fixtures.session()
+        let tokens = try session.tokenize("The capital of France is", addSpecial: true, parseSpecial: false)
+        let all = try session.evaluateLogits(tokens, rows: nil)
+        let tail = try session.evaluateLogits(tokens, rows: (tokens.count - 2)..<tokens.count)
+        #expect(all.count == tokens.count && tail.count == 2 && all[0].count == 49152)
+        #expect(Array(all.suffix(2)) == tail)
+        #expect(session.tokenCount == 0)
+        let best = tail[1].indices.max { tail[1][$0] < tail[1][$1] } ?? 0
+        #expect(session.detokenize([Int32(best)], renderSpecial: false) == " Paris")
+    }
+}
+
+/// Counts streamed tokens across tasks.
+actor TokenCounter {
+    private(set) var value = 0
+    func increment() -> Int {
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Runs llama-bench (the pinned llama.cpp b11434 build) and `sanad bench` for every available engine on the same
+# machine, in one run, alternating, and prints one table: each engine's t/s and its ratio to llama-bench.
+# Each figure is the median over the repeated pairs (these machines are shared and noisy).
+set -euo pipefail
+
+usage() {
+    cat <<USAGE
+Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-r REPS] [--pairs K] [--backends LIST] [--save]
+
+Alternates K times: llama-bench, then sanad bench (all engines), each with -r REPS repetitions of pp N and tg N.
+Prints a markdown table of medians over the K pairs with each engine's ratio to llama-bench.
+
+Options:
+  -m MODEL         model path or file name in the models folder (default: SmolLM2-135M-Instruct.Q4_1.gguf)
+  -t THREADS       threads for both tools (default: 2)
+  -p N             prompt length (default: 512)
+  -n N             generation length (default: 128)
+  -r REPS          repetitions inside each tool run (default: 3)
+  --pairs K        alternating pairs (default: 3)
+  --backends LIST  sanad engines (default: all)
+  --save           also write the table to bench/results/<date>-<cpu>.md
+  -h, --help       this help
+
+Environment: LLAMA_BENCH (default: llama-bench on PATH, else /usr/local/bin/llama-bench), SANAD (default: the
+release build .build/release/sanad, built if missing), SANAD_MODELS (models folder).
+USAGE
+}
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODEL="SmolLM2-135M-Instruct.Q4_1.gguf"
+THREADS=2
+PP=512
+TG=128
+REPS=3
+PAIRS=3
+BACKENDS=all
+SAVE=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        -m) MODEL="$2"; shift 2 ;;
+        -t) THREADS="$2"; shift 2 ;;
+        -p) PP="$2"; shift 2 ;;
+        -n) TG="$2"; shift 2 ;;
+        -r) REPS="$2"; shift 2 ;;
+        --pairs) PAIRS="$2"; shift 2 ;;
+        --backends) BACKENDS="$2"; shift 2 ;;
+        --save) SAVE=1; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; echo "Error: unknown option '$1'" >&2; exit 64 ;;
+    esac
+done
+
+MODELS_DIR="${SANAD_MODELS:-$ROOT/models}"
+MODEL_PATH="$MODEL"
+[[ -f "$MODEL_PATH" ]] || MODEL_PATH="$MODELS_DIR/$MODEL"
+[[ -f "$MODEL_PATH" ]] || { echo "Error: model '$MODEL' not found (looked in $MODELS_DIR); run scripts/setup" >&2; exit 1; }
+
+LLAMA_BENCH="${LLAMA_BENCH:-$(command -v llama-bench || echo /usr/local/bin/llama-bench)}"
+[[ -x "$LLAMA_BENCH" ]] || { echo "Error: llama-bench not found; run scripts/install-llama" >&2; exit 1; }
+SANAD="${SANAD:-$ROOT/.build/release/sanad}"
+if [[ ! -x "$SANAD" ]]; then
+    echo "==> building sanad (release)" >&2
+    (cd "$ROOT" && swift build -c release --product sanad >&2)
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+for ((i = 1; i <= PAIRS; i++)); do
+    echo "==> pair $i/$PAIRS: llama-bench" >&2
+    "$LLAMA_BENCH" -m "$MODEL_PATH" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl >"$WORK/llama-$i.jsonl" 2>"$WORK/llama-$i.err" \
+        || { cat "$WORK/llama-$i.err" >&2; exit 1; }
+    echo "==> pair $i/$PAIRS: sanad bench --backends $BACKENDS" >&2
+    "$SANAD" bench -m "$MODEL_PATH" --backends "$BACKENDS" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl \
+        >"$WORK/sanad-$i.jsonl"
+done
+
+CPU="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || uname -m)"
+TABLE="$(python3 - "$WORK" "$PAIRS" "$THREADS" "$MODEL" "$CPU" <<'PY'
+import json, statistics, sys, glob, os
+work, pairs, threads, model, cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+def test_name(r):
+    p, n = int(r["n_prompt"]), int(r["n_gen"])
+    return f"pp{p}" if n == 0 else (f"tg{n}" if p == 0 else f"pp{p}+tg{n}")
+ref, ours, errors = {}, {}, {}
+for i in range(1, pairs + 1):
+    for line in open(os.path.join(work, f"llama-{i}.jsonl")):
+        if line.strip():
+            r = json.loads(line); ref.setdefault(test_name(r), []).append(r["avg_ts"])
+    for line in open(os.path.join(work, f"sanad-{i}.jsonl")):
+        if line.strip():
+            r = json.loads(line)
+            key = (r["sanad_backend"], test_name(r))
+            if r.get("error"): errors[key] = r["error"]
+            else: ours.setdefault(key, []).append(r["avg_ts"])
+print(f"Model {model}, {threads} threads, CPU: {cpu}; medians of {pairs} alternating pairs.\n")
+print("| engine | test | t/s (median) | llama-bench t/s (median) | ratio |")
+print("| --- | --- | ---: | ---: | ---: |")
+tests = sorted(ref)
+for t in tests:
+    r = statistics.median(ref[t])
+    print(f"| llama-bench b11434 | {t} | {r:.2f} | {r:.2f} | 1.00 |")
+    for (b, tt) in sorted(set(list(ours) + list(errors))):
+        if tt != t: continue
+        if (b, tt) in errors and (b, tt) not in ours:
+            print(f"| sanad {b} | {t} | unavailable: {errors[(b, tt)]} | {r:.2f} | — |"); continue
+        m = statistics.median(ours[(b, tt)])
+        print(f"| sanad {b} | {t} | {m:.2f} | {r:.2f} | {m / r:.2f} |")
+PY
+)"
+echo "$TABLE"
+if [[ $SAVE -eq 1 ]]; then
+    slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
+    out="$ROOT/bench/results/$(date +%Y-%m-%d)-$slug.md"
+    { echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "$TABLE"; } >"$out"
+    echo "saved $out" >&2
+fi

@@ -30,7 +30,8 @@ let package = Package(
         .target(
             name: "ProactiveAlertsPlugin", dependencies: ["SanadCore"], path: "Plugins/ProactiveAlerts",
             resources: [.copy("Resources")]),
-        .target(name: "DependentsPlugin", dependencies: ["SanadCore", "ProactiveAlertsPlugin"], path: "Plugins/Dependents"),
+        .target(
+            name: "DependentsPlugin", dependencies: ["SanadCore", "ProactiveAlertsPlugin"], path: "Plugins/Dependents"),
         // The CLI: the only place that wires engines and plugins into the registries.
         .executableTarget(
             name: "sanad",

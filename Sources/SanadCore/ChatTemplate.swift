@@ -70,7 +70,8 @@ public enum ChatTemplate: String, Sendable, CaseIterable, Equatable {
             if addAssistantPrompt { out += "<start_of_turn>model\n" }
         case .llama3:
             for m in messages {
-                out += "<|start_header_id|>\(m.role.rawValue)<|end_header_id|>\n\n"
+                out +=
+                    "<|start_header_id|>\(m.role.rawValue)<|end_header_id|>\n\n"
                     + "\(m.content.trimmingSpaces())<|eot_id|>"
             }
             if addAssistantPrompt { out += "<|start_header_id|>assistant<|end_header_id|>\n\n" }

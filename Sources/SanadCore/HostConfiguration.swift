@@ -89,7 +89,8 @@ public struct HostConfiguration: Sendable, Equatable {
         let backendsReader = try object.required("backends").array()
         guard !backendsReader.isEmpty else {
             throw SanadError.invalidConfig(
-                file: file, keyPath: "backends", problem: "is empty; list at least one of: \(backendIDs.joined(separator: ", "))")
+                file: file, keyPath: "backends",
+                problem: "is empty; list at least one of: \(backendIDs.joined(separator: ", "))")
         }
         var backends: [BackendChoice] = []
         for entry in backendsReader {

@@ -118,7 +118,9 @@ public struct GenerationStats: Sendable, Equatable, Codable {
     /// Seconds spent generating (after the prompt).
     public var generationSeconds: Double
 
-    public init(promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0) {
+    public init(
+        promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0
+    ) {
         self.promptTokens = promptTokens
         self.generatedTokens = generatedTokens
         self.promptSeconds = promptSeconds

@@ -52,7 +52,9 @@ public enum TierSelection {
         guard let smallest = sorted.first else { return nil }
         let mib = memory.effectiveBytes / 1_048_576
         let limit =
-            memory.cgroupLimitBytes.map { "cgroup limit \($0 / 1_048_576) MiB, physical \(memory.physicalBytes / 1_048_576) MiB" }
+            memory.cgroupLimitBytes.map {
+                "cgroup limit \($0 / 1_048_576) MiB, physical \(memory.physicalBytes / 1_048_576) MiB"
+            }
             ?? "physical memory \(mib) MiB, no cgroup limit"
         if let best = sorted.last(where: { $0.minimumMemoryMiB <= mib }) {
             return (best, "\(mib) MiB usable (\(limit)) ≥ tier '\(best.tier)' minimum \(best.minimumMemoryMiB) MiB")

@@ -122,7 +122,9 @@ public struct MemoryEstimate: Sendable, Equatable {
         let fitting = allTiers.sorted { $0.memoryBudgetMiB < $1.memoryBudgetMiB }
             .first { $0.memoryBudgetMiB * 1_048_576 >= totalBytes }
         let suggestion =
-            fitting.map { "tier '\($0.tier)' (budget \($0.memoryBudgetMiB) MiB) fits: pass --tier \($0.tier), or lower the context (-c)" }
+            fitting.map {
+                "tier '\($0.tier)' (budget \($0.memoryBudgetMiB) MiB) fits: pass --tier \($0.tier), or lower the context (-c)"
+            }
             ?? "no tier's budget fits; lower the context (-c) or use a smaller model"
         throw SanadError.insufficientMemory(
             needed: totalBytes, budget: budget, tier: config.tier, suggestion: "\(text); \(suggestion)")

@@ -59,7 +59,8 @@ struct HostContext {
             guard let t = tiers.first(where: { $0.tier == tierFlag }) else {
                 throw UsageError(
                     "unknown tier '\(tierFlag)'; tiers: \(tiers.map(\.tier).joined(separator: ", "))"
-                        + (configsDirectory.map { " (from \($0.path))" } ?? " (no configs/ folder found; set SANAD_HOME)"))
+                        + (configsDirectory.map { " (from \($0.path))" }
+                            ?? " (no configs/ folder found; set SANAD_HOME)"))
             }
             config = t
             reason = "--tier \(tierFlag)"
@@ -137,7 +138,8 @@ struct HostContext {
     }
 
     /// Load options from the config, overridden by flags.
-    func loadOptions(backend: String, threads: Int? = nil, context: Int? = nil, seed: UInt64? = nil) -> ModelLoadOptions {
+    func loadOptions(backend: String, threads: Int? = nil, context: Int? = nil, seed: UInt64? = nil) -> ModelLoadOptions
+    {
         let engineOptions = config.backends.first { $0.id == backend }?.options ?? [:]
         return ModelLoadOptions(
             threads: threads ?? config.threads ?? ProcessInfo.processInfo.activeProcessorCount,

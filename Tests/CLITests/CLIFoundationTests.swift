@@ -47,7 +47,10 @@ struct CLIFoundationTests {
         #expect(r.stdout.contains("tier:       2gb"))
         #expect(r.stdout.contains("why:        --tier 2gb"))
         let url = try TestPaths.temporaryDirectory().appendingPathComponent("bad.json")
-        try Data(#"{"tier":"x","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":64,"backends":[{"id":"cuda"}]}"#.utf8).write(to: url)
+        try Data(
+            #"{"tier":"x","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":64,"backends":[{"id":"cuda"}]}"#
+                .utf8
+        ).write(to: url)
         let bad = try SanadCLI.run(["config", "--config", url.path])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains(url.path) && bad.stderr.contains("backends[0].id: 'cuda' is not one of"))
@@ -55,7 +58,9 @@ struct CLIFoundationTests {
         #expect(env.status == 1 && env.stderr.contains("backends[0].id"))
     }
 
-    @Test("models never crashes on truncated or bit-flipped GGUF files", .enabled(if: TestPaths.model(TestPaths.smolLM2) != nil))
+    @Test(
+        "models never crashes on truncated or bit-flipped GGUF files",
+        .enabled(if: TestPaths.model(TestPaths.smolLM2) != nil))
     func hostileModels() throws {
         let source = try #require(TestPaths.model(TestPaths.smolLM2))
         let dir = try TestPaths.temporaryDirectory()

@@ -237,7 +237,9 @@ enum HostileCase: Sendable, CustomTestStringConvertible {
             patch32(&b, at: 24 + metadataSize(w) + 8 + 1 + 4 + 8, 77)
             return b
         case .blockMultiple:
-            w.tensors = [GGUFWriter.Tensor(name: "t", type: .q4_0, dimensions: [16], data: Array(repeating: 0, count: 18))]
+            w.tensors = [
+                GGUFWriter.Tensor(name: "t", type: .q4_0, dimensions: [16], data: Array(repeating: 0, count: 18))
+            ]
             return w.bytes()
         case .version:
             var b = w.bytes()

@@ -76,10 +76,12 @@ struct ChatSessionTests {
     func engineFailure() async throws {
         let attempts = Counter()
         let engine = ScriptedSession(replies: [["أهلاً"]])
-        let session = ChatSession(plugins: [], now: { sampleNow }) {
-            if attempts.increment() == 1 { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) }
-            return engine
-        }
+        let session = ChatSession(
+            plugins: [], now: { sampleNow },
+            loadEngine: {
+                if attempts.increment() == 1 { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) }
+                return engine
+            })
         await session.open()
         let failed = await session.snapshot()
         #expect(failed.canRetry && !failed.isInputEnabled)

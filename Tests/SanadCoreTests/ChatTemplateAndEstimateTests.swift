@@ -70,7 +70,8 @@ struct MemoryEstimateTests {
     func overBudget() throws {
         let s = ModelSummary(file: try tinyModel())
         let e = MemoryEstimate(model: s, contextLength: 1 << 20)
-        let small = try loadConfig(validConfig.replacingOccurrences(of: "\"memoryBudgetMiB\": 500", with: "\"memoryBudgetMiB\": 1"))
+        let small = try loadConfig(
+            validConfig.replacingOccurrences(of: "\"memoryBudgetMiB\": 500", with: "\"memoryBudgetMiB\": 1"))
         let big = try loadConfig(
             validConfig.replacingOccurrences(of: "\"tier\": \"t\"", with: "\"tier\": \"huge\"")
                 .replacingOccurrences(of: "\"memoryBudgetMiB\": 500", with: "\"memoryBudgetMiB\": 100000"))

@@ -41,13 +41,23 @@ struct HostConfigurationTests {
         "invalid configs name the key path and the valid choices",
         arguments: [
             ("unknown top-level key", #"{"tier":"t","bogus":1}"#, "bogus: unknown key; valid keys here: tier"),
-            ("unknown backend", #"REPLACE"backends":[{"id":"cuda"}]}"#, "backends[0].id: 'cuda' is not one of: llama, pure-swift"),
-            ("unknown plugin", #"REPLACE"backends":[{"id":"llama"}],"plugins":[{"id":"x"}]}"#, "plugins[0].id: 'x' is not one of: proactive-alerts"),
+            (
+                "unknown backend", #"REPLACE"backends":[{"id":"cuda"}]}"#,
+                "backends[0].id: 'cuda' is not one of: llama, pure-swift"
+            ),
+            (
+                "unknown plugin", #"REPLACE"backends":[{"id":"llama"}],"plugins":[{"id":"x"}]}"#,
+                "plugins[0].id: 'x' is not one of: proactive-alerts"
+            ),
             ("wrong type", #"{"tier":5}"#, "tier: expected a string, found a number"),
             ("missing key", #"{"tier":"t"}"#, "backends: missing required key"),
             ("empty backends", #"REPLACE"backends":[]}"#, "backends: is empty"),
             ("unknown nested key", #"REPLACE"backends":[{"id":"llama","lib":"x"}]}"#, "backends[0].lib: unknown key"),
-            ("negative context", #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":-4,"backends":[{"id":"llama"}]}"#, "contextLength: must be at least 16"),
+            (
+                "negative context",
+                #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":-4,"backends":[{"id":"llama"}]}"#,
+                "contextLength: must be at least 16"
+            ),
             ("not JSON", "{tier", "invalid JSON"),
         ])
     func invalid(name: String, text: String, expected: String) throws {
@@ -82,8 +92,9 @@ struct HostConfigurationTests {
 @Suite("Tier selection")
 struct TierSelectionTests {
     func tier(_ name: String, _ minimum: Int) throws -> HostConfiguration {
-        try loadConfig(validConfig.replacingOccurrences(of: "\"tier\": \"t\"", with: "\"tier\": \"\(name)\"")
-            .replacingOccurrences(of: "\"minimumMemoryMiB\": 1000", with: "\"minimumMemoryMiB\": \(minimum)"))
+        try loadConfig(
+            validConfig.replacingOccurrences(of: "\"tier\": \"t\"", with: "\"tier\": \"\(name)\"")
+                .replacingOccurrences(of: "\"minimumMemoryMiB\": 1000", with: "\"minimumMemoryMiB\": \(minimum)"))
     }
 
     @Test(

@@ -12,7 +12,8 @@ public enum SanadCLI {
 
     /// The `sanad` binary in the same build folder as the running tests.
     public static var executable: URL? {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
         for _ in 0..<4 {

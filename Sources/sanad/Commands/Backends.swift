@@ -31,7 +31,9 @@ enum BackendsCommand: SanadCommand {
                             "summary": .string(b.summary), "embeddings": .bool(embeds),
                         ]))
                 } else {
-                    print("\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    \(b.summary) — \(detail)")
+                    print(
+                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    \(b.summary) — \(detail)"
+                    )
                 }
             case .unavailable(let reason):
                 if json {
@@ -41,7 +43,9 @@ enum BackendsCommand: SanadCommand {
                             "summary": .string(b.summary), "embeddings": .bool(embeds),
                         ]))
                 } else {
-                    print("\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  \(b.summary) — \(reason)")
+                    print(
+                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  \(b.summary) — \(reason)"
+                    )
                 }
             }
         }

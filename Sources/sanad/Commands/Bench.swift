@@ -73,7 +73,8 @@ enum BenchCommand: SanadCommand {
         let backendIDs: [String]
         if let backendList, backendList != ["all"] {
             for id in backendList where host.registry.inference[id] == nil {
-                throw UsageError("unknown backend '\(id)'; known: \(host.registry.inferenceIDs.joined(separator: ", "))")
+                throw UsageError(
+                    "unknown backend '\(id)'; known: \(host.registry.inferenceIDs.joined(separator: ", "))")
             }
             backendIDs = backendList
         } else {
@@ -128,7 +129,9 @@ enum BenchCommand: SanadCommand {
                         printError("bench: \(label): repetition \(rep + 1)/\(reps)")
                         session.reset()
                         // Token ids are drawn before the clock starts: only the engine's work is timed.
-                        let prompt = test.prompt > 0 ? promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng) : []
+                        let prompt =
+                            test.prompt > 0
+                            ? promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng) : []
                         var genTokens: [Int32] = [bos ?? rng.token(vocabulary)]
                         for _ in 1..<max(test.gen, 1) { genTokens.append(rng.token(vocabulary)) }
                         let start = monotonicNanoseconds()
@@ -188,7 +191,8 @@ struct BenchModelInfo {
         size = file.tensorBytes
         parameters = file.parameterCount
         let summary = ModelSummary(file: file)
-        type = "\(summary.architecture) \(summary.parameterText.replacingOccurrences(of: " ", with: "")) "
+        type =
+            "\(summary.architecture) \(summary.parameterText.replacingOccurrences(of: " ", with: "")) "
             + fileTypeName(file.int("general.file_type"))
     }
 }
@@ -254,8 +258,12 @@ final class BenchPrinter {
     func begin() {
         switch format {
         case "md":
-            print("| model                          |       size |     params | backend    | threads |            test |                  t/s |")
-            print("| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |")
+            print(
+                "| model                          |       size |     params | backend    | threads |            test |                  t/s |"
+            )
+            print(
+                "| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |"
+            )
         case "json": print("[")
         case "csv": print(Self.csvFields.joined(separator: ","))
         default: break
@@ -290,10 +298,14 @@ final class BenchPrinter {
             ("samples_ns", .array(r.samplesNs.map { .number(Double($0)) })),
             ("samples_ts", .array(r.samplesTs.map { .number($0) })),
         ]
-        emit(row, markdown: String(format: "%.2f ± %.2f", r.avgTs, r.stddevTs), model: r.model, backend: r.backend, threads: r.threads, test: r.test)
+        emit(
+            row, markdown: String(format: "%.2f ± %.2f", r.avgTs, r.stddevTs), model: r.model, backend: r.backend,
+            threads: r.threads, test: r.test)
     }
 
-    func unavailable(model: BenchModelInfo, backend: String, threads: Int, reason: String, tests: [BenchCommand.TestSpec]) {
+    func unavailable(
+        model: BenchModelInfo, backend: String, threads: Int, reason: String, tests: [BenchCommand.TestSpec]
+    ) {
         for test in tests {
             var row = fields(model: model, backend: backend, threads: threads, batch: 0, test: test)
             row.append(("error", .string(reason)))

@@ -36,7 +36,9 @@ enum ConfigCommand: SanadCommand {
                 row["available"] = .bool(false)
                 row["reason"] = .string(reason)
             }
-            row["chosen"] = .bool(chosen == choice.id && row["available"] == .bool(true) && backendRows.allSatisfy { $0["chosen"] != .bool(true) })
+            row["chosen"] = .bool(
+                chosen == choice.id && row["available"] == .bool(true)
+                    && backendRows.allSatisfy { $0["chosen"] != .bool(true) })
             backendRows.append(.object(row))
         }
         var modelRow: [String: JSONValue] = ["name": .string(c.model)]
@@ -81,14 +83,18 @@ enum ConfigCommand: SanadCommand {
         for row in backendRows {
             let id = row["id"]?.stringValue ?? ""
             if row["available"] == .bool(true) {
-                print("  \(row["chosen"] == .bool(true) ? "*" : " ") \(id): available — \(row["detail"]?.stringValue ?? "")")
+                print(
+                    "  \(row["chosen"] == .bool(true) ? "*" : " ") \(id): available — \(row["detail"]?.stringValue ?? "")"
+                )
             } else {
                 print("    \(id): unavailable — \(row["reason"]?.stringValue ?? "")")
             }
         }
         print("model:      \(c.model)")
         print("memory:     \(estimateText)")
-        print("context:    \(c.contextLength) tokens, threads: \(c.threads.map(String.init) ?? "all cores"), batch \(c.batchSize)")
+        print(
+            "context:    \(c.contextLength) tokens, threads: \(c.threads.map(String.init) ?? "all cores"), batch \(c.batchSize)"
+        )
         print("embedding:  \(c.embedding.map { "\($0.backend) (\($0.model))" } ?? "none")")
         print("plugins:    \(c.plugins.isEmpty ? "none" : c.plugins.map(\.id).joined(separator: ", "))")
         print("tiers:      \(host.tiers.map { "\($0.tier) (≥ \($0.minimumMemoryMiB) MiB)" }.joined(separator: ", "))")

@@ -27,7 +27,9 @@ enum ModelsCommand: SanadCommand {
         var files = try arguments.positionals().map { URL(fileURLWithPath: $0) }
         if files.isEmpty {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: host.modelsDirectory.path)) ?? []
-            files = names.filter { $0.hasSuffix(".gguf") }.sorted().map { host.modelsDirectory.appendingPathComponent($0) }
+            files = names.filter { $0.hasSuffix(".gguf") }.sorted().map {
+                host.modelsDirectory.appendingPathComponent($0)
+            }
             if files.isEmpty {
                 printError("no .gguf files in \(host.modelsDirectory.path); run scripts/setup to fetch the models")
             }
@@ -48,7 +50,11 @@ enum ModelsCommand: SanadCommand {
                             "name": s.name.map(JSONValue.string) ?? .null,
                             "parameters": .number(Double(s.parameterCount)),
                             "sizeBytes": .number(Double(s.fileSize)),
-                            "quantization": .object(Dictionary(uniqueKeysWithValues: s.quantizationMix.map { ($0.type, JSONValue.number(Double($0.count))) })),
+                            "quantization": .object(
+                                Dictionary(
+                                    uniqueKeysWithValues: s.quantizationMix.map {
+                                        ($0.type, JSONValue.number(Double($0.count)))
+                                    })),
                             "contextLength": s.trainingContextLength.map { .number(Double($0)) } ?? .null,
                             "chatTemplate": .string(s.chatTemplateText),
                             "estimate": .object([
@@ -68,7 +74,9 @@ enum ModelsCommand: SanadCommand {
                     print("  quantization:  \(s.quantizationText)")
                     print("  context:       \(s.trainingContextLength.map(String.init) ?? "unknown") (training)")
                     print("  chat template: \(s.chatTemplateText)")
-                    print("  estimate:      \(e.text) — \(fits ? "fits" : "exceeds") tier '\(host.config.tier)' budget \(host.config.memoryBudgetMiB) MiB")
+                    print(
+                        "  estimate:      \(e.text) — \(fits ? "fits" : "exceeds") tier '\(host.config.tier)' budget \(host.config.memoryBudgetMiB) MiB"
+                    )
                 }
             } catch {
                 failures += 1

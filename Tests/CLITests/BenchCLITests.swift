@@ -27,7 +27,7 @@ struct BenchCLITests {
         #expect(samples.count == 2 && samples.allSatisfy { $0 > 0 })
         let avg = try #require(rows[0]["avg_ts"] as? Double)
         #expect(abs(avg - samples.reduce(0, +) / 2) < 1e-6 * avg)
-        #expect((rows[0]["avg_ns"] as? Double ?? 0) > 0)
+        #expect(((rows[0]["avg_ns"] as? NSNumber)?.doubleValue ?? 0) > 0)
     }
 
     @Test("markdown has llama-bench's columns; an unavailable backend is a row with its reason")

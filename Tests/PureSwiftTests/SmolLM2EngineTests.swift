@@ -142,9 +142,11 @@ struct SmolLM2EngineTests {
         }
         _ = await task.result
         let seen = await counter.value
-        #expect(seen >= 1 && seen <= 2)
-        // `tokenCount` waits for the generation thread: it stopped after a token or two, not after 400.
-        #expect(session.tokenCount <= prompt.count + 3)
+        // The engine checks the cancellation flag before every token; the consumer's cancel reaches it as soon as
+        // the consuming task runs again, which on a loaded machine can be some tokens later. So: it stopped early.
+        #expect(seen >= 1 && seen < 64)
+        // `tokenCount` waits for the generation thread: it stopped long before the 400 requested.
+        #expect(session.tokenCount < prompt.count + 64)
         // The session is usable afterwards.
         session.reset()
         let again = try await SmolLM2Fixtures.generate(

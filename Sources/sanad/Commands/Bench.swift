@@ -221,8 +221,8 @@ struct BenchResult {
 
     var tokens: Int { test.prompt + test.gen }
     var samplesTs: [Double] { samplesNs.map { Double(tokens) / (Double($0) / 1e9) } }
-    var avgNs: Double { mean(samplesNs.map(Double.init)) }
-    var stddevNs: Double { sampleStandardDeviation(samplesNs.map(Double.init)) }
+    var avgNs: Double { mean(samplesNs.map { Double($0) }) }
+    var stddevNs: Double { sampleStandardDeviation(samplesNs.map { Double($0) }) }
     var avgTs: Double { mean(samplesTs) }
     var stddevTs: Double { sampleStandardDeviation(samplesTs) }
 }
@@ -293,7 +293,7 @@ final class BenchPrinter {
             ("avg_ns", .number(Double(UInt64(r.avgNs)))), ("stddev_ns", .number(Double(UInt64(r.stddevNs)))),
             ("avg_ts", .number(r.avgTs)), ("stddev_ts", .number(r.stddevTs)),
             ("load_ms", .number(Double(r.loadNs) / 1e6)),
-            ("ttft_ms", r.firstTokenNs.isEmpty ? .null : .number(mean(r.firstTokenNs.map(Double.init)) / 1e6)),
+            ("ttft_ms", r.firstTokenNs.isEmpty ? .null : .number(mean(r.firstTokenNs.map { Double($0) }) / 1e6)),
             ("peak_rss_bytes", r.peakResidentBytes.map { .number(Double($0)) } ?? .null),
             ("samples_ns", .array(r.samplesNs.map { .number(Double($0)) })),
             ("samples_ts", .array(r.samplesTs.map { .number($0) })),

@@ -273,10 +273,16 @@ struct LlamaGemma3Tests {
         try await LlamaFixture.checkTokenize(c, model: LlamaFixture.gemma3)
     }
 
-    /// Gemma's template: SanadCore's rendering (system folded into the first user turn) is what the session uses.
-    @Test func chatTemplateIsGemma() async throws {
-        let session = try await LlamaFixture.session(context: 64, model: LlamaFixture.gemma3)
-        let text = try session.applyChatTemplate([.system("Be brief."), .user("Hi")], addAssistantPrompt: true)
+    /// This GGUF has no chat template: the session says so, and the `template` engine option supplies the family.
+    @Test func chatTemplateComesFromTheEngineOption() async throws {
+        let url = try #require(LlamaFixture.gemma3)
+        let messages: [ChatMessage] = [.system("Be brief."), .user("Hi")]
+        let plain = try await LlamaFixture.session(context: 64, model: url)
+        #expect(throws: SanadError.self) { _ = try plain.applyChatTemplate(messages, addAssistantPrompt: true) }
+        let session = try await LlamaCppBackend().loadModel(
+            at: url,
+            options: ModelLoadOptions(threads: 1, contextLength: 64, engineOptions: ["template": .string("gemma")]))
+        let text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
         #expect(text == "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n")
     }
 }

@@ -3,9 +3,21 @@
 // found and loaded at run time with dlopen.
 import PackageDescription
 
+// The pure-Swift engine's kernels are compiled once portably and once per x86-64 level (Backends/PureSwift/
+// Kernels/KernelSet.swift); the engine picks at run time the fastest build the CPU runs. On other architectures the
+// extra builds compile portably and are never picked.
+#if arch(x86_64)
+    let avx2Flags = ["-target-cpu", "haswell"]  // AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (x86-64-v3)
+    let avx512Flags = ["-target-cpu", "skylake-avx512"]  // + AVX-512 F/CD/BW/DQ/VL (x86-64-v4)
+#else
+    let avx2Flags: [String] = []
+    let avx512Flags: [String] = []
+#endif
+let kernelFlags = ["-Ounchecked"]
+
 let package = Package(
     name: "Sanad",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "sanad", targets: ["sanad"]),
         .library(name: "SanadCore", targets: ["SanadCore"]),
@@ -16,13 +28,23 @@ let package = Package(
         .target(name: "GGUF", path: "Sources/GGUF"),
         // Protocols, registries, host configuration, memory tiers and estimates, chat templates, errors.
         .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore"),
+        // The pure-Swift engine's kernels (portable build) and their per-CPU builds.
+        .target(
+            name: "PureSwiftKernels", dependencies: ["GGUF"], path: "Backends/PureSwift/Kernels",
+            swiftSettings: [.unsafeFlags(kernelFlags)]),
+        .target(
+            name: "PureSwiftKernelsAVX2", dependencies: ["PureSwiftKernels"], path: "Backends/PureSwift/ISA/AVX2",
+            swiftSettings: [.define("SANAD_KERNEL_BUILD_AVX2"), .unsafeFlags(kernelFlags + avx2Flags)]),
+        .target(
+            name: "PureSwiftKernelsAVX512", dependencies: ["PureSwiftKernels"], path: "Backends/PureSwift/ISA/AVX512",
+            swiftSettings: [.define("SANAD_KERNEL_BUILD_AVX512"), .unsafeFlags(kernelFlags + avx512Flags)]),
         // The always-available engine: pure Swift, reads GGUF.
         .target(
             name: "PureSwiftBackend",
-            dependencies: ["SanadCore", "GGUF"],
+            dependencies: ["SanadCore", "GGUF", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512"],
             path: "Backends/PureSwift",
-            exclude: ["Architectures/README.md", "Tokenizers/README.md"],
-            swiftSettings: [.unsafeFlags(["-Ounchecked"])]
+            exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
+            swiftSettings: [.unsafeFlags(kernelFlags)]
         ),
         // llama.cpp's libllama through dlopen, with an ABI guard.
         .target(name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF"], path: "Backends/LlamaCpp"),
@@ -47,7 +69,7 @@ let package = Package(
             name: "SanadCoreTests", dependencies: ["SanadCore", "SanadTestSupport"], path: "Tests/SanadCoreTests"),
         .testTarget(
             name: "PureSwiftTests",
-            dependencies: ["PureSwiftBackend", "SanadCore", "GGUF", "SanadTestSupport"],
+            dependencies: ["PureSwiftBackend", "PureSwiftKernels", "SanadCore", "GGUF", "SanadTestSupport"],
             path: "Tests/PureSwiftTests"
         ),
         .testTarget(

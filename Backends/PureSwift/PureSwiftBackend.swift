@@ -1,5 +1,8 @@
 import Foundation
 import GGUF
+// The engine's kernels are part of its API (WeightMatrix, matmul, …); re-exported so that importers of the engine
+// see them.
+@_exported import PureSwiftKernels
 import SanadCore
 
 /// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped).

@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import PureSwiftKernels
 import SanadCore
 
 /// A model loaded into the pure-Swift engine with its KV cache: tokenizer, chat template, generation and logits.
@@ -26,7 +27,9 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
 
     /// Loads the model at `path`: GGUF header and metadata, the architecture's weights (mapped, not copied) and the
     /// tokenizer; allocates the KV cache for `options.contextLength` (the model's training context when nil).
-    public init(path: String, options: ModelLoadOptions) throws {
+    /// `options.engineOptions["kernels"]` may name a kernel build ("auto", the default, "avx512", "avx2",
+    /// "portable"; also the environment variable SANAD_KERNELS). `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
+    public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
         let file = try GGUFFile(path: path)
         let network = try ArchitectureRegistry.load(file)
         let tokenizer = try Tokenizer.load(from: file)
@@ -34,12 +37,19 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         guard context > 0 else {
             throw SanadError.engine("the context length must be positive (got \(context)); pass -c N")
         }
+        let kernelOption = options.engineOptions["kernels"]
+        if let kernelOption, kernelOption.stringValue == nil {
+            throw SanadError.engine("pure-swift: engine option 'kernels' is \(kernelOption); use a build name such as \"auto\"")
+        }
+        let kernels = try KernelBuilds.select(
+            kernelOption?.stringValue ?? ProcessInfo.processInfo.environment["SANAD_KERNELS"])
         self.file = file
         self.network = network
         self.tokenizer = tokenizer
         self.options = options
         runner = network.makeRunner(
-            contextLength: context, batchSize: min(options.batchSize, context), threads: options.threads)
+            contextLength: context, batchSize: min(options.batchSize, context), threads: options.threads,
+            options: RunnerOptions(kernels: kernels, batchedProducts: batchedProducts))
         logits = .allocate(capacity: network.vocabularySize)
         logits.initialize(repeating: 0, count: network.vocabularySize)
         model = ModelDescription(

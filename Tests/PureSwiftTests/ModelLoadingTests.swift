@@ -1,6 +1,7 @@
 import Foundation
 import GGUF
 import PureSwiftBackend
+import PureSwiftKernels
 import SanadCore
 import SanadTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import PureSwiftBackend
+import PureSwiftKernels
 import SanadCore
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PureSwiftBackend
+import PureSwiftKernels
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -124,6 +125,28 @@ struct SmolLM2EngineTests {
         }
         let ppl = exp(nll / Double(count))
         #expect(abs(ppl - fixture.ppl) / fixture.ppl < 0.005, "pure-swift PPL \(ppl), llama.cpp \(fixture.ppl)")
+        // With llama.cpp's rounding reproduced, the value agrees to the four decimals llama-perplexity prints.
+        #expect(abs(ppl - fixture.ppl) <= 0.00006, "pure-swift PPL \(ppl), llama.cpp \(fixture.ppl)")
+    }
+
+    /// A prompt of 64 tokens or more takes llama.cpp's tiled attention path and has to agree as well. Reference:
+    /// scripts/golden/greedy-ids (built against llama.cpp b11434) run as
+    /// `greedy-ids -m models/SmolLM2-135M-Instruct.Q4_1.gguf -n 32 -f PROMPT` where PROMPT holds the first 700 bytes
+    /// of /usr/share/common-licenses/GPL-3 (151 prompt tokens).
+    @Test("a 151-token prompt (llama.cpp's batched attention path) continues with llama.cpp's tokens")
+    func longPrompt() async throws {
+        let text = try #require(FileManager.default.contents(atPath: "/usr/share/common-licenses/GPL-3"))
+        let prompt = String(decoding: text.prefix(700), as: UTF8.self)
+        let session = try SmolLM2Fixtures.session()
+        let ids = try session.tokenize(prompt, addSpecial: true, parseSpecial: true)
+        #expect(ids.count == 151)
+        let expected: [Int32] = [
+            523, 325, 198, 14036, 288, 1449, 617, 523, 722, 357, 30, 216, 378, 28807, 4660, 4837, 198, 20981, 314, 253,
+            1767, 3586, 282, 260, 28807, 4660, 4837, 6966, 28, 198, 5210, 314,
+        ]
+        let result = try await SmolLM2Fixtures.generate(
+            session, .tokens(ids), GenerationParameters(maxTokens: 32, sampling: .greedy))
+        #expect(result.ids == expected)
     }
 
     @Test("cancelling the consumer stops generation within one token")

@@ -1,4 +1,5 @@
 import GGUF
+import PureSwiftKernels
 
 /// A loaded decoder-only model of one architecture: its configuration and memory-mapped weights. Immutable, so one
 /// model can serve several sessions; each session runs it through its own `ModelRunner`.
@@ -12,7 +13,31 @@ public protocol LanguageModel: AnyObject, Sendable {
     /// KV cache bytes per position (all layers, keys and values).
     var kvBytesPerPosition: Int { get }
     /// A runner with its own KV cache for `contextLength` positions and scratch for batches of up to `batchSize`.
-    func makeRunner(contextLength: Int, batchSize: Int, threads: Int) -> any ModelRunner
+    func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner
+}
+
+/// Choices a session makes about how its runner computes.
+public struct RunnerOptions: Sendable {
+    /// The build of the kernels to run (`KernelBuilds`).
+    public var kernels: any KernelSet
+    /// Matrix products of whole batches handed to an outside library (the BLAS engine), nil for the engine's own
+    /// kernels everywhere.
+    public var batchedProducts: (any BatchedProducts)?
+
+    public init(kernels: any KernelSet = KernelBuilds.runnable[0], batchedProducts: (any BatchedProducts)? = nil) {
+        self.kernels = kernels
+        self.batchedProducts = batchedProducts
+    }
+}
+
+/// Matrix products of a batch of float activations computed outside the pure-Swift kernels (the BLAS engine's
+/// `sgemm`). The runner offers every projection of at least `minimumBatch` rows; the rest use its own kernels.
+public protocol BatchedProducts: AnyObject, Sendable {
+    /// The smallest batch worth handing over.
+    var minimumBatch: Int { get }
+    /// `out[b · w.rows + r] = Σc W[r, c] · x[b · w.columns + c]` for `b < rows`; false leaves the product to the
+    /// runner's own kernels (a weight type the implementation does not take).
+    func multiply(_ w: WeightMatrix, _ x: UnsafePointer<Float>, rows: Int, out: UnsafeMutablePointer<Float>) -> Bool
 }
 
 /// One session's state for running a model: the KV cache and scratch buffers, allocated once.

@@ -1,4 +1,5 @@
 import GGUF
+import PureSwiftKernels
 
 // The llama architecture (Llama 1–3, SmolLM, Mistral-style dense models), as llama.cpp's src/models/llama.cpp
 // builds it:
@@ -163,8 +164,10 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
         self.layers = layers
     }
 
-    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int) -> any ModelRunner {
-        LlamaRunner(model: self, contextLength: contextLength, batchSize: batchSize, threads: threads)
+    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner {
+        LlamaRunner(
+            model: self, contextLength: contextLength, batchSize: batchSize, threads: threads,
+            kernels: options.kernels, batchedProducts: options.batchedProducts)
     }
 }
 
@@ -175,6 +178,8 @@ final class LlamaRunner: ModelRunner {
     let contextLength: Int
     let batchSize: Int
     let threads: Int
+    let kernels: any KernelSet
+    let batchedProducts: (any BatchedProducts)?
     var position: Int { cache.count }
     var vocabularySize: Int { model.vocabularySize }
 
@@ -189,14 +194,19 @@ final class LlamaRunner: ModelRunner {
     private let up: UnsafeMutablePointer<Float>  // (batch, feedForward)
     private let ropeTables: UnsafeMutablePointer<Float>  // (batch, headDimension) cos/sin per position
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
-    private let accumulators: UnsafeMutablePointer<Float>  // (threads, headDimension)
-    private let scores: UnsafeMutablePointer<Float>  // (threads, contextLength)
-    private let keysFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) one layer's keys
-    private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension)
+    private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
+    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, contextLength + 4) one layer's keys
+    private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
+    private let weights: UnsafeMutablePointer<Float>  // (threads, attentionTileSize)
     private var buffers: [UnsafeMutablePointer<Float>] = []
 
-    init(model: LlamaModel, contextLength: Int, batchSize: Int, threads: Int) {
+    init(
+        model: LlamaModel, contextLength: Int, batchSize: Int, threads: Int,
+        kernels: any KernelSet, batchedProducts: (any BatchedProducts)?
+    ) {
         self.model = model
+        self.kernels = kernels
+        self.batchedProducts = batchedProducts
         let c = model.configuration
         self.contextLength = contextLength
         self.batchSize = max(1, batchSize)
@@ -222,10 +232,10 @@ final class LlamaRunner: ModelRunner {
         up = buffer(b * c.feedForward)
         ropeTables = buffer(b * c.rope.dimensions)
         queries = buffer(self.threads * c.headDimension)
-        accumulators = buffer(self.threads * c.headDimension)
-        scores = buffer(self.threads * contextLength)
-        keysFloat = buffer(contextLength * c.kvDimensions)
+        accumulators = buffer(self.threads * 2 * c.headDimension)
+        keysFloat = buffer((contextLength + 4) * c.kvDimensions)
         valuesFloat = buffer(contextLength * c.kvDimensions)
+        weights = buffer(self.threads * attentionTileSize)
         self.buffers = buffers
     }
 
@@ -239,20 +249,58 @@ final class LlamaRunner: ModelRunner {
     /// format W reads unless they already are.
     private func project(
         _ w: WeightMatrix, _ input: UnsafePointer<Float>, rows: Int, into out: UnsafeMutablePointer<Float>,
-        bias: UnsafePointer<Float>?, prepared: inout ActivationFormat?, exact: Bool
+        bias: UnsafePointer<Float>?, prepared: inout ActivationFormat?
     ) {
+        if let batchedProducts, rows >= batchedProducts.minimumBatch,
+            batchedProducts.multiply(w, input, rows: rows, out: out)
+        {
+            addBias(bias, to: out, rows: rows, count: w.rows)
+            return
+        }
         if prepared != w.activationFormat {
             activations.prepare(
-                input, rows: rows, columns: w.columns, stride: w.columns, format: w.activationFormat, threads: threads)
+                input, rows: rows, columns: w.columns, stride: w.columns, format: w.activationFormat, threads: threads, kernels: kernels)
             prepared = w.activationFormat
         }
-        matmul(w, activations, out: out, outStride: w.rows, threads: threads, exact: exact)
-        if let bias {
-            for r in 0..<rows {
-                let o = out + r * w.rows
-                for i in 0..<w.rows { o[i] += bias[i] }
-            }
+        matmul(w, activations, out: out, outStride: w.rows, threads: threads, kernels: kernels)
+        addBias(bias, to: out, rows: rows, count: w.rows)
+    }
+
+    /// Adds `bias` (when there is one) to each of `rows` rows of `count` values.
+    private func addBias(_ bias: UnsafePointer<Float>?, to out: UnsafeMutablePointer<Float>, rows: Int, count: Int) {
+        guard let bias else { return }
+        for r in 0..<rows {
+            let o = out + r * count
+            for i in 0..<count { o[i] += bias[i] }
         }
+    }
+
+    typealias Projection = (WeightMatrix, UnsafeMutablePointer<Float>, UnsafePointer<Float>?)
+
+    /// Two or three projections of the same input: one activation preparation and one parallel pass when the
+    /// matrices read the same activation format, one by one otherwise.
+    private func projectGroup(
+        _ first: Projection, _ second: Projection, _ third: Projection?, _ input: UnsafePointer<Float>, rows: Int
+    ) {
+        let format = first.0.activationFormat
+        let handedOver = batchedProducts.map { rows >= $0.minimumBatch } ?? false
+        guard !handedOver, second.0.activationFormat == format, third.map({ $0.0.activationFormat == format }) ?? true else {
+            var prepared: ActivationFormat? = nil
+            project(first.0, input, rows: rows, into: first.1, bias: first.2, prepared: &prepared)
+            project(second.0, input, rows: rows, into: second.1, bias: second.2, prepared: &prepared)
+            if let third {
+                project(third.0, input, rows: rows, into: third.1, bias: third.2, prepared: &prepared)
+            }
+            return
+        }
+        activations.prepare(
+            input, rows: rows, columns: first.0.columns, stride: first.0.columns, format: format, threads: threads, kernels: kernels)
+        matmul(
+            (first.0, first.1), (second.0, second.1), third.map { ($0.0, $0.1) }, activations: activations,
+            threads: threads, kernels: kernels)
+        addBias(first.2, to: first.1, rows: rows, count: first.0.rows)
+        addBias(second.2, to: second.1, rows: rows, count: second.0.rows)
+        if let third { addBias(third.2, to: third.1, rows: rows, count: third.0.rows) }
     }
 
     func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
@@ -263,9 +311,6 @@ final class LlamaRunner: ModelRunner {
         guard n > 0 else { return }
         precondition(n <= batchSize && cache.count + n <= contextLength, "batch does not fit the runner")
         let start = cache.count
-        // Batches llama.cpp would run through its vector attention path also get its exact rounding (see
-        // Kernels/LlamaCppExact.swift); long prompts take the fast kernels.
-        let exact = true  // EXPERIMENT n < halfAccumulationBatchLimit
 
         for b in 0..<n {
             model.tokenEmbedding.dequantizeRow(Int(tokens[b]), into: x + b * dim)
@@ -278,18 +323,14 @@ final class LlamaRunner: ModelRunner {
             for b in 0..<n {
                 rmsNorm(x + b * dim, weight: layer.attentionNorm, out: xb + b * dim, count: dim, epsilon: c.normEpsilon)
             }
-            var prepared: ActivationFormat? = nil
-            project(layer.query, xb, rows: n, into: q, bias: layer.queryBias, prepared: &prepared, exact: exact)
-            project(layer.key, xb, rows: n, into: k, bias: layer.keyBias, prepared: &prepared, exact: exact)
-            project(layer.value, xb, rows: n, into: v, bias: layer.valueBias, prepared: &prepared, exact: exact)
+            projectGroup(
+                (layer.query, q, layer.queryBias), (layer.key, k, layer.keyBias), (layer.value, v, layer.valueBias),
+                xb, rows: n)
             for b in 0..<n {
                 let table = ropeTables + b * c.rope.dimensions
-                for h in 0..<c.heads {
-                    applyRoPEExact(q + b * c.queryDimensions + h * hd, table: table, dimensions: hd, mode: c.rope.mode)
-                }
-                for h in 0..<c.kvHeads {
-                    applyRoPEExact(k + b * c.kvDimensions + h * hd, table: table, dimensions: hd, mode: c.rope.mode)
-                }
+                kernels.applyRoPE(
+                    q + b * c.queryDimensions, heads: c.heads, table: table, dimensions: hd, mode: c.rope.mode)
+                kernels.applyRoPE(k + b * c.kvDimensions, heads: c.kvHeads, table: table, dimensions: hd, mode: c.rope.mode)
                 storeHalves(
                     k + b * c.kvDimensions, into: cache.keys(layer: l, position: start + b), count: c.kvDimensions)
                 storeHalves(
@@ -309,9 +350,9 @@ final class LlamaRunner: ModelRunner {
                 if n == 0 { break }
             }
 
-            prepared = nil
+            var prepared: ActivationFormat? = nil
             project(
-                layer.output, attention, rows: n, into: xb, bias: layer.outputBias, prepared: &prepared, exact: exact)
+                layer.output, attention, rows: n, into: xb, bias: layer.outputBias, prepared: &prepared)
             for i in 0..<n * dim { x[i] += xb[i] }
 
             // Feed-forward block.
@@ -319,12 +360,10 @@ final class LlamaRunner: ModelRunner {
                 rmsNorm(
                     x + b * dim, weight: layer.feedForwardNorm, out: xb + b * dim, count: dim, epsilon: c.normEpsilon)
             }
+            projectGroup((layer.gate, gate, layer.gateBias), (layer.up, up, layer.upBias), nil, xb, rows: n)
+            kernels.swiGLU(gate: gate, up: up, out: gate, count: n * c.feedForward)
             prepared = nil
-            project(layer.gate, xb, rows: n, into: gate, bias: layer.gateBias, prepared: &prepared, exact: exact)
-            project(layer.up, xb, rows: n, into: up, bias: layer.upBias, prepared: &prepared, exact: exact)
-            swiGLUExact(gate: gate, up: up, out: gate, count: n * c.feedForward)
-            prepared = nil
-            project(layer.down, gate, rows: n, into: xb, bias: layer.downBias, prepared: &prepared, exact: exact)
+            project(layer.down, gate, rows: n, into: xb, bias: layer.downBias, prepared: &prepared)
             for i in 0..<n * dim { x[i] += xb[i] }
         }
         cache.count = start + tokens.count
@@ -335,8 +374,8 @@ final class LlamaRunner: ModelRunner {
         }
         activations.prepare(
             xb, rows: outputRows.count, columns: dim, stride: dim, format: model.output.activationFormat,
-            threads: threads)
-        matmul(model.output, activations, out: logits, outStride: c.vocabularySize, threads: threads, exact: exact)
+            threads: threads, kernels: kernels)
+        matmul(model.output, activations, out: logits, outStride: c.vocabularySize, threads: threads, kernels: kernels)
     }
 
     /// Attention of `tokens` new positions (from `start`) over the cache, every head, into `attention`.
@@ -350,47 +389,52 @@ final class LlamaRunner: ModelRunner {
         let attention = self.attention
         let queries = self.queries
         let accumulators = self.accumulators
-        let scores = self.scores
         let contextLength = self.contextLength
-        let workers = n * c.heads * (start + n) < 4096 ? 1 : threads
+        let workers = n * c.heads * (start + n) < 256 ? 1 : threads
         if n < halfAccumulationBatchLimit {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
             parallelChunksIndexed(n * c.heads, threads: workers) { worker, items in
                 let query = queries + worker * hd
-                let accumulator = accumulators + worker * hd
+                let accumulator = accumulators + worker * 2 * hd
                 for item in items {
                     let b = item / c.heads
                     let h = item % c.heads
                     let kvOffset = (h / group) * hd
                     let head = q + b * c.queryDimensions + h * hd
                     for i in 0..<hd { query[i] = roundToHalf(head[i]) }
-                    attendHalfCacheVectorPath(
+                    kernels.attendHalfCacheVectorPath(
                         query: query, keys: keys + kvOffset, values: values + kvOffset, stride: c.kvDimensions,
-                        count: start + b + 1, dimensions: hd, scale: c.attentionScale, accumulator: accumulator,
+                        count: start + b + 1, dimensions: hd, scale: c.attentionScale, scratch: accumulator,
                         out: attention + b * c.queryDimensions + h * hd)
                 }
             }
             return
         }
-        // Large batches: convert the layer's cached keys and values to float once, then attend in float.
+        // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
+        // float once per layer: keys transposed (dimension-major), values as they are.
         let positions = start + n
+        let keyStride = contextLength + 4
         let keysFloat = self.keysFloat
         let valuesFloat = self.valuesFloat
+        let weights = self.weights
         parallelChunks(positions, threads: threads) { rows in
+            for t in rows {
+                let key = keys + t * c.kvDimensions
+                for i in 0..<c.kvDimensions { keysFloat[i * keyStride + t] = halfToFloatTable[Int(key[i])] }
+            }
             let first = rows.lowerBound * c.kvDimensions
-            halvesToFloats(keys + first, keysFloat + first, count: rows.count * c.kvDimensions)
             halvesToFloats(values + first, valuesFloat + first, count: rows.count * c.kvDimensions)
         }
         parallelChunksIndexed(n * c.heads, threads: workers) { worker, items in
-            let score = scores + worker * contextLength
             for item in items {
                 let b = item / c.heads
                 let h = item % c.heads
                 let kvOffset = (h / group) * hd
-                attendFloatCache(
-                    query: q + b * c.queryDimensions + h * hd, keys: keysFloat + kvOffset,
-                    values: valuesFloat + kvOffset, stride: c.kvDimensions, count: start + b + 1, dimensions: hd,
-                    scale: c.attentionScale, scores: score, out: attention + b * c.queryDimensions + h * hd)
+                kernels.attendFloatCacheTiled(
+                    query: q + b * c.queryDimensions + h * hd, keysTransposed: keysFloat + kvOffset * keyStride,
+                    keyStride: keyStride, values: valuesFloat + kvOffset, valueStride: c.kvDimensions,
+                    count: start + b + 1, dimensions: hd, scale: c.attentionScale,
+                    weights: weights + worker * attentionTileSize, out: attention + b * c.queryDimensions + h * hd)
             }
         }
     }

@@ -1,4 +1,5 @@
 import GGUF
+import PureSwiftKernels
 
 /// Reads an architecture's hyperparameters (`<architecture>.<key>`) with errors that name the file and the key.
 struct HyperparameterReader {
@@ -92,5 +93,25 @@ struct TensorLoader {
     func optionalVector(_ name: String, count: Int) throws -> UnsafePointer<Float>? {
         guard file.tensor(named: name) != nil else { return nil }
         return try vector(name, count: count)
+    }
+}
+
+extension WeightMatrix {
+    /// The tensor `info` of `file` as a matrix. Throws `PureSwiftError.unsupportedTensorType` for a type without
+    /// kernels and `.badTensorShape` when a row is not a whole number of blocks.
+    public init(file: GGUFFile, tensor info: GGUFTensorInfo) throws {
+        guard Self.supportedTypes.contains(info.type) else {
+            throw PureSwiftError.unsupportedTensorType(
+                path: file.path, tensor: info.name, type: info.type.description,
+                supported: Self.supportedTypes.map(\.description))
+        }
+        guard info.rowLength % info.type.blockSize == 0, info.dimensions.count <= 2 else {
+            throw PureSwiftError.badTensorShape(
+                path: file.path, tensor: info.name, expected: "a 2-D matrix whose rows hold whole \(info.type) blocks",
+                found: info.dimensions)
+        }
+        self.init(
+            name: info.name, type: info.type, rows: info.rowCount, columns: info.rowLength, rowBytes: info.rowBytes,
+            base: file.data(of: info))
     }
 }

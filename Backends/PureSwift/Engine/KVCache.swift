@@ -1,3 +1,5 @@
+import PureSwiftKernels
+
 /// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row
 /// `kvDimensions` halves (all KV heads of one position). Stored in half precision, as llama.cpp's default F16 cache,
 /// which halves the memory and keeps results identical to it.

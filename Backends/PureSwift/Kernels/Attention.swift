@@ -6,15 +6,16 @@ import Foundation
 // - batches of fewer than 64 queries (token-by-token generation, short prompts): the query is rounded to half, and
 //   an online softmax walks the positions in order, keeping the weighted sum of values in half precision (rounded
 //   after every update);
-// - batches of 64 or more (prompt processing, perplexity): keys and values are converted to float, and query,
-//   scores and the value sum stay in float.
+// - batches of 64 or more (prompt processing, perplexity): keys and values are converted to float; query, scores
+//   and the value sum stay in float, worked through in tiles of 64 positions.
 
 /// The batch size from which llama.cpp's CPU flash attention switches to its tiled float path (GGML_FA_TILE_Q).
-public let halfAccumulationBatchLimit = 64
+@inlinable public var halfAccumulationBatchLimit: Int { 64 }
 
 /// The dot product of a half row and a (half-rounded) float query exactly as ggml's AVX2 `ggml_vec_dot_f16` sums
 /// it: four 8-lane FMA accumulators over steps of 32, reduced pairwise; a tail of fewer than 32 added in double.
 @inline(__always)
+@inlinable
 func llamaDotHalf(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, count: Int) -> Float {
     var lanes = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
     let body = count & ~31
@@ -38,108 +39,278 @@ func llamaDotHalf(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, count: 
     return Float(sum)
 }
 
+/// `a · b + acc` per lane with a single rounding (an FMA).
+@inline(__always)
+@inlinable
+func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ acc: SIMD4<Float>) -> SIMD4<Float> {
+    acc.addingProduct(a, b)
+}
+
+/// Rounds four floats to the nearest half-precision values (ties to even; 65520 and beyond become infinity),
+/// branch-free: the float→half→float round trip of F16C without its cost.
+@inline(__always)
+@inlinable
+func roundToHalves(_ x: SIMD4<Float>) -> SIMD4<Float> {
+    let bits = unsafeBitCast(x, to: SIMD4<UInt32>.self)
+    let sign = bits & 0x8000_0000
+    let magnitude = bits & 0x7FFF_FFFF
+    // Normal halves: keep 10 mantissa bits, rounding to nearest even.
+    let normal = (magnitude &+ 0xFFF &+ ((magnitude &>> 13) & 1)) & 0xFFFF_E000
+    // Below 2⁻¹⁴: multiples of 2⁻²⁴, rounded by the FPU when 0.5 is added and taken away.
+    let tiny = unsafeBitCast(
+        (unsafeBitCast(magnitude, to: SIMD4<Float>.self) + 0.5) - 0.5, to: SIMD4<UInt32>.self)
+    let signedMagnitude = unsafeBitCast(magnitude, to: SIMD4<Int32>.self)
+    let isTiny = unsafeBitCast((signedMagnitude &- 0x3880_0000) &>> 31, to: SIMD4<UInt32>.self)
+    let isHuge = unsafeBitCast((0x477F_EFFF &- signedMagnitude) &>> 31, to: SIMD4<UInt32>.self)
+    let rounded = (normal & ~isTiny) | (tiny & isTiny)
+    return unsafeBitCast(((rounded & ~isHuge) | (0x7F80_0000 & isHuge)) | sign, to: SIMD4<Float>.self)
+}
+
+/// `llamaDotHalf` for a count that is a multiple of 32, vectorized: the query is half-rounded and in even/odd
+/// layout (`interleaveForHalves`), so that a 16-half load splits into the lanes ggml's accumulators hold.
+@inline(__always)
+@inlinable
+func llamaDotHalfInterleaved(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, count: Int) -> Float {
+    // Accumulator j of ggml holds, in lane l, elements i + 8j + l; here its even lanes (0, 2, 4, 6) and odd lanes
+    // (1, 3, 5, 7) are kept apart.
+    var even = (SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>())
+    var odd = even
+    let keys = UnsafeRawPointer(k)
+    let query = UnsafeRawPointer(q)
+    var i = 0
+    while i < count {
+        let p0 = keys.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
+        let p1 = keys.loadUnaligned(fromByteOffset: 2 * i + 32, as: SIMD8<UInt32>.self)
+        let e0 = halvesToFloats(p0 & 0xFFFF)
+        let o0 = halvesToFloats(p0 &>> 16)
+        let e1 = halvesToFloats(p1 & 0xFFFF)
+        let o1 = halvesToFloats(p1 &>> 16)
+        let qe0 = query.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        let qo0 = query.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+        let qe1 = query.loadUnaligned(fromByteOffset: 4 * i + 64, as: SIMD8<Float>.self)
+        let qo1 = query.loadUnaligned(fromByteOffset: 4 * i + 96, as: SIMD8<Float>.self)
+        even.0 = fusedMultiplyAdd(e0.lowHalf, qe0.lowHalf, even.0)
+        even.1 = fusedMultiplyAdd(e0.highHalf, qe0.highHalf, even.1)
+        even.2 = fusedMultiplyAdd(e1.lowHalf, qe1.lowHalf, even.2)
+        even.3 = fusedMultiplyAdd(e1.highHalf, qe1.highHalf, even.3)
+        odd.0 = fusedMultiplyAdd(o0.lowHalf, qo0.lowHalf, odd.0)
+        odd.1 = fusedMultiplyAdd(o0.highHalf, qo0.highHalf, odd.1)
+        odd.2 = fusedMultiplyAdd(o1.lowHalf, qo1.lowHalf, odd.2)
+        odd.3 = fusedMultiplyAdd(o1.highHalf, qo1.highHalf, odd.3)
+        i += 32
+    }
+    let xe = (even.0 + even.2) + (even.1 + even.3)  // lanes 0, 2, 4, 6 of the reduced accumulator
+    let xo = (odd.0 + odd.2) + (odd.1 + odd.3)  // lanes 1, 3, 5, 7
+    // high half + low half: lane k ← x[k] + x[k + 4]
+    let t0 = xe[0] + xe[2]
+    let t1 = xo[0] + xo[2]
+    let t2 = xe[1] + xe[3]
+    let t3 = xo[1] + xo[3]
+    return (t0 + t1) + (t2 + t3)
+}
+
 /// llama.cpp's vector flash-attention path (batches under 64 queries) for one query and one head, reproduced
-/// operation by operation: half-rounded query (natural order, not even/odd), scores from `llamaDotHalf`, an online
-/// softmax over the positions in order with the value sum kept in half precision (`VKQ = half(fma(v, w, VKQ))`,
-/// rescaled as `half(VKQ · m)` when the maximum grows), divided by the weight sum at the end.
+/// operation by operation: a half-rounded query, scores as `ggml_vec_dot_f16` sums them, an online softmax over the
+/// positions in order with the value sum kept in half precision (`VKQ = half(fma(v, w, VKQ))`, rescaled as
+/// `half(VKQ · m)` when the maximum grows), divided by the weight sum at the end.
 ///
 /// - Parameters:
 ///   - query: `dimensions` half-rounded floats in natural order.
 ///   - keys, values: first cached row of this head; rows are `stride` halves apart.
-///   - accumulator: scratch of `dimensions` floats.
+///   - scratch: `2 · dimensions` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
+@inlinable
 public func attendHalfCacheVectorPath(
     query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
-    count: Int, dimensions: Int, scale: Float, accumulator: UnsafeMutablePointer<Float>,
+    count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
     out: UnsafeMutablePointer<Float>
 ) {
+    let accumulator = scratch
     for i in 0..<dimensions { accumulator[i] = 0 }
     var sum: Float = 0
     var maxScore = -Float.infinity
+    let vectorized = dimensions % 32 == 0
+    let interleaved = scratch + dimensions
+    if vectorized {
+        interleaved.update(from: query, count: dimensions)
+        interleaveForHalves(interleaved, count: dimensions)
+    }
+    let acc = UnsafeMutableRawPointer(accumulator)
     for t in 0..<count {
-        let s = llamaDotHalf(keys + t * stride, query, count: dimensions) * scale
+        let score =
+            vectorized
+            ? llamaDotHalfInterleaved(keys + t * stride, interleaved, count: dimensions)
+            : llamaDotHalf(keys + t * stride, query, count: dimensions)
+        let s = score * scale
         var ms: Float = 1
         var vs: Float = 1
         if s > maxScore {
             ms = expf(maxScore - s)
             maxScore = s
-            for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
+            if vectorized {
+                let m = SIMD4<Float>(repeating: ms)
+                for g in 0..<dimensions / 4 {
+                    let a = acc.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self)
+                    acc.storeBytes(of: roundToHalves(a * m), toByteOffset: 16 * g, as: SIMD4<Float>.self)
+                }
+            } else {
+                for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
+            }
         } else {
             vs = expf(s - maxScore)
         }
         let v = values + t * stride
-        for i in 0..<dimensions {
-            accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
+        if vectorized {
+            // The accumulator in even/odd layout, like the halves of a 16-value load.
+            let weight = SIMD4<Float>(repeating: vs)
+            let rows = UnsafeRawPointer(v)
+            for g in 0..<dimensions / 16 {
+                let pairs = rows.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<UInt32>.self)
+                let e = halvesToFloats(pairs & 0xFFFF)
+                let o = halvesToFloats(pairs &>> 16)
+                let base = 64 * g
+                func update(_ offset: Int, _ values: SIMD4<Float>) {
+                    let a = acc.loadUnaligned(fromByteOffset: base + offset, as: SIMD4<Float>.self)
+                    acc.storeBytes(
+                        of: roundToHalves(fusedMultiplyAdd(values, weight, a)), toByteOffset: base + offset,
+                        as: SIMD4<Float>.self)
+                }
+                update(0, e.lowHalf)
+                update(16, e.highHalf)
+                update(32, o.lowHalf)
+                update(48, o.highHalf)
+            }
+        } else {
+            for i in 0..<dimensions {
+                accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
+            }
         }
         sum = fusedMultiplyAdd(sum, ms, vs)
     }
     let inverse: Float = sum == 0 ? 0 : 1 / sum
-    for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
+    if vectorized {
+        for g in 0..<dimensions / 16 {
+            for i in 0..<8 {
+                out[16 * g + 2 * i] = accumulator[16 * g + i] * inverse
+                out[16 * g + 2 * i + 1] = accumulator[16 * g + 8 + i] * inverse
+            }
+        }
+    } else {
+        for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
+    }
 }
 
 /// Stores `count` floats as halves.
 @inline(__always)
+@inlinable
 public func storeHalves(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<UInt16>, count: Int) {
     for i in 0..<count { out[i] = floatToHalf(x[i]) }
 }
 
-/// One head's attention output for one query over keys and values already converted to float (llama.cpp's tiled
-/// path converts its K/V tiles the same way): `out = Σₜ softmax(scale · q·kₜ) vₜ`, all in float.
+/// The KV tile of llama.cpp's tiled flash-attention path (GGML_FA_TILE_KV).
+@inlinable public var attentionTileSize: Int { 64 }
+
+/// `acc = fma(a, b, acc)` on four lanes.
+@inline(__always)
+@inlinable
+func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: Float, _ acc: SIMD4<Float>) -> SIMD4<Float> {
+    acc.addingProduct(a, b)
+}
+
+/// One head's attention output for one query as llama.cpp's tiled flash-attention path (batches of 64 queries or
+/// more) computes it, over keys and values converted to float:
+///
+/// - per tile of 64 positions, scores are sequential FMA chains over the head dimensions (simd_gemm), scaled;
+/// - the running maximum grows tile by tile (the sum and the output are rescaled by `expf(old − new)`), the
+///   weights are ggml_v_expf(score − max) summed eight at a time into a double, and the output accumulates
+///   `fma(v, weight, out)` position by position;
+/// - the output is divided by the weight sum at the end.
 ///
 /// - Parameters:
-///   - query: `dimensions` floats (a multiple of 8), natural order.
-///   - keys, values: first row of this head; rows are `stride` floats apart.
-///   - scores: scratch of at least `count` floats.
+///   - query: `dimensions` floats (a multiple of 4), natural order, not rounded.
+///   - keysTransposed: this head's keys as `dimensions` rows of `keyStride` positions (dimension-major).
+///   - values: this head's first value row; rows are `valueStride` floats apart.
+///   - weights: scratch of `attentionTileSize` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
-public func attendFloatCache(
-    query: UnsafePointer<Float>, keys: UnsafePointer<Float>, values: UnsafePointer<Float>, stride: Int, count: Int,
-    dimensions: Int, scale: Float, scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+@inlinable
+public func attendFloatCacheTiled(
+    query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
+    valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
+    out: UnsafeMutablePointer<Float>
 ) {
-    let groups = dimensions / 8
-    let q = UnsafeRawPointer(query)
-    var maxScore = -Float.infinity
-    for t in 0..<count {
-        let k = UnsafeRawPointer(keys + t * stride)
-        var acc = SIMD8<Float>()
-        for g in 0..<groups {
-            acc +=
-                k.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                * q.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-        }
-        let s = acc.sum() * scale
-        scores[t] = s
-        maxScore = max(maxScore, s)
-    }
-    var sum: Float = 0
-    for t in 0..<count {
-        let e = expf(scores[t] - maxScore)
-        scores[t] = e
-        sum += e
-    }
     let o = UnsafeMutableRawPointer(out)
-    for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
-    for t in 0..<count {
-        let v = UnsafeRawPointer(values + t * stride)
-        let p = SIMD8<Float>(repeating: scores[t])
-        for g in 0..<groups {
-            let a = o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-            o.storeBytes(
-                of: a + v.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * p, toByteOffset: 32 * g,
-                as: SIMD8<Float>.self)
+    let groups = dimensions / 4
+    for g in 0..<groups { o.storeBytes(of: SIMD4<Float>(), toByteOffset: 16 * g, as: SIMD4<Float>.self) }
+    var maxScore = -Float.infinity
+    var sum: Float = 0
+    var tileStart = 0
+    while tileStart < count {
+        let n = min(attentionTileSize, count - tileStart)
+        // Scores, four positions at a time (lanes past `n` are computed and then masked).
+        var t = 0
+        while t < n {
+            var s = SIMD4<Float>()
+            let column = UnsafeRawPointer(keysTransposed + tileStart + t)
+            for d in 0..<dimensions {
+                s = fusedMultiplyAdd(
+                    column.loadUnaligned(fromByteOffset: 4 * d * keyStride, as: SIMD4<Float>.self), query[d], s)
+            }
+            s *= scale
+            for i in 0..<4 where t + i < attentionTileSize { weights[t + i] = t + i < n ? s[i] : -.infinity }
+            t += 4
         }
+        for i in n..<attentionTileSize { weights[i] = -.infinity }
+        var tileMax = -Float.infinity
+        for i in 0..<n { tileMax = max(tileMax, weights[i]) }
+        let newMax = max(maxScore, tileMax)
+        if newMax > maxScore {
+            let ms = expf(maxScore - newMax)
+            for g in 0..<groups {
+                o.storeBytes(
+                    of: o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self) * ms, toByteOffset: 16 * g,
+                    as: SIMD4<Float>.self)
+            }
+            sum *= ms
+        }
+        maxScore = newMax
+        // ggml_vec_soft_max_f32: eight weights at a time, each group summed as hsum_float_8, the groups in double.
+        var total: Double = 0
+        for chunk in 0..<(attentionTileSize / 8) {
+            var w = SIMD8<Float>()
+            for i in 0..<8 {
+                let v = weights[8 * chunk + i]
+                w[i] = v == -.infinity ? 0 : llamaExp(v - maxScore)
+                weights[8 * chunk + i] = w[i]
+            }
+            let r = w.highHalf + w.lowHalf
+            total += Double((r[0] + r[2]) + (r[1] + r[3]))
+        }
+        sum = Float(Double(sum) + total)
+        for k in 0..<n {
+            let weight = weights[k]
+            let v = UnsafeRawPointer(values + (tileStart + k) * valueStride)
+            for g in 0..<groups {
+                let a = o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self)
+                o.storeBytes(
+                    of: fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self), weight, a),
+                    toByteOffset: 16 * g, as: SIMD4<Float>.self)
+            }
+        }
+        tileStart += attentionTileSize
     }
-    let inverse = SIMD8<Float>(repeating: sum > 0 ? 1 / sum : 0)
+    let inverse: Float = sum == 0 ? 0 : 1 / sum
     for g in 0..<groups {
         o.storeBytes(
-            of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse, toByteOffset: 32 * g,
-            as: SIMD8<Float>.self)
+            of: o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self) * inverse, toByteOffset: 16 * g,
+            as: SIMD4<Float>.self)
     }
 }
 
 /// Converts `count` halves to floats (vectorized; `count` any size).
 @inline(__always)
+@inlinable
 public func halvesToFloats(_ h: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {
     var i = 0
     let src = UnsafeRawPointer(h)

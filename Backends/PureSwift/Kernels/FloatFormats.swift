@@ -4,22 +4,26 @@
 // even and odd lanes; a tail shorter than 16 stays in order.
 
 /// Dequantizes (copies) `count` F32 weights.
+@inlinable
 public func dequantizeRowF32(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for i in 0..<count { out[i] = row.loadUnaligned(fromByteOffset: 4 * i, as: Float.self) }
 }
 
 /// Dequantizes `count` F16 weights.
+@inlinable
 public func dequantizeRowF16(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for i in 0..<count { out[i] = halfToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
 }
 
 /// Dequantizes `count` BF16 weights.
+@inlinable
 public func dequantizeRowBF16(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for i in 0..<count { out[i] = bfloat16ToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
 }
 
 /// Reorders each full group of 16 floats into even-then-odd order (the layout the F16/BF16 dot products read).
 @inline(__always)
+@inlinable
 func interleaveForHalves(_ x: UnsafeMutablePointer<Float>, count: Int) {
     var tmp = SIMD16<Float>()
     for g in 0..<count / 16 {
@@ -34,6 +38,7 @@ func interleaveForHalves(_ x: UnsafeMutablePointer<Float>, count: Int) {
 
 /// Σ row · activations (F32 weights × F32 activations).
 @inline(__always)
+@inlinable
 public func dotF32(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var acc0 = SIMD8<Float>()
     var acc1 = SIMD8<Float>()
@@ -58,6 +63,7 @@ public func dotF32(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> F
 
 /// Σ row · activations (F16 weights × half-rounded activations in even/odd order).
 @inline(__always)
+@inlinable
 public func dotF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var acc = SIMD8<Float>()
     let x = UnsafeRawPointer(a.floats)
@@ -80,6 +86,7 @@ public func dotF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> F
 
 /// Σ row · activations (BF16 weights × bfloat16-rounded activations in even/odd order).
 @inline(__always)
+@inlinable
 public func dotBF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var acc = SIMD8<Float>()
     let x = UnsafeRawPointer(a.floats)

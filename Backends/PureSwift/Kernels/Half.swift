@@ -6,6 +6,7 @@
 
 /// The float value of the binary16 bit pattern `h`.
 @inline(__always)
+@inlinable
 public func halfToFloat(_ h: UInt16) -> Float {
     let exponentMantissa = UInt32(h & 0x7FFF)
     let sign = UInt32(h & 0x8000) << 16
@@ -24,6 +25,7 @@ public func halfToFloat(_ h: UInt16) -> Float {
 
 /// The binary16 bit pattern nearest to `f` (ties to even; overflow gives infinity; NaN stays NaN).
 @inline(__always)
+@inlinable
 public func floatToHalf(_ f: Float) -> UInt16 {
     var bits = f.bitPattern
     let sign = UInt16(truncatingIfNeeded: (bits >> 16) & 0x8000)
@@ -46,14 +48,17 @@ public func floatToHalf(_ f: Float) -> UInt16 {
 
 /// `f` rounded to the nearest binary16 value, as a float.
 @inline(__always)
+@inlinable
 public func roundToHalf(_ f: Float) -> Float { halfToFloat(floatToHalf(f)) }
 
 /// The float value of the bfloat16 bit pattern `b`.
 @inline(__always)
+@inlinable
 public func bfloat16ToFloat(_ b: UInt16) -> Float { Float(bitPattern: UInt32(b) << 16) }
 
 /// The bfloat16 nearest to `f` (ties to even; NaN stays a quiet NaN), as ggml rounds.
 @inline(__always)
+@inlinable
 public func floatToBFloat16(_ f: Float) -> UInt16 {
     let u = f.bitPattern
     if u & 0x7FFF_FFFF > 0x7F80_0000 { return UInt16(truncatingIfNeeded: (u >> 16) | 64) }
@@ -70,6 +75,7 @@ public let halfToFloatTable: UnsafePointer<Float> = {
 
 /// Eight halves (in the low 16 bits of each lane) to floats, branch-free (all lanes integer/float builtins).
 @inline(__always)
+@inlinable
 func halvesToFloats(_ h: SIMD8<UInt32>) -> SIMD8<Float> {
     let sign = (h & 0x8000) &<< 16
     let em = h & 0x7FFF

@@ -2,9 +2,10 @@
 // and weight j+16 (high nibble); value = d · (nibble − 8). Dot products read Q8_0 activations.
 
 /// Bytes per Q4_0 block.
-public let q4_0BlockBytes = 18
+@inlinable public var q4_0BlockBytes: Int { 18 }
 
 /// Dequantizes `count` (a multiple of 32) Q4_0 weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ4_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 32 {
         let block = row + b * q4_0BlockBytes
@@ -19,6 +20,7 @@ public func dequantizeRowQ4_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
 
 /// The four weight vectors (even/odd lanes of low and high nibbles, minus 8) of one Q4_0 block.
 @inline(__always)
+@inlinable
 func unpackQ4_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
     let raw = (block + 2).loadUnaligned(as: SIMD8<Int16>.self)
     let mask = SIMD8<Int16>(repeating: 0x0F)
@@ -31,6 +33,7 @@ func unpackQ4_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
 
 /// Σ row · activations over `count` values (Q4_0 weights × Q8_0 activations).
 @inline(__always)
+@inlinable
 public func dotQ4_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var acc = SIMD4<Float>()
     for b in 0..<count / 32 {
@@ -44,6 +47,7 @@ public func dotQ4_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
 
 /// Four dot products of one Q4_0 row with four activation rows (the weights are unpacked once).
 @inline(__always)
+@inlinable
 public func dot4Q4_0(
     _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
     count: Int

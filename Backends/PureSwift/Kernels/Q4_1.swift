@@ -3,9 +3,10 @@
 // the offset term: Σ (d·q + m)·(d'·q') = d·d'·Σ q·q' + m·(d'·Σ q').
 
 /// Bytes per Q4_1 block.
-public let q4_1BlockBytes = 20
+@inlinable public var q4_1BlockBytes: Int { 20 }
 
 /// Dequantizes `count` (a multiple of 32) Q4_1 weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ4_1(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
@@ -19,49 +20,72 @@ public func dequantizeRowQ4_1(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
     }
 }
 
+/// The eight lane sums of one Q4_1 block times Q8_1 activations in the pair layout (`ActivationRow.pairs`):
+/// lane l sums the products of elements 4l…4l+3, as ggml's `mul_sum_us8_pairs_float` groups them.
+///
+/// Byte j of the block holds element j (low nibble) and j+16 (high nibble); read as eight 16-bit lanes, lane i
+/// holds elements 2i, 2i+1 (low nibbles) and 2i+16, 2i+17 (high nibbles). Masks and shifts give the even elements
+/// (0, 2, …, 30) and the odd ones (1, 3, …, 31) as 16-bit lanes for `pairLanes`.
 @inline(__always)
-func unpackQ4_1(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
-    let raw = (block + 4).loadUnaligned(as: SIMD8<Int16>.self)
-    let mask = SIMD8<Int16>(repeating: 0x0F)
-    return (raw & mask, (raw &>> 8) & mask, (raw &>> 4) & mask, (raw &>> 12) & mask)
+@inlinable
+func lanesQ4_1(_ block: UnsafeRawPointer, _ pairs: UnsafePointer<Int16>) -> SIMD8<Int32> {
+    let raw = (block + 4).loadUnaligned(as: SIMD8<UInt16>.self)
+    let nibbles = SIMD16<UInt16>(lowHalf: raw, highHalf: raw &>> 4) & 0x0F0F
+    let even = unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self)
+    let odd = unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
+    return pairLanes(even, odd, pairs)
 }
 
-/// Σ row · activations over `count` values (Q4_1 weights × Q8_1 activations).
+/// Σ row · activations over `count` values (Q4_1 weights × Q8_1 activations), rounded as llama.cpp's
+/// ggml_vec_dot_q4_1_q8_1 (AVX2) rounds: eight float lanes accumulated as `fma(dw·da, lane, acc)`, the offsets
+/// `fma(m, s, offsets)`, reduced as hsum_float_8.
 @inline(__always)
+@inlinable
 public func dotQ4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD4<Float>()
+    let halves = halfToFloatTable
+    var acc = SIMD8<Float>()
     var offsets: Float = 0
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
-        let (w0, w1, w2, w3) = unpackQ4_1(block)
-        let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
-        acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
-        offsets += loadHalf(block, 2) * a.sums[b]
+        let lanes = lanesQ4_1(block, a.pairs + b * 32)
+        offsets = offsets.addingProduct(loadHalf(block, 2, halves), a.sums[b])
+        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), smallIntToFloat(lanes))
     }
-    return acc.sum() + offsets
+    return llamaHorizontalSum(acc) + offsets
 }
 
-/// Four dot products of one Q4_1 row with four activation rows.
+/// Four dot products of one Q4_1 row with four activation rows, each rounded as `dotQ4_1`.
 @inline(__always)
+@inlinable
 public func dot4Q4_1(
     _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
     count: Int
 ) -> SIMD4<Float> {
-    var acc0 = SIMD4<Float>()
-    var acc1 = SIMD4<Float>()
-    var acc2 = SIMD4<Float>()
-    var acc3 = SIMD4<Float>()
+    let halves = halfToFloatTable
+    var acc0 = SIMD8<Float>()
+    var acc1 = SIMD8<Float>()
+    var acc2 = SIMD8<Float>()
+    var acc3 = SIMD8<Float>()
     var offsets = SIMD4<Float>()
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
-        let (w0, w1, w2, w3) = unpackQ4_1(block)
-        let d = loadHalf(block)
-        let m = loadHalf(block, 2)
-        acc0 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a0.quants + b * 32))) * (d * a0.scales[b])
-        acc1 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a1.quants + b * 32))) * (d * a1.scales[b])
-        acc2 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a2.quants + b * 32))) * (d * a2.scales[b])
-        acc3 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32))) * (d * a3.scales[b])
-        offsets += m * SIMD4(a0.sums[b], a1.sums[b], a2.sums[b], a3.sums[b])
+        let raw = (block + 4).loadUnaligned(as: SIMD8<UInt16>.self)
+        let nibbles = SIMD16<UInt16>(lowHalf: raw, highHalf: raw &>> 4) & 0x0F0F
+        let even = unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self)
+        let odd = unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
+        let d = loadHalf(block, 0, halves)
+        let m = SIMD4(repeating: loadHalf(block, 2, halves))
+        @inline(__always) func one(_ a: ActivationRow, _ acc: inout SIMD8<Float>) {
+            let lanes = pairLanes(even, odd, a.pairs + b * 32)
+            acc = acc.addingProduct(SIMD8(repeating: d * a.scales[b]), smallIntToFloat(lanes))
+        }
+        one(a0, &acc0)
+        one(a1, &acc1)
+        one(a2, &acc2)
+        one(a3, &acc3)
+        offsets = offsets.addingProduct(m, SIMD4(a0.sums[b], a1.sums[b], a2.sums[b], a3.sums[b]))
     }
-    return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum()) + offsets
+    return SIMD4(
+        llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
+        + offsets
 }

@@ -4,16 +4,18 @@
 // Dot products read Q8_K activations.
 
 /// Bytes per Q4_K super-block.
-public let q4_KBlockBytes = 144
+@inlinable public var q4_KBlockBytes: Int { 144 }
 
 /// Scale and min of sub-block `j` (0..<8) from the 12 packed bytes (ggml's `get_scale_min_k4`).
 @inline(__always)
+@inlinable
 func scaleMinQ4_K(_ j: Int, _ q: UnsafePointer<UInt8>) -> (scale: UInt8, min: UInt8) {
     if j < 4 { return (q[j] & 63, q[j + 4] & 63) }
     return ((q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
 }
 
 /// Dequantizes `count` (a multiple of 256) Q4_K weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ4_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 256 {
         let block = row + b * q4_KBlockBytes
@@ -39,6 +41,7 @@ public func dequantizeRowQ4_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
 
 /// Σ row · activations over `count` values (Q4_K weights × Q8_K activations).
 @inline(__always)
+@inlinable
 public func dotQ4_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var total: Float = 0
     let mask = SIMD8<Int16>(repeating: 0x0F)

@@ -2,9 +2,10 @@
 // of nibbles (byte j: weight j low, weight j+16 high); value = d · (5-bit value − 16). Dot products read Q8_0.
 
 /// Bytes per Q5_0 block.
-public let q5_0BlockBytes = 22
+@inlinable public var q5_0BlockBytes: Int { 22 }
 
 /// Dequantizes `count` (a multiple of 32) Q5_0 weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ5_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 32 {
         let block = row + b * q5_0BlockBytes
@@ -21,7 +22,7 @@ public func dequantizeRowQ5_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
 }
 
 /// 0x10 in byte k of entry i when bit k of i is set: spreads eight high bits over eight bytes.
-let highBitBytes: UnsafePointer<UInt64> = {
+@usableFromInline let highBitBytes: UnsafePointer<UInt64> = {
     let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
     for i in 0..<256 {
         var v: UInt64 = 0
@@ -32,6 +33,7 @@ let highBitBytes: UnsafePointer<UInt64> = {
 }()
 
 @inline(__always)
+@inlinable
 func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
     let raw = (block + 6).loadUnaligned(as: SIMD8<Int16>.self)
     let qh0 = block.load(fromByteOffset: 2, as: UInt8.self)
@@ -50,6 +52,7 @@ func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
 
 /// Σ row · activations over `count` values (Q5_0 weights × Q8_0 activations).
 @inline(__always)
+@inlinable
 public func dotQ5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var acc = SIMD4<Float>()
     for b in 0..<count / 32 {
@@ -63,6 +66,7 @@ public func dotQ5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
 
 /// Four dot products of one Q5_0 row with four activation rows.
 @inline(__always)
+@inlinable
 public func dot4Q5_0(
     _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
     count: Int

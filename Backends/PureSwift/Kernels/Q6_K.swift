@@ -7,9 +7,10 @@
 // value = d · scale · (q − 32). Dot products read Q8_K activations.
 
 /// Bytes per Q6_K super-block.
-public let q6_KBlockBytes = 210
+@inlinable public var q6_KBlockBytes: Int { 210 }
 
 /// Dequantizes `count` (a multiple of 256) Q6_K weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ6_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 256 {
         let block = row + b * q6_KBlockBytes
@@ -36,6 +37,7 @@ public func dequantizeRowQ6_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
 
 /// Σ over 16 weights (given as 16 bytes of 6-bit values, even/odd in 16-bit lanes) × 16 int8 activations.
 @inline(__always)
+@inlinable
 func dot16Q6(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
     let x = a.loadUnaligned(as: SIMD8<Int16>.self)
     let thirtyTwo = SIMD8<Int16>(repeating: 32)
@@ -45,6 +47,7 @@ func dot16Q6(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
 
 /// Σ row · activations over `count` values (Q6_K weights × Q8_K activations).
 @inline(__always)
+@inlinable
 public func dotQ6_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
     var total: Float = 0
     let low4 = SIMD8<Int16>(repeating: 0x0F0F)

@@ -1,9 +1,10 @@
 // Q8_0: blocks of 32 weights, 34 bytes: half scale d, then 32 int8; value = d · q. Dot products read Q8_0.
 
 /// Bytes per Q8_0 block.
-public let q8_0BlockBytes = 34
+@inlinable public var q8_0BlockBytes: Int { 34 }
 
 /// Dequantizes `count` (a multiple of 32) Q8_0 weights at `row` into `out`.
+@inlinable
 public func dequantizeRowQ8_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     for b in 0..<count / 32 {
         let block = row + b * q8_0BlockBytes
@@ -13,47 +14,58 @@ public func dequantizeRowQ8_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
     }
 }
 
+/// The eight lane sums of one Q8_0 block times Q8_0 activations in the pair layout: lane l sums the products of
+/// elements 4l…4l+3 (as llamafile's tinyBLAS `updot` groups them). The 32 weights read as sixteen 16-bit lanes
+/// hold the even elements in their low bytes and the odd ones in their high bytes.
 @inline(__always)
-func dotBlockQ8_0(_ block: UnsafeRawPointer, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
-    dot16Int8(block.loadUnaligned(fromByteOffset: 2, as: SIMD8<Int16>.self), a)
-        &+ dot16Int8(block.loadUnaligned(fromByteOffset: 18, as: SIMD8<Int16>.self), a + 16)
+@inlinable
+func lanesQ8_0(_ block: UnsafeRawPointer, _ pairs: UnsafePointer<Int16>) -> SIMD8<Int32> {
+    let w = (block + 2).loadUnaligned(as: SIMD16<Int16>.self)
+    return pairLanes((w &<< 8) &>> 8, w &>> 8, pairs)
 }
 
-/// Σ row · activations over `count` values (Q8_0 weights × Q8_0 activations).
+/// Σ row · activations over `count` values (Q8_0 weights × Q8_0 activations), rounded as llama.cpp's tinyBLAS_Q0_AVX
+/// (and ggml_vec_dot_q8_0_q8_0) rounds: eight float lanes accumulated as `fma(dw·da, lane, acc)`, hsum_float_8.
 @inline(__always)
+@inlinable
 public func dotQ8_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD4<Float>()
+    let halves = halfToFloatTable
+    var acc = SIMD8<Float>()
     for b in 0..<count / 32 {
         let block = row + b * q8_0BlockBytes
-        let sumi = dotBlockQ8_0(block, UnsafeRawPointer(a.quants + b * 32))
-        acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
+        let lanes = lanesQ8_0(block, a.pairs + b * 32)
+        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), smallIntToFloat(lanes))
     }
-    return acc.sum()
+    return llamaHorizontalSum(acc)
 }
 
-/// Four dot products of one Q8_0 row with four activation rows.
+/// Four dot products of one Q8_0 row with four activation rows, each rounded as `dotQ8_0`.
 @inline(__always)
+@inlinable
 public func dot4Q8_0(
     _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
     count: Int
 ) -> SIMD4<Float> {
-    var acc0 = SIMD4<Float>()
-    var acc1 = SIMD4<Float>()
-    var acc2 = SIMD4<Float>()
-    var acc3 = SIMD4<Float>()
+    let halves = halfToFloatTable
+    var acc0 = SIMD8<Float>()
+    var acc1 = SIMD8<Float>()
+    var acc2 = SIMD8<Float>()
+    var acc3 = SIMD8<Float>()
     for b in 0..<count / 32 {
         let block = row + b * q8_0BlockBytes
-        let w0 = block.loadUnaligned(fromByteOffset: 2, as: SIMD8<Int16>.self)
-        let w1 = block.loadUnaligned(fromByteOffset: 18, as: SIMD8<Int16>.self)
-        let d = loadHalf(block)
-        @inline(__always) func one(_ a: ActivationRow) -> SIMD4<Float> {
-            let x = UnsafeRawPointer(a.quants + b * 32)
-            return smallIntToFloat(dot16Int8(w0, x) &+ dot16Int8(w1, x + 16)) * (d * a.scales[b])
+        let w = (block + 2).loadUnaligned(as: SIMD16<Int16>.self)
+        let even = (w &<< 8) &>> 8
+        let odd = w &>> 8
+        let d = loadHalf(block, 0, halves)
+        @inline(__always) func one(_ a: ActivationRow, _ acc: inout SIMD8<Float>) {
+            let lanes = pairLanes(even, odd, a.pairs + b * 32)
+            acc = acc.addingProduct(SIMD8(repeating: d * a.scales[b]), smallIntToFloat(lanes))
         }
-        acc0 += one(a0)
-        acc1 += one(a1)
-        acc2 += one(a2)
-        acc3 += one(a3)
+        one(a0, &acc0)
+        one(a1, &acc1)
+        one(a2, &acc2)
+        one(a3, &acc3)
     }
-    return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum())
+    return SIMD4(
+        llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
 }

@@ -28,14 +28,29 @@ public enum ActivationFormat: Sendable, Equatable {
 /// One row of prepared activations: pointers into a `QuantizedActivations` buffer.
 ///
 /// For `.q8_0`/`.q8_1`: `quants` holds the int8 values, `scales[b]` block b's scale (the half-rounded value, as a
-/// float), `sums[b]` (Q8_1 only) the half-rounded `scale × Σ quants`. For `.q8_K`: `scales[b]` the float scale and
-/// `blockSums[16·b + j]` the sum of quants j·16 ..< j·16+16. For float formats, `floats` holds the (rounded) values.
+/// float), `sums[b]` (Q8_1 only) the half-rounded `scale × Σ quants`, and `pairs` the same quants widened to 16 bits
+/// in the pair layout the integer kernels read: per block the 16 even elements (0, 2, …, 30), then the 16 odd ones.
+/// For `.q8_K`: `scales[b]` the float scale and `blockSums[16·b + j]` the sum of quants j·16 ..< j·16+16. For float formats, `floats` holds the (rounded) values.
 public struct ActivationRow {
     public var floats: UnsafeMutablePointer<Float>
     public var quants: UnsafeMutablePointer<Int8>
+    public var pairs: UnsafeMutablePointer<Int16>
     public var scales: UnsafeMutablePointer<Float>
     public var sums: UnsafeMutablePointer<Float>
     public var blockSums: UnsafeMutablePointer<Int32>
+
+    @inlinable
+    public init(
+        floats: UnsafeMutablePointer<Float>, quants: UnsafeMutablePointer<Int8>, pairs: UnsafeMutablePointer<Int16>,
+        scales: UnsafeMutablePointer<Float>, sums: UnsafeMutablePointer<Float>, blockSums: UnsafeMutablePointer<Int32>
+    ) {
+        self.floats = floats
+        self.quants = quants
+        self.pairs = pairs
+        self.scales = scales
+        self.sums = sums
+        self.blockSums = blockSums
+    }
 }
 
 /// A reusable buffer of `rows × columns` activations in one `ActivationFormat`. Sized once for the largest input a
@@ -46,11 +61,12 @@ public final class QuantizedActivations {
     public private(set) var format: ActivationFormat = .f32
     public private(set) var rows = 0
     public private(set) var columns = 0
-    private let floats: UnsafeMutablePointer<Float>
-    private let quants: UnsafeMutablePointer<Int8>
-    private let scales: UnsafeMutablePointer<Float>
-    private let sums: UnsafeMutablePointer<Float>
-    private let blockSums: UnsafeMutablePointer<Int32>
+    @usableFromInline let floats: UnsafeMutablePointer<Float>
+    @usableFromInline let quants: UnsafeMutablePointer<Int8>
+    @usableFromInline let pairs: UnsafeMutablePointer<Int16>
+    @usableFromInline let scales: UnsafeMutablePointer<Float>
+    @usableFromInline let sums: UnsafeMutablePointer<Float>
+    @usableFromInline let blockSums: UnsafeMutablePointer<Int32>
 
     /// `columns` must be a multiple of 32 for the block formats (256 for `.q8_K`).
     public init(rows: Int, columns: Int) {
@@ -59,6 +75,7 @@ public final class QuantizedActivations {
         let n = capacityRows * capacityColumns
         floats = .allocate(capacity: n)
         quants = .allocate(capacity: n)
+        pairs = .allocate(capacity: n)
         scales = .allocate(capacity: n / 32 + capacityRows)
         sums = .allocate(capacity: n / 32 + capacityRows)
         blockSums = .allocate(capacity: n / 16 + capacityRows)
@@ -67,6 +84,7 @@ public final class QuantizedActivations {
     deinit {
         floats.deallocate()
         quants.deallocate()
+        pairs.deallocate()
         scales.deallocate()
         sums.deallocate()
         blockSums.deallocate()
@@ -74,44 +92,53 @@ public final class QuantizedActivations {
 
     /// Row `r` of the prepared activations.
     @inline(__always)
+    @inlinable
     public func row(_ r: Int) -> ActivationRow {
         ActivationRow(
-            floats: floats + r * columns, quants: quants + r * columns, scales: scales + r * (columns / 32),
+            floats: floats + r * columns, quants: quants + r * columns, pairs: pairs + r * columns, scales: scales + r * (columns / 32),
             sums: sums + r * (columns / 32), blockSums: blockSums + r * (columns / 16))
     }
 
-    /// Converts `rows` rows of `columns` floats (row stride `stride`) into `format`. The caller guarantees the
-    /// sizes fit the capacity and that `columns` is a multiple of the format's block size.
+    /// Converts `rows` rows of `columns` floats (row stride `stride`) into `format` with `kernels`' build of
+    /// `prepareActivationRow`. The caller guarantees the sizes fit the capacity and that `columns` is a multiple of
+    /// the format's block size.
     public func prepare(
-        _ x: UnsafePointer<Float>, rows: Int, columns: Int, stride: Int, format: ActivationFormat, threads: Int = 1
+        _ x: UnsafePointer<Float>, rows: Int, columns: Int, stride: Int, format: ActivationFormat, threads: Int = 1,
+        kernels: any KernelSet = BuiltKernels()
     ) {
         precondition(rows <= capacityRows && columns <= capacityColumns, "activation buffer too small")
         self.format = format
         self.rows = rows
         self.columns = columns
         parallelChunks(rows, threads: rows >= 16 ? threads : 1) { range in
-            for r in range {
-                let source = x + r * stride
-                let out = row(r)
-                switch format {
-                case .f32: out.floats.update(from: source, count: columns)
-                case .f16:
-                    for i in 0..<columns { out.floats[i] = roundToHalf(source[i]) }
-                    interleaveForHalves(out.floats, count: columns)
-                case .bf16:
-                    for i in 0..<columns { out.floats[i] = bfloat16ToFloat(floatToBFloat16(source[i])) }
-                    interleaveForHalves(out.floats, count: columns)
-                case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
-                case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
-                case .q8_K: quantizeRowQ8_K(source, count: columns, into: out)
-                }
-            }
+            for r in range { kernels.prepareActivationRow(x + r * stride, count: columns, into: row(r), format: format) }
         }
+    }
+}
+
+/// One row of `count` floats converted into `format` (see `QuantizedActivations`).
+@inline(__always)
+@inlinable
+public func prepareActivationRow(
+    _ source: UnsafePointer<Float>, count columns: Int, into out: ActivationRow, format: ActivationFormat
+) {
+    switch format {
+    case .f32: out.floats.update(from: source, count: columns)
+    case .f16:
+        for i in 0..<columns { out.floats[i] = roundToHalf(source[i]) }
+        interleaveForHalves(out.floats, count: columns)
+    case .bf16:
+        for i in 0..<columns { out.floats[i] = bfloat16ToFloat(floatToBFloat16(source[i])) }
+        interleaveForHalves(out.floats, count: columns)
+    case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
+    case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
+    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out)
     }
 }
 
 /// Rounds half to even, as `_mm256_round_ps(…, _MM_ROUND_NEAREST)` and ggml's `nearest_int` do.
 @inline(__always)
+@inlinable
 func roundToNearestEven(_ x: Float) -> Int32 {
     Int32((x + 12_582_912) - 12_582_912)  // 1.5 · 2²³: valid for |x| < 2²²
 }
@@ -120,6 +147,7 @@ func roundToNearestEven(_ x: Float) -> Int32 {
 /// quants `round(x · 127/max|x|)` (ties to even), the scale stored as a half; with `withSums` also
 /// `s = half(d · Σ quants)` for Q8_1.
 @inline(__always)
+@inlinable
 public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, withSums: Bool) {
     for b in 0..<count / 32 {
         let v = x + b * 32
@@ -129,9 +157,11 @@ public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: Act
         let id: Float = maxAbs != 0 ? 127 / maxAbs : 0
         var sum: Int32 = 0
         let q = out.quants + b * 32
+        let p = out.pairs + b * 32
         for i in 0..<32 {
             let value = roundToNearestEven(v[i] * id)
             q[i] = Int8(truncatingIfNeeded: value)
+            p[(i & 1) * 16 + i / 2] = Int16(truncatingIfNeeded: value)
             sum &+= value
         }
         out.scales[b] = roundToHalf(d)
@@ -142,6 +172,7 @@ public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: Act
 /// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the
 /// largest magnitude, quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
 @inline(__always)
+@inlinable
 public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow) {
     for b in 0..<count / 256 {
         let v = x + b * 256

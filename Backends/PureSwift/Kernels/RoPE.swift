@@ -33,6 +33,7 @@ public struct RoPEConfiguration: Sendable, Equatable {
 
 /// Fills `table` with `dimensions` floats for `position`: cos and sin of each pair's angle, interleaved, computed as
 /// ggml does (the angle starts at the position and is multiplied by `base^(−2/dimensions)` pair by pair, in float).
+@inlinable
 public func ropeTable(_ table: UnsafeMutablePointer<Float>, position: Int, configuration c: RoPEConfiguration) {
     let thetaScale = powf(c.frequencyBase, -2 / Float(c.dimensions))
     var theta = Float(position)
@@ -47,6 +48,7 @@ public func ropeTable(_ table: UnsafeMutablePointer<Float>, position: Int, confi
 
 /// Rotates one head's values in place with a table from `ropeTable`.
 @inline(__always)
+@inlinable
 public func applyRoPE(
     _ x: UnsafeMutablePointer<Float>, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode
 ) {

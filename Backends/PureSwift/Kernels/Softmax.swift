@@ -3,6 +3,7 @@ import Foundation
 /// In-place softmax of `count` values (max subtracted first; sum in double). Returns the sum of the
 /// exponentials before normalization.
 @discardableResult
+@inlinable
 public func softmax(_ x: UnsafeMutablePointer<Float>, count: Int) -> Double {
     guard count > 0 else { return 0 }
     var maxValue = -Float.infinity
@@ -20,6 +21,7 @@ public func softmax(_ x: UnsafeMutablePointer<Float>, count: Int) -> Double {
 
 /// SiLU-gated product (SwiGLU): `out[i] = gate[i] / (1 + e^(−gate[i])) · up[i]`. `out` may alias either input.
 @inline(__always)
+@inlinable
 public func swiGLU(
     gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
 ) {

@@ -13,25 +13,15 @@ public struct WeightMatrix: @unchecked Sendable {
     public let rowBytes: Int
     public let base: UnsafeRawPointer
 
-    /// The tensor `info` of `file` as a matrix. Throws `PureSwiftError.unsupportedTensorType` for a type without
-    /// kernels and `.badTensorShape` when a row is not a whole number of blocks.
-    public init(file: GGUFFile, tensor info: GGUFTensorInfo) throws {
-        guard Self.supportedTypes.contains(info.type) else {
-            throw PureSwiftError.unsupportedTensorType(
-                path: file.path, tensor: info.name, type: info.type.description,
-                supported: Self.supportedTypes.map(\.description))
-        }
-        guard info.rowLength % info.type.blockSize == 0, info.dimensions.count <= 2 else {
-            throw PureSwiftError.badTensorShape(
-                path: file.path, tensor: info.name, expected: "a 2-D matrix whose rows hold whole \(info.type) blocks",
-                found: info.dimensions)
-        }
-        name = info.name
-        type = info.type
-        rows = info.rowCount
-        columns = info.rowLength
-        rowBytes = info.rowBytes
-        base = file.data(of: info)
+    /// A matrix of `rows` rows of `columns` values of `type` at `base`, rows `rowBytes` apart. The caller has checked
+    /// that `type` is one of `supportedTypes` and the bytes are there (`WeightMatrix(file:tensor:)` in the engine).
+    public init(name: String, type: GGMLType, rows: Int, columns: Int, rowBytes: Int, base: UnsafeRawPointer) {
+        self.name = name
+        self.type = type
+        self.rows = rows
+        self.columns = columns
+        self.rowBytes = rowBytes
+        self.base = base
     }
 
     /// The activation format this type's dot product reads.
@@ -48,9 +38,11 @@ public struct WeightMatrix: @unchecked Sendable {
 
     /// Bytes of row `r`.
     @inline(__always)
+    @inlinable
     public func row(_ r: Int) -> UnsafeRawPointer { base + r * rowBytes }
 
     /// Row `r` as floats (an embedding lookup).
+    @inlinable
     public func dequantizeRow(_ r: Int, into out: UnsafeMutablePointer<Float>) {
         let p = row(r)
         switch type {
@@ -67,48 +59,121 @@ public struct WeightMatrix: @unchecked Sendable {
         }
     }
 
-    /// Row `r` · activation row `a`.
-    @inline(__always)
+    /// Row `r` · activation row `a` (a test and reference entry point; products go through `multiplyRows`).
+    @inlinable
     public func dot(_ r: Int, _ a: ActivationRow) -> Float {
-        let p = row(r)
-        switch type {
-        case .q4_1: return dotQ4_1(p, a, count: columns)
-        case .q8_0: return dotQ8_0(p, a, count: columns)
-        case .q4_0: return dotQ4_0(p, a, count: columns)
-        case .q5_0: return dotQ5_0(p, a, count: columns)
-        case .q4_K: return dotQ4_K(p, a, count: columns)
-        case .q6_K: return dotQ6_K(p, a, count: columns)
-        case .f16: return dotF16(p, a, count: columns)
-        case .bf16: return dotBF16(p, a, count: columns)
-        case .f32: return dotF32(p, a, count: columns)
-        default: return 0
+        var out: Float = 0
+        let x = SingleActivationRow(a)
+        withUnsafeMutablePointer(to: &out) { 
+            multiplyRows(self, x, rows: r..<(r + 1), out: $0 - r, outStride: 0, build: WeightMatrix.self)
         }
+        return out
     }
+}
 
-    /// Row `r` · activation row `a`, rounded exactly as llama.cpp's x86 kernels round (see LlamaCppExact.swift)
-    /// for the types that have such a kernel; the plain `dot` for the others.
+/// The dot products of one weight type: a row (its bytes) times one prepared activation row, and times four.
+/// `multiplyRows` is generic over these so that each build of the kernels specializes its loop for every type,
+/// in its own module (see KernelSet.swift).
+public protocol RowKernel {
+    static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float
+    static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int) -> SIMD4<Float>
+}
+
+extension RowKernel {
+    /// Four single dot products, for types without a kernel that unpacks a row once for four activation rows.
     @inline(__always)
-    public func dotExact(_ r: Int, _ a: ActivationRow) -> Float {
-        switch type {
-        case .q4_1: return dotQ4_1Exact(row(r), a, count: columns)
-        case .q8_0: return dotQ8_0Exact(row(r), a, count: columns)
-        default: return dot(r, a)
-        }
+    @inlinable
+    public static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int
+    ) -> SIMD4<Float> {
+        SIMD4(dot(row, a0, count: count), dot(row, a1, count: count), dot(row, a2, count: count),
+            dot(row, a3, count: count))
     }
+}
 
-    /// Row `r` · four activation rows (the row is unpacked once where the type has a four-column kernel).
-    @inline(__always)
-    public func dot4(_ r: Int, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow)
-        -> SIMD4<Float>
-    {
-        let p = row(r)
-        switch type {
-        case .q4_1: return dot4Q4_1(p, a0, a1, a2, a3, count: columns)
-        case .q8_0: return dot4Q8_0(p, a0, a1, a2, a3, count: columns)
-        case .q4_0: return dot4Q4_0(p, a0, a1, a2, a3, count: columns)
-        case .q5_0: return dot4Q5_0(p, a0, a1, a2, a3, count: columns)
-        default: return SIMD4(dot(r, a0), dot(r, a1), dot(r, a2), dot(r, a3))
-        }
+public enum Q4_1Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ4_1(row, a, count: count)
+    }
+    @inline(__always) @inlinable
+    public static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int
+    ) -> SIMD4<Float> { dot4Q4_1(row, a0, a1, a2, a3, count: count) }
+}
+
+public enum Q8_0Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ8_0(row, a, count: count)
+    }
+    @inline(__always) @inlinable
+    public static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int
+    ) -> SIMD4<Float> { dot4Q8_0(row, a0, a1, a2, a3, count: count) }
+}
+
+public enum Q4_0Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ4_0(row, a, count: count)
+    }
+    @inline(__always) @inlinable
+    public static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int
+    ) -> SIMD4<Float> { dot4Q4_0(row, a0, a1, a2, a3, count: count) }
+}
+
+public enum Q5_0Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ5_0(row, a, count: count)
+    }
+    @inline(__always) @inlinable
+    public static func dot4(
+        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
+        count: Int
+    ) -> SIMD4<Float> { dot4Q5_0(row, a0, a1, a2, a3, count: count) }
+}
+
+public enum Q4_KRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ4_K(row, a, count: count)
+    }
+}
+
+public enum Q6_KRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ6_K(row, a, count: count)
+    }
+}
+
+public enum F16Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotF16(row, a, count: count)
+    }
+}
+
+public enum BF16Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotBF16(row, a, count: count)
+    }
+}
+
+public enum F32Rows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotF32(row, a, count: count)
     }
 }
 
@@ -116,49 +181,120 @@ public struct WeightMatrix: @unchecked Sendable {
 ///
 /// Rows are split over `threads` workers. Each worker takes its rows in tiles of eight and runs every activation
 /// row (four at a time) against a tile while it sits in cache, so the weights stream from memory once per call
-/// whatever the batch size. With `exact`, every product is rounded as llama.cpp rounds it (`dotExact`).
+/// whatever the batch size. The row kernels are `kernels`' build (see KernelSet.swift).
 public func matmul(
     _ w: WeightMatrix, _ x: QuantizedActivations, out: UnsafeMutablePointer<Float>, outStride: Int, threads: Int,
-    exact: Bool = false
+    kernels: any KernelSet
+) {
+    let workers = w.rows * w.columns * x.rows < 1 << 15 ? 1 : threads
+    parallelChunks(w.rows, threads: workers) { rows in
+        kernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride)
+    }
+}
+
+/// Two or three products of the same prepared activations in one parallel pass (Q, K and V; gate and up), so the
+/// workers are woken once instead of once per matrix. Each output has the row stride of its matrix.
+public func matmul(
+    _ products: (WeightMatrix, UnsafeMutablePointer<Float>), _ second: (WeightMatrix, UnsafeMutablePointer<Float>),
+    _ third: (WeightMatrix, UnsafeMutablePointer<Float>)? = nil, activations x: QuantizedActivations, threads: Int,
+    kernels: any KernelSet
+) {
+    let first = products
+    let rowsA = first.0.rows
+    let rowsB = second.0.rows
+    let total = rowsA + rowsB + (third?.0.rows ?? 0)
+    let workers = total * first.0.columns * x.rows < 1 << 15 ? 1 : threads
+    parallelChunks(total, threads: workers) { rows in
+        // The global row range, cut at the matrix boundaries.
+        let a = rows.clamped(to: 0..<rowsA)
+        if !a.isEmpty { kernels.multiplyRows(first.0, x, rows: a, out: first.1, outStride: first.0.rows) }
+        let b = rows.clamped(to: rowsA..<(rowsA + rowsB))
+        if !b.isEmpty {
+            kernels.multiplyRows(
+                second.0, x, rows: (b.lowerBound - rowsA)..<(b.upperBound - rowsA), out: second.1,
+                outStride: second.0.rows)
+        }
+        if let third {
+            let c = rows.clamped(to: (rowsA + rowsB)..<total)
+            if !c.isEmpty {
+                kernels.multiplyRows(
+                    third.0, x, rows: (c.lowerBound - rowsA - rowsB)..<(c.upperBound - rowsA - rowsB), out: third.1,
+                    outStride: third.0.rows)
+            }
+        }
+    }
+}
+
+/// The rows `rows` of `w` times every prepared activation row, on the calling thread (see `matmul`).
+@inlinable
+///
+/// `build` is the calling kernel build's type (`BuiltKernels` of its module). It only tells the specializations of
+/// this generic loop apart: specializations are emitted in the module that uses them under a name made of the
+/// function and its type arguments, and the linker keeps one copy of each name — without the build among the type
+/// arguments, the AVX2 build could end up running the portable build's copy.
+public func multiplyRows<Build>(
+    _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>, outStride: Int,
+    build: Build.Type
+) {
+    switch w.type {
+    case .q4_1: multiplyRows(Q4_1Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q8_0: multiplyRows(Q8_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q4_0: multiplyRows(Q4_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q5_0: multiplyRows(Q5_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q4_K: multiplyRows(Q4_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q6_K: multiplyRows(Q6_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .f16: multiplyRows(F16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .bf16: multiplyRows(BF16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .f32: multiplyRows(F32Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    default: break  // unreachable: WeightMatrix(file:tensor:) refuses other types
+    }
+}
+
+/// `multiplyRows` for one weight type: rows in tiles of eight, each tile against the activation rows four at a
+/// time, so a tile's bytes are unpacked once per four activation rows and stay in cache for all of them.
+@inlinable
+public func multiplyRows<K: RowKernel, Build>(
+    _ kernel: K.Type, _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+    outStride: Int, build: Build.Type
 ) {
     let batch = x.rows
-    if exact {
-        let workers = w.rows * w.columns * batch < 1 << 15 ? 1 : threads
-        parallelChunks(w.rows, threads: workers) { rows in
-            for b in 0..<batch {
-                let a = x.row(b)
-                for r in rows { out[b * outStride + r] = w.dotExact(r, a) }
+    let columns = w.columns
+    var tileStart = rows.lowerBound
+    while tileStart < rows.upperBound {
+        let tile = tileStart..<min(tileStart + 8, rows.upperBound)
+        var b = 0
+        while b + 4 <= batch {
+            let a0 = x.row(b), a1 = x.row(b + 1), a2 = x.row(b + 2), a3 = x.row(b + 3)
+            for r in tile {
+                let v = K.dot4(w.row(r), a0, a1, a2, a3, count: columns)
+                out[b * outStride + r] = v[0]
+                out[(b + 1) * outStride + r] = v[1]
+                out[(b + 2) * outStride + r] = v[2]
+                out[(b + 3) * outStride + r] = v[3]
             }
+            b += 4
         }
-        return
-    }
-    // Small products run on the calling thread: the dispatch would cost more than the work.
-    let workers = w.rows * w.columns * batch < 1 << 16 ? 1 : threads
-    parallelChunks(w.rows, threads: workers) { rows in
-        var tileStart = rows.lowerBound
-        while tileStart < rows.upperBound {
-            let tile = tileStart..<min(tileStart + 8, rows.upperBound)
-            var b = 0
-            while b + 4 <= batch {
-                let a0 = x.row(b)
-                let a1 = x.row(b + 1)
-                let a2 = x.row(b + 2)
-                let a3 = x.row(b + 3)
-                for r in tile {
-                    let v = w.dot4(r, a0, a1, a2, a3)
-                    out[b * outStride + r] = v[0]
-                    out[(b + 1) * outStride + r] = v[1]
-                    out[(b + 2) * outStride + r] = v[2]
-                    out[(b + 3) * outStride + r] = v[3]
-                }
-                b += 4
-            }
-            while b < batch {
-                let a = x.row(b)
-                for r in tile { out[b * outStride + r] = w.dot(r, a) }
-                b += 1
-            }
-            tileStart = tile.upperBound
+        while b < batch {
+            let a = x.row(b)
+            for r in tile { out[b * outStride + r] = K.dot(w.row(r), a, count: columns) }
+            b += 1
         }
+        tileStart = tile.upperBound
     }
+}
+
+/// Prepared activation rows: a `QuantizedActivations` buffer, or one row on its own.
+public protocol ActivationRows {
+    var rows: Int { get }
+    func row(_ r: Int) -> ActivationRow
+}
+
+extension QuantizedActivations: ActivationRows {}
+
+/// One prepared row as `ActivationRows`.
+public struct SingleActivationRow: ActivationRows {
+    @usableFromInline let only: ActivationRow
+    @inlinable public init(_ row: ActivationRow) { only = row }
+    @inlinable public var rows: Int { 1 }
+    @inlinable public func row(_ r: Int) -> ActivationRow { only }
 }

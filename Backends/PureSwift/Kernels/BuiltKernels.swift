@@ -1,0 +1,65 @@
+// One build of the kernels' entry points (see KernelSet.swift). This file is compiled three times: in
+// PureSwiftKernels (portable) and, through symbolic links, in PureSwiftKernelsAVX2 and PureSwiftKernelsAVX512,
+// whose targets set `SANAD_KERNEL_BUILD_*` and a `-target-cpu` (Package.swift).
+
+#if SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512
+    import PureSwiftKernels
+#endif
+
+/// This module's build of the kernels.
+public struct BuiltKernels: KernelSet {
+    public init() {}
+
+    #if SANAD_KERNEL_BUILD_AVX512
+        public var name: String { "avx512" }
+    #elseif SANAD_KERNEL_BUILD_AVX2
+        public var name: String { "avx2" }
+    #else
+        public var name: String { "portable" }
+    #endif
+
+    public func multiplyRows(
+        _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+        outStride: Int
+    ) {
+        PureSwiftKernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride, build: BuiltKernels.self)
+    }
+
+    public func prepareActivationRow(
+        _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat
+    ) {
+        PureSwiftKernels.prepareActivationRow(source, count: count, into: out, format: format)
+    }
+
+    public func attendHalfCacheVectorPath(
+        query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
+        count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        PureSwiftKernels.attendHalfCacheVectorPath(
+            query: query, keys: keys, values: values, stride: stride, count: count, dimensions: dimensions,
+            scale: scale, scratch: scratch, out: out)
+    }
+
+    public func attendFloatCacheTiled(
+        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
+        valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        PureSwiftKernels.attendFloatCacheTiled(
+            query: query, keysTransposed: keysTransposed, keyStride: keyStride, values: values,
+            valueStride: valueStride, count: count, dimensions: dimensions, scale: scale, weights: weights, out: out)
+    }
+
+    public func swiGLU(
+        gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
+    ) {
+        swiGLUExact(gate: gate, up: up, out: out, count: count)
+    }
+
+    public func applyRoPE(
+        _ x: UnsafeMutablePointer<Float>, heads: Int, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode
+    ) {
+        for h in 0..<heads { applyRoPEExact(x + h * dimensions, table: table, dimensions: dimensions, mode: mode) }
+    }
+}

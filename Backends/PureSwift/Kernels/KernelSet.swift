@@ -1,0 +1,45 @@
+/// The hot loops of the engine, as one CPU-specific build.
+///
+/// Swift compiles a module for one CPU target. Built for the x86-64 baseline (SSE2), fused multiply-adds become
+/// calls into libm and wide integer vectors split into many narrow instructions, which makes the kernels several
+/// times slower; built for a newer CPU, the same source runs on that CPU only (elsewhere: SIGILL). So the kernels'
+/// entry points are compiled several times from one source file, `BuiltKernels.swift`: here (the portable build,
+/// any CPU Swift runs on), and in the `PureSwiftKernelsAVX2` and `PureSwiftKernelsAVX512` modules (Backends/
+/// PureSwift/ISA), which link the same file and are compiled with `-target-cpu`. The kernels themselves are
+/// `@inlinable`, so each build inlines and compiles them for its own target. The engine picks the fastest build
+/// the running CPU supports at run time (PureSwiftBackend's `KernelBuilds`).
+///
+/// Every build computes the same results bit for bit: the kernels use only operations with one defined rounding
+/// (an FMA is `addingProduct`, one instruction or libm's exact `fmaf`), so the choice changes speed only.
+public protocol KernelSet: Sendable {
+    /// The build's name: "portable", "avx2" or "avx512".
+    var name: String { get }
+
+    /// `multiplyRows`: rows `rows` of `w` times every prepared activation row.
+    func multiplyRows(
+        _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+        outStride: Int)
+
+    /// `prepareActivationRow`: one row of floats converted for the integer kernels.
+    func prepareActivationRow(
+        _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat)
+
+    /// `attendHalfCacheVectorPath`: one head's attention for one query, llama.cpp's vector path.
+    func attendHalfCacheVectorPath(
+        query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
+        count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>)
+
+    /// `attendFloatCacheTiled`: one head's attention for one query, llama.cpp's tiled path.
+    func attendFloatCacheTiled(
+        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
+        valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>)
+
+    /// `swiGLUExact` over `count` values.
+    func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
+
+    /// `applyRoPEExact` on `heads` consecutive heads of `dimensions` values.
+    func applyRoPE(
+        _ x: UnsafeMutablePointer<Float>, heads: Int, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode)
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GGUF
+import PureSwiftBackend
+import PureSwiftKernels
+import SanadCore
+import Testing
+
+// The per-CPU builds of the kernels (KernelSet.swift) must compute exactly what the portable build computes: the
+// choice of build is a speed choice only. Every build this CPU runs is compared with the portable one, bit for bit.
+
+@Suite("kernel builds")
+struct KernelBuildTests {
+    static let portable: any KernelSet = KernelBuilds.all.first { $0.name == "portable" }!
+
+    @Test("the builds this CPU runs include the portable one, and auto picks the fastest")
+    func selection() throws {
+        #expect(KernelBuilds.runnable.last?.name == "portable")
+        #expect(try KernelBuilds.select(nil).name == KernelBuilds.runnable[0].name)
+        #expect(try KernelBuilds.select("portable").name == "portable")
+        #expect(throws: SanadError.self) { try KernelBuilds.select("sse9") }
+        for build in KernelBuilds.all where !KernelBuilds.runnable.contains(where: { $0.name == build.name }) {
+            #expect(throws: SanadError.self) { try KernelBuilds.select(build.name) }
+        }
+    }
+
+    @Test("matrix products: every runnable build equals the portable build bit for bit", arguments: blockFormats)
+    func products(format: BlockFormat) throws {
+        var r = TestRandom(11)
+        let columns = format.blockSize == 256 ? 512 : 96
+        let rows = 13
+        let batch = 6  // one group of four activation rows and two single ones
+        let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
+        let x = r.floats(batch * columns)
+        let type = try #require(GGMLType.allCases.first { $0.description == format.name })
+        for build in KernelBuilds.runnable {
+            let act = QuantizedActivations(rows: batch, columns: columns)
+            let expectedAct = QuantizedActivations(rows: batch, columns: columns)
+            var got = [Float](repeating: 0, count: batch * rows)
+            var expected = got
+            bytes.withUnsafeBytes { raw in
+                let w = WeightMatrix(
+                    name: "w", type: type, rows: rows, columns: columns, rowBytes: raw.count / rows,
+                    base: raw.baseAddress!)
+                act.prepare(x, rows: batch, columns: columns, stride: columns, format: w.activationFormat, kernels: build)
+                expectedAct.prepare(
+                    x, rows: batch, columns: columns, stride: columns, format: w.activationFormat,
+                    kernels: Self.portable)
+                build.multiplyRows(w, act, rows: 0..<rows, out: &got, outStride: rows)
+                Self.portable.multiplyRows(w, expectedAct, rows: 0..<rows, out: &expected, outStride: rows)
+            }
+            #expect(got.map(\.bitPattern) == expected.map(\.bitPattern), "\(build.name) \(format.name)")
+        }
+    }
+
+    @Test("attention, SwiGLU and RoPE: every runnable build equals the portable build bit for bit")
+    func elementwise() {
+        var r = TestRandom(12)
+        let dims = 64
+        let count = 70
+        let keys = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
+        let values = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
+        let query = r.floats(dims).map(roundToHalf)
+        let keysT = (0..<(dims * count)).map { i in halfToFloat(keys[(i % count) * dims + i / count]) }
+        let valuesF = values.map(halfToFloat)
+        let gate = r.floats(1000, -8...8)
+        let up = r.floats(1000)
+        var table = [Float](repeating: 0, count: dims)
+        ropeTable(&table, position: 37, configuration: RoPEConfiguration(mode: .normal, dimensions: dims, frequencyBase: 10_000))
+        let heads = r.floats(3 * dims)
+        func run(_ k: any KernelSet) -> [[Float]] {
+            var scratch = [Float](repeating: 0, count: 2 * dims)
+            var vector = [Float](repeating: 0, count: dims)
+            var tiled = vector
+            var weights = [Float](repeating: 0, count: attentionTileSize)
+            k.attendHalfCacheVectorPath(
+                query: query, keys: keys, values: values, stride: dims, count: count, dimensions: dims, scale: 0.125,
+                scratch: &scratch, out: &vector)
+            k.attendFloatCacheTiled(
+                query: query, keysTransposed: keysT, keyStride: count, values: valuesF, valueStride: dims,
+                count: count, dimensions: dims, scale: 0.125, weights: &weights, out: &tiled)
+            var glu = [Float](repeating: 0, count: gate.count)
+            k.swiGLU(gate: gate, up: up, out: &glu, count: gate.count)
+            var rotated = heads
+            k.applyRoPE(&rotated, heads: 3, table: table, dimensions: dims, mode: .normal)
+            return [vector, tiled, glu, rotated]
+        }
+        let expected = run(Self.portable)
+        for build in KernelBuilds.runnable {
+            let got = run(build)
+            for (i, name) in ["vector attention", "tiled attention", "SwiGLU", "RoPE"].enumerated() {
+                #expect(got[i].map(\.bitPattern) == expected[i].map(\.bitPattern), "\(build.name) \(name)")
+            }
+        }
+    }
+}

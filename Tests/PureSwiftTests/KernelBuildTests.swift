@@ -60,7 +60,10 @@ struct KernelBuildTests {
         let keys = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
         let values = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
         let query = r.floats(dims).map(roundToHalf)
-        let keysT = (0..<(dims * count)).map { i in halfToFloat(keys[(i % count) * dims + i / count]) }
+        let keyStride = count + 8  // the tiled path reads eight positions at a time
+        let keysT = (0..<(dims * keyStride)).map { i in
+            i % keyStride < count ? halfToFloat(keys[(i % keyStride) * dims + i / keyStride]) : 0
+        }
         let valuesF = values.map(halfToFloat)
         let gate = r.floats(1000, -8...8)
         let up = r.floats(1000)
@@ -76,7 +79,7 @@ struct KernelBuildTests {
                 query: query, keys: keys, values: values, stride: dims, count: count, dimensions: dims, scale: 0.125,
                 scratch: &scratch, out: &vector)
             k.attendFloatCacheTiled(
-                query: query, keysTransposed: keysT, keyStride: count, values: valuesF, valueStride: dims,
+                query: query, keysTransposed: keysT, keyStride: keyStride, values: valuesF, valueStride: dims,
                 count: count, dimensions: dims, scale: 0.125, weights: &weights, out: &tiled)
             var glu = [Float](repeating: 0, count: gate.count)
             k.swiGLU(gate: gate, up: up, out: &glu, count: gate.count)

@@ -317,7 +317,7 @@ struct KernelTests {
                     )
                 case "Q4_1":
                     pair = (
-                        dot4Q4_1(row, a0, a1, a2, a3, count: columns),
+                        dot4Q4_1(row, a0, rowStride: columns, count: columns),
                         [a0, a1, a2, a3].map { dotQ4_1(row, $0, count: columns) }
                     )
                 case "Q5_0":
@@ -327,7 +327,7 @@ struct KernelTests {
                     )
                 default:
                     pair = (
-                        dot4Q8_0(row, a0, a1, a2, a3, count: columns),
+                        dot4Q8_0(row, a0, rowStride: columns, count: columns),
                         [a0, a1, a2, a3].map { dotQ8_0(row, $0, count: columns) }
                     )
                 }
@@ -433,7 +433,7 @@ struct KernelTests {
         halvesToFloats(values, &valuesFloat, count: values.count)
         #expect(keysFloat == keys.map(halfToFloat))
         // The tiled path reads keys dimension-major.
-        let keyStride = count + 4
+        let keyStride = count + 8
         var keysTransposed = [Float](repeating: 0, count: dims * keyStride)
         for t in 0..<count {
             for i in 0..<dims { keysTransposed[i * keyStride + t] = keysFloat[t * stride + 8 + i] }

@@ -1,3 +1,4 @@
+import Foundation
 import GGUF
 import PureSwiftKernels
 
@@ -195,7 +196,7 @@ final class LlamaRunner: ModelRunner {
     private let ropeTables: UnsafeMutablePointer<Float>  // (batch, headDimension) cos/sin per position
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
     private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
-    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, contextLength + 4) one layer's keys
+    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, contextLength + 8) one layer's keys
     private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
     private let weights: UnsafeMutablePointer<Float>  // (threads, attentionTileSize)
     private var buffers: [UnsafeMutablePointer<Float>] = []
@@ -217,8 +218,7 @@ final class LlamaRunner: ModelRunner {
             rows: b, columns: max(c.embedding, c.queryDimensions, c.feedForward))
         var buffers: [UnsafeMutablePointer<Float>] = []
         func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: max(1, n))
-            p.initialize(repeating: 0, count: max(1, n))
+            let p = allocateZeroed(Float.self, count: n)
             buffers.append(p)
             return p
         }
@@ -233,14 +233,14 @@ final class LlamaRunner: ModelRunner {
         ropeTables = buffer(b * c.rope.dimensions)
         queries = buffer(self.threads * c.headDimension)
         accumulators = buffer(self.threads * 2 * c.headDimension)
-        keysFloat = buffer((contextLength + 4) * c.kvDimensions)
+        keysFloat = buffer((contextLength + 8) * c.kvDimensions)
         valuesFloat = buffer(contextLength * c.kvDimensions)
         weights = buffer(self.threads * attentionTileSize)
         self.buffers = buffers
     }
 
     deinit {
-        for p in buffers { p.deallocate() }
+        for p in buffers { free(p) }
     }
 
     func reset() { cache.count = 0 }
@@ -413,7 +413,7 @@ final class LlamaRunner: ModelRunner {
         // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
         // float once per layer: keys transposed (dimension-major), values as they are.
         let positions = start + n
-        let keyStride = contextLength + 4
+        let keyStride = contextLength + 8
         let keysFloat = self.keysFloat
         let valuesFloat = self.valuesFloat
         let weights = self.weights

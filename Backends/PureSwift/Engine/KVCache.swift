@@ -1,4 +1,4 @@
-import PureSwiftKernels
+import Foundation
 
 /// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row
 /// `kvDimensions` halves (all KV heads of one position). Stored in half precision, as llama.cpp's default F16 cache,
@@ -15,12 +15,10 @@ public final class KVCache {
         self.layers = layers
         self.capacity = capacity
         self.kvDimensions = kvDimensions
-        let n = layers * capacity * kvDimensions * 2
-        storage = .allocate(capacity: n)
-        storage.initialize(repeating: 0, count: n)
+        storage = allocateZeroed(UInt16.self, count: layers * capacity * kvDimensions * 2)
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     /// Bytes the cache takes.
     public var byteCount: Int { layers * capacity * kvDimensions * 2 * 2 }
@@ -36,4 +34,14 @@ public final class KVCache {
     public func values(layer: Int, position: Int) -> UnsafeMutablePointer<UInt16> {
         storage + ((layer * 2 + 1) * capacity + position) * kvDimensions
     }
+}
+
+/// `count` zeroed values from `calloc`, released with `free`. Large blocks come straight from the OS as untouched
+/// zero pages, so a cache or buffer sized for the whole context costs memory (and load time) only as positions
+/// fill it.
+func allocateZeroed<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+    guard let raw = calloc(max(1, count), MemoryLayout<T>.stride) else {
+        fatalError("out of memory allocating \(count * MemoryLayout<T>.stride) bytes")
+    }
+    return raw.assumingMemoryBound(to: T.self)
 }

@@ -170,7 +170,7 @@ public func attendHalfCacheVectorPath(
                 let e = halvesToFloats(pairs & 0xFFFF)
                 let o = halvesToFloats(pairs &>> 16)
                 let base = 64 * g
-                func update(_ offset: Int, _ values: SIMD4<Float>) {
+                @inline(__always) func update(_ offset: Int, _ values: SIMD4<Float>) {
                     let a = acc.loadUnaligned(fromByteOffset: base + offset, as: SIMD4<Float>.self)
                     acc.storeBytes(
                         of: roundToHalves(fusedMultiplyAdd(values, weight, a)), toByteOffset: base + offset,
@@ -211,10 +211,10 @@ public func storeHalves(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointe
 /// The KV tile of llama.cpp's tiled flash-attention path (GGML_FA_TILE_KV).
 @inlinable public var attentionTileSize: Int { 64 }
 
-/// `acc = fma(a, b, acc)` on four lanes.
+/// `acc = fma(a, b, acc)` on eight lanes.
 @inline(__always)
 @inlinable
-func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: Float, _ acc: SIMD4<Float>) -> SIMD4<Float> {
+func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIMD8<Float> {
     acc.addingProduct(a, b)
 }
 
@@ -228,8 +228,9 @@ func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: Float, _ acc: SIMD4<Float>) -> SIM
 /// - the output is divided by the weight sum at the end.
 ///
 /// - Parameters:
-///   - query: `dimensions` floats (a multiple of 4), natural order, not rounded.
+///   - query: `dimensions` floats (a multiple of 8), natural order, not rounded.
 ///   - keysTransposed: this head's keys as `dimensions` rows of `keyStride` positions (dimension-major).
+///     Rows are read eight positions at a time: `keyStride` must leave 8 positions beyond `count`.
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
 ///   - weights: scratch of `attentionTileSize` floats.
 ///   - out: `dimensions` floats.
@@ -241,8 +242,8 @@ public func attendFloatCacheTiled(
     out: UnsafeMutablePointer<Float>
 ) {
     let o = UnsafeMutableRawPointer(out)
-    let groups = dimensions / 4
-    for g in 0..<groups { o.storeBytes(of: SIMD4<Float>(), toByteOffset: 16 * g, as: SIMD4<Float>.self) }
+    let groups = dimensions / 8
+    for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
     var maxScore = -Float.infinity
     var sum: Float = 0
     var tileStart = 0
@@ -251,15 +252,15 @@ public func attendFloatCacheTiled(
         // Scores, four positions at a time (lanes past `n` are computed and then masked).
         var t = 0
         while t < n {
-            var s = SIMD4<Float>()
+            var s = SIMD8<Float>()
             let column = UnsafeRawPointer(keysTransposed + tileStart + t)
             for d in 0..<dimensions {
                 s = fusedMultiplyAdd(
-                    column.loadUnaligned(fromByteOffset: 4 * d * keyStride, as: SIMD4<Float>.self), query[d], s)
+                    column.loadUnaligned(fromByteOffset: 4 * d * keyStride, as: SIMD8<Float>.self), query[d], s)
             }
             s *= scale
-            for i in 0..<4 where t + i < attentionTileSize { weights[t + i] = t + i < n ? s[i] : -.infinity }
-            t += 4
+            for i in 0..<8 where t + i < attentionTileSize { weights[t + i] = t + i < n ? s[i] : -.infinity }
+            t += 8
         }
         for i in n..<attentionTileSize { weights[i] = -.infinity }
         var tileMax = -Float.infinity
@@ -269,8 +270,8 @@ public func attendFloatCacheTiled(
             let ms = expf(maxScore - newMax)
             for g in 0..<groups {
                 o.storeBytes(
-                    of: o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self) * ms, toByteOffset: 16 * g,
-                    as: SIMD4<Float>.self)
+                    of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * ms, toByteOffset: 32 * g,
+                    as: SIMD8<Float>.self)
             }
             sum *= ms
         }
@@ -292,10 +293,10 @@ public func attendFloatCacheTiled(
             let weight = weights[k]
             let v = UnsafeRawPointer(values + (tileStart + k) * valueStride)
             for g in 0..<groups {
-                let a = o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self)
+                let a = o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
                 o.storeBytes(
-                    of: fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self), weight, a),
-                    toByteOffset: 16 * g, as: SIMD4<Float>.self)
+                    of: fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self), weight, a),
+                    toByteOffset: 32 * g, as: SIMD8<Float>.self)
             }
         }
         tileStart += attentionTileSize
@@ -303,8 +304,8 @@ public func attendFloatCacheTiled(
     let inverse: Float = sum == 0 ? 0 : 1 / sum
     for g in 0..<groups {
         o.storeBytes(
-            of: o.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self) * inverse, toByteOffset: 16 * g,
-            as: SIMD4<Float>.self)
+            of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse, toByteOffset: 32 * g,
+            as: SIMD8<Float>.self)
     }
 }
 

@@ -54,19 +54,22 @@ public func dotQ4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
     return llamaHorizontalSum(acc) + offsets
 }
 
-/// Four dot products of one Q4_1 row with four activation rows, each rounded as `dotQ4_1`.
+/// Four dot products of one Q4_1 row with the four activation rows `a`, `a` + `rowStride` values, … (consecutive
+/// rows of a `QuantizedActivations` buffer), each rounded as `dotQ4_1`. The row is unpacked once per block for all
+/// four; the activations are addressed from one base so that the loop keeps its pointers in registers.
 @inline(__always)
 @inlinable
-public func dot4Q4_1(
-    _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-    count: Int
-) -> SIMD4<Float> {
+public func dot4Q4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
     let halves = halfToFloatTable
+    let scaleStride = rowStride / 32
     var acc0 = SIMD8<Float>()
     var acc1 = SIMD8<Float>()
     var acc2 = SIMD8<Float>()
     var acc3 = SIMD8<Float>()
     var offsets = SIMD4<Float>()
+    var pairs = UnsafePointer(a.pairs)
+    var scales = UnsafePointer(a.scales)
+    var sums = UnsafePointer(a.sums)
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
         let raw = (block + 4).loadUnaligned(as: SIMD8<UInt16>.self)
@@ -74,16 +77,18 @@ public func dot4Q4_1(
         let even = unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self)
         let odd = unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
         let d = loadHalf(block, 0, halves)
-        let m = SIMD4(repeating: loadHalf(block, 2, halves))
-        @inline(__always) func one(_ a: ActivationRow, _ acc: inout SIMD8<Float>) {
-            let lanes = pairLanes(even, odd, a.pairs + b * 32)
-            acc = acc.addingProduct(SIMD8(repeating: d * a.scales[b]), smallIntToFloat(lanes))
-        }
-        one(a0, &acc0)
-        one(a1, &acc1)
-        one(a2, &acc2)
-        one(a3, &acc3)
-        offsets = offsets.addingProduct(m, SIMD4(a0.sums[b], a1.sums[b], a2.sums[b], a3.sums[b]))
+        let ds = SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride]) * d
+        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
+        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))
+        acc2 = acc2.addingProduct(
+            SIMD8(repeating: ds[2]), smallIntToFloat(pairLanes(even, odd, pairs + 2 * rowStride)))
+        acc3 = acc3.addingProduct(
+            SIMD8(repeating: ds[3]), smallIntToFloat(pairLanes(even, odd, pairs + 3 * rowStride)))
+        let s = SIMD4(sums[0], sums[scaleStride], sums[2 * scaleStride], sums[3 * scaleStride])
+        offsets = offsets.addingProduct(SIMD4(repeating: loadHalf(block, 2, halves)), s)
+        pairs += 32
+        scales += 1
+        sums += 1
     }
     return SIMD4(
         llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))

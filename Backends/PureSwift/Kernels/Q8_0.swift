@@ -39,32 +39,34 @@ public func dotQ8_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
     return llamaHorizontalSum(acc)
 }
 
-/// Four dot products of one Q8_0 row with four activation rows, each rounded as `dotQ8_0`.
+/// Four dot products of one Q8_0 row with the four activation rows `a`, `a` + `rowStride` values, … (see
+/// `dot4Q4_1`), each rounded as `dotQ8_0`.
 @inline(__always)
 @inlinable
-public func dot4Q8_0(
-    _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-    count: Int
-) -> SIMD4<Float> {
+public func dot4Q8_0(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
     let halves = halfToFloatTable
+    let scaleStride = rowStride / 32
     var acc0 = SIMD8<Float>()
     var acc1 = SIMD8<Float>()
     var acc2 = SIMD8<Float>()
     var acc3 = SIMD8<Float>()
+    var pairs = UnsafePointer(a.pairs)
+    var scales = UnsafePointer(a.scales)
     for b in 0..<count / 32 {
         let block = row + b * q8_0BlockBytes
         let w = (block + 2).loadUnaligned(as: SIMD16<Int16>.self)
         let even = (w &<< 8) &>> 8
         let odd = w &>> 8
-        let d = loadHalf(block, 0, halves)
-        @inline(__always) func one(_ a: ActivationRow, _ acc: inout SIMD8<Float>) {
-            let lanes = pairLanes(even, odd, a.pairs + b * 32)
-            acc = acc.addingProduct(SIMD8(repeating: d * a.scales[b]), smallIntToFloat(lanes))
-        }
-        one(a0, &acc0)
-        one(a1, &acc1)
-        one(a2, &acc2)
-        one(a3, &acc3)
+        let ds = SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride])
+            * loadHalf(block, 0, halves)
+        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
+        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))
+        acc2 = acc2.addingProduct(
+            SIMD8(repeating: ds[2]), smallIntToFloat(pairLanes(even, odd, pairs + 2 * rowStride)))
+        acc3 = acc3.addingProduct(
+            SIMD8(repeating: ds[3]), smallIntToFloat(pairLanes(even, odd, pairs + 3 * rowStride)))
+        pairs += 32
+        scales += 1
     }
     return SIMD4(
         llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))

@@ -51,6 +51,16 @@ public struct ActivationRow {
         self.sums = sums
         self.blockSums = blockSums
     }
+
+    /// The row `rows` rows further on in a buffer of rows of `columns` values (`QuantizedActivations.row`).
+    @inline(__always)
+    @inlinable
+    public func advanced(rows: Int, columns: Int) -> ActivationRow {
+        ActivationRow(
+            floats: floats + rows * columns, quants: quants + rows * columns, pairs: pairs + rows * columns,
+            scales: scales + rows * (columns / 32), sums: sums + rows * (columns / 32),
+            blockSums: blockSums + rows * (columns / 16))
+    }
 }
 
 /// A reusable buffer of `rows × columns` activations in one `ActivationFormat`. Sized once for the largest input a
@@ -94,9 +104,8 @@ public final class QuantizedActivations {
     @inline(__always)
     @inlinable
     public func row(_ r: Int) -> ActivationRow {
-        ActivationRow(
-            floats: floats + r * columns, quants: quants + r * columns, pairs: pairs + r * columns, scales: scales + r * (columns / 32),
-            sums: sums + r * (columns / 32), blockSums: blockSums + r * (columns / 16))
+        ActivationRow(floats: floats, quants: quants, pairs: pairs, scales: scales, sums: sums, blockSums: blockSums)
+            .advanced(rows: r, columns: columns)
     }
 
     /// Converts `rows` rows of `columns` floats (row stride `stride`) into `format` with `kernels`' build of

@@ -76,21 +76,19 @@ public struct WeightMatrix: @unchecked Sendable {
 /// in its own module (see KernelSet.swift).
 public protocol RowKernel {
     static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float
-    static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int) -> SIMD4<Float>
+    /// Four dot products: with `a` and the three activation rows after it, `rowStride` values apart.
+    static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float>
 }
 
 extension RowKernel {
     /// Four single dot products, for types without a kernel that unpacks a row once for four activation rows.
     @inline(__always)
     @inlinable
-    public static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int
-    ) -> SIMD4<Float> {
-        SIMD4(dot(row, a0, count: count), dot(row, a1, count: count), dot(row, a2, count: count),
-            dot(row, a3, count: count))
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        SIMD4(
+            dot(row, a, count: count), dot(row, a.advanced(rows: 1, columns: rowStride), count: count),
+            dot(row, a.advanced(rows: 2, columns: rowStride), count: count),
+            dot(row, a.advanced(rows: 3, columns: rowStride), count: count))
     }
 }
 
@@ -100,10 +98,9 @@ public enum Q4_1Rows: RowKernel {
         dotQ4_1(row, a, count: count)
     }
     @inline(__always) @inlinable
-    public static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int
-    ) -> SIMD4<Float> { dot4Q4_1(row, a0, a1, a2, a3, count: count) }
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_1(row, a, rowStride: rowStride, count: count)
+    }
 }
 
 public enum Q8_0Rows: RowKernel {
@@ -112,10 +109,9 @@ public enum Q8_0Rows: RowKernel {
         dotQ8_0(row, a, count: count)
     }
     @inline(__always) @inlinable
-    public static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int
-    ) -> SIMD4<Float> { dot4Q8_0(row, a0, a1, a2, a3, count: count) }
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q8_0(row, a, rowStride: rowStride, count: count)
+    }
 }
 
 public enum Q4_0Rows: RowKernel {
@@ -124,10 +120,11 @@ public enum Q4_0Rows: RowKernel {
         dotQ4_0(row, a, count: count)
     }
     @inline(__always) @inlinable
-    public static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int
-    ) -> SIMD4<Float> { dot4Q4_0(row, a0, a1, a2, a3, count: count) }
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_0(
+            row, a, a.advanced(rows: 1, columns: rowStride), a.advanced(rows: 2, columns: rowStride),
+            a.advanced(rows: 3, columns: rowStride), count: count)
+    }
 }
 
 public enum Q5_0Rows: RowKernel {
@@ -136,10 +133,11 @@ public enum Q5_0Rows: RowKernel {
         dotQ5_0(row, a, count: count)
     }
     @inline(__always) @inlinable
-    public static func dot4(
-        _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-        count: Int
-    ) -> SIMD4<Float> { dot4Q5_0(row, a0, a1, a2, a3, count: count) }
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q5_0(
+            row, a, a.advanced(rows: 1, columns: rowStride), a.advanced(rows: 2, columns: rowStride),
+            a.advanced(rows: 3, columns: rowStride), count: count)
+    }
 }
 
 public enum Q4_KRows: RowKernel {
@@ -264,9 +262,9 @@ public func multiplyRows<K: RowKernel, Build>(
         let tile = tileStart..<min(tileStart + 8, rows.upperBound)
         var b = 0
         while b + 4 <= batch {
-            let a0 = x.row(b), a1 = x.row(b + 1), a2 = x.row(b + 2), a3 = x.row(b + 3)
+            let a = x.row(b)
             for r in tile {
-                let v = K.dot4(w.row(r), a0, a1, a2, a3, count: columns)
+                let v = K.dot4(w.row(r), a, rowStride: x.columns, count: columns)
                 out[b * outStride + r] = v[0]
                 out[(b + 1) * outStride + r] = v[1]
                 out[(b + 2) * outStride + r] = v[2]
@@ -286,6 +284,8 @@ public func multiplyRows<K: RowKernel, Build>(
 /// Prepared activation rows: a `QuantizedActivations` buffer, or one row on its own.
 public protocol ActivationRows {
     var rows: Int { get }
+    /// Values from one row to the next.
+    var columns: Int { get }
     func row(_ r: Int) -> ActivationRow
 }
 
@@ -296,5 +296,6 @@ public struct SingleActivationRow: ActivationRows {
     @usableFromInline let only: ActivationRow
     @inlinable public init(_ row: ActivationRow) { only = row }
     @inlinable public var rows: Int { 1 }
+    @inlinable public var columns: Int { 0 }
     @inlinable public func row(_ r: Int) -> ActivationRow { only }
 }

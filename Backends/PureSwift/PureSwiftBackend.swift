@@ -12,7 +12,11 @@ public struct PureSwiftBackend: InferenceBackend {
     public var summary: String {
         "pure-Swift CPU transformer (GGUF: \(ArchitectureRegistry.supported.joined(separator: ", ")); always available)"
     }
-    public var availability: BackendAvailability { .available(detail: "built in") }
+    public var availability: BackendAvailability {
+        .available(
+            detail: "built in; kernels: \(KernelBuilds.runnable[0].name) (this CPU runs "
+                + KernelBuilds.runnable.map(\.name).joined(separator: ", ") + "; SANAD_KERNELS picks one)")
+    }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {
         try PureSwiftSession(path: url.path, options: options)

@@ -279,12 +279,12 @@ public func attendFloatCacheTiled(
         // ggml_vec_soft_max_f32: eight weights at a time, each group summed as hsum_float_8, the groups in double.
         var total: Double = 0
         for chunk in 0..<(attentionTileSize / 8) {
-            var w = SIMD8<Float>()
-            for i in 0..<8 {
-                let v = weights[8 * chunk + i]
-                w[i] = v == -.infinity ? 0 : llamaExp(v - maxScore)
-                weights[8 * chunk + i] = w[i]
-            }
+            let raw = UnsafeMutableRawPointer(weights + 8 * chunk)
+            let v = raw.loadUnaligned(as: SIMD8<Float>.self)
+            // Masked positions (−∞) weigh 0; the others ggml_v_expf(score − max).
+            let masked = v .== -.infinity
+            let w = llamaExp((v - maxScore).replacing(with: 0, where: masked)).replacing(with: 0, where: masked)
+            raw.storeBytes(of: w, as: SIMD8<Float>.self)
             let r = w.highHalf + w.lowHalf
             total += Double((r[0] + r[2]) + (r[1] + r[3]))
         }

@@ -61,6 +61,29 @@ func llamaExp(_ x: Float) -> Float {
     return fusedMultiplyAdd(s2, j, s2) * s1
 }
 
+/// `llamaExp` on eight lanes at once, with the same operations per lane (so the same results); lanes outside the
+/// polynomial's direct range (|n| > 126: results near 0 or infinity) take the scalar path.
+@inline(__always)
+@inlinable
+func llamaExp(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    let r = SIMD8<Float>(repeating: 0x1.8p23)
+    let z = r.addingProduct(x, 0x1.715476p+0)
+    let n = z - r
+    if any(n .> 126 .| n .< -126) {
+        var out = SIMD8<Float>()
+        for i in 0..<8 { out[i] = llamaExp(x[i]) }
+        return out
+    }
+    let b = x.addingProduct(-n, 0x1.62e4p-1).addingProduct(-n, 0x1.7f7d1cp-20)
+    let e = unsafeBitCast(z, to: SIMD8<UInt32>.self) &<< 23
+    let k = unsafeBitCast(e &+ Float(1).bitPattern, to: SIMD8<Float>.self)
+    let u = b * b
+    let p1 = SIMD8<Float>(repeating: 0x1.573e2ep-5).addingProduct(SIMD8(repeating: 0x1.0e4020p-7), b)
+    let p2 = SIMD8<Float>(repeating: 0x1.fffdb6p-2).addingProduct(SIMD8(repeating: 0x1.555e66p-3), b)
+    let j = (0x1.ffffecp-1 * b).addingProduct(p2.addingProduct(p1, u), u)
+    return k.addingProduct(j, k)
+}
+
 /// SwiGLU as ggml_vec_swiglu_f32 computes it on AVX2: `silu(g) · u` with `silu(g) = g / (1 + ggml_v_expf(0 − g))`
 /// for groups of eight, libm's `expf` for a tail. `out` may alias either input.
 @inline(__always)
@@ -69,9 +92,13 @@ public func swiGLUExact(
     gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
 ) {
     let vectorized = count & ~7
-    for i in 0..<vectorized {
-        let g = gate[i]
-        out[i] = g / (1 + llamaExp(0 - g)) * up[i]
+    let g8 = UnsafeRawPointer(gate)
+    let u8 = UnsafeRawPointer(up)
+    let o8 = UnsafeMutableRawPointer(out)
+    for i in Swift.stride(from: 0, to: vectorized, by: 8) {
+        let g = g8.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        let u = u8.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        o8.storeBytes(of: g / (1 + llamaExp(0 - g)) * u, toByteOffset: 4 * i, as: SIMD8<Float>.self)
     }
     for i in vectorized..<count {
         let g = gate[i]

@@ -30,8 +30,9 @@ public func parallelChunksIndexed(_ count: Int, threads: Int, _ body: (Int, Rang
 /// A token of generation runs a few hundred parallel loops (every matrix product, attention, activation
 /// quantization), each a few microseconds long, so the cost of starting one matters: `concurrentPerform` takes
 /// 17–30 µs, this pool well under one. Workers wait for work by spinning on an atomic generation counter for a
-/// while (about a millisecond, enough to cover the gaps between loops and between tokens), then sleep on a
-/// condition variable until the next loop. The calling thread runs chunk 0 itself and spins until the workers
+/// while (about a millisecond, enough to cover the gaps between loops and between tokens; after the first few
+/// microseconds yielding the CPU between checks, so that an oversubscribed machine still makes progress), then
+/// sleep on a condition variable until the next loop. The calling thread runs chunk 0 itself and spins until the workers
 /// are done. A loop started while another is running (from a worker, or from a second session on another
 /// thread) runs on its caller alone, so nesting and concurrent sessions are safe.
 final class WorkerPool: @unchecked Sendable {
@@ -39,6 +40,8 @@ final class WorkerPool: @unchecked Sendable {
 
     /// Loads of the generation counter before a waiting worker goes to sleep.
     private static let spinLimit = 200_000
+    /// Loads of an atomic before a waiting thread starts yielding its CPU between loads.
+    private static let yieldAfter = 2_000
 
     private let generation = Atomic<Int>(0)
     private let pending = Atomic<Int>(0)
@@ -69,7 +72,12 @@ final class WorkerPool: @unchecked Sendable {
             condition.unlock()
         }
         job(0)
-        while pending.load(ordering: .acquiring) > 0 {}
+        var spins = 0
+        while pending.load(ordering: .acquiring) > 0 {
+            // On an oversubscribed machine the worker may be waiting for this very CPU: let it run.
+            spins += 1
+            if spins > Self.yieldAfter { sched_yield() }
+        }
         self.job = { _ in }
         busy.store(false, ordering: .releasing)
     }
@@ -101,6 +109,7 @@ final class WorkerPool: @unchecked Sendable {
                     current = sleepUntilChanged(from: seen)
                     break
                 }
+                if spins > Self.yieldAfter { sched_yield() }
                 current = generation.load(ordering: .acquiring)
             }
             seen = current

@@ -39,7 +39,8 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         }
         let kernelOption = options.engineOptions["kernels"]
         if let kernelOption, kernelOption.stringValue == nil {
-            throw SanadError.engine("pure-swift: engine option 'kernels' is \(kernelOption); use a build name such as \"auto\"")
+            throw SanadError.engine(
+                "pure-swift: engine option 'kernels' is \(kernelOption); use a build name such as \"auto\"")
         }
         let kernels = try KernelBuilds.select(
             kernelOption?.stringValue ?? ProcessInfo.processInfo.environment["SANAD_KERNELS"])

@@ -41,7 +41,8 @@ struct KernelBuildTests {
                 let w = WeightMatrix(
                     name: "w", type: type, rows: rows, columns: columns, rowBytes: raw.count / rows,
                     base: raw.baseAddress!)
-                act.prepare(x, rows: batch, columns: columns, stride: columns, format: w.activationFormat, kernels: build)
+                act.prepare(
+                    x, rows: batch, columns: columns, stride: columns, format: w.activationFormat, kernels: build)
                 expectedAct.prepare(
                     x, rows: batch, columns: columns, stride: columns, format: w.activationFormat,
                     kernels: Self.portable)
@@ -68,7 +69,9 @@ struct KernelBuildTests {
         let gate = r.floats(1000, -8...8)
         let up = r.floats(1000)
         var table = [Float](repeating: 0, count: dims)
-        ropeTable(&table, position: 37, configuration: RoPEConfiguration(mode: .normal, dimensions: dims, frequencyBase: 10_000))
+        ropeTable(
+            &table, position: 37,
+            configuration: RoPEConfiguration(mode: .normal, dimensions: dims, frequencyBase: 10_000))
         let heads = r.floats(3 * dims)
         func run(_ k: any KernelSet) -> [[Float]] {
             var scratch = [Float](repeating: 0, count: 2 * dims)

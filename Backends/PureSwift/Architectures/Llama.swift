@@ -165,7 +165,8 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
         self.layers = layers
     }
 
-    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner {
+    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner
+    {
         LlamaRunner(
             model: self, contextLength: contextLength, batchSize: batchSize, threads: threads,
             kernels: options.kernels, batchedProducts: options.batchedProducts)
@@ -259,7 +260,8 @@ final class LlamaRunner: ModelRunner {
         }
         if prepared != w.activationFormat {
             activations.prepare(
-                input, rows: rows, columns: w.columns, stride: w.columns, format: w.activationFormat, threads: threads, kernels: kernels)
+                input, rows: rows, columns: w.columns, stride: w.columns, format: w.activationFormat, threads: threads,
+                kernels: kernels)
             prepared = w.activationFormat
         }
         matmul(w, activations, out: out, outStride: w.rows, threads: threads, kernels: kernels)
@@ -284,7 +286,8 @@ final class LlamaRunner: ModelRunner {
     ) {
         let format = first.0.activationFormat
         let handedOver = batchedProducts.map { rows >= $0.minimumBatch } ?? false
-        guard !handedOver, second.0.activationFormat == format, third.map({ $0.0.activationFormat == format }) ?? true else {
+        guard !handedOver, second.0.activationFormat == format, third.map({ $0.0.activationFormat == format }) ?? true
+        else {
             var prepared: ActivationFormat? = nil
             project(first.0, input, rows: rows, into: first.1, bias: first.2, prepared: &prepared)
             project(second.0, input, rows: rows, into: second.1, bias: second.2, prepared: &prepared)
@@ -294,7 +297,8 @@ final class LlamaRunner: ModelRunner {
             return
         }
         activations.prepare(
-            input, rows: rows, columns: first.0.columns, stride: first.0.columns, format: format, threads: threads, kernels: kernels)
+            input, rows: rows, columns: first.0.columns, stride: first.0.columns, format: format, threads: threads,
+            kernels: kernels)
         matmul(
             (first.0, first.1), (second.0, second.1), third.map { ($0.0, $0.1) }, activations: activations,
             threads: threads, kernels: kernels)
@@ -330,7 +334,8 @@ final class LlamaRunner: ModelRunner {
                 let table = ropeTables + b * c.rope.dimensions
                 kernels.applyRoPE(
                     q + b * c.queryDimensions, heads: c.heads, table: table, dimensions: hd, mode: c.rope.mode)
-                kernels.applyRoPE(k + b * c.kvDimensions, heads: c.kvHeads, table: table, dimensions: hd, mode: c.rope.mode)
+                kernels.applyRoPE(
+                    k + b * c.kvDimensions, heads: c.kvHeads, table: table, dimensions: hd, mode: c.rope.mode)
                 storeHalves(
                     k + b * c.kvDimensions, into: cache.keys(layer: l, position: start + b), count: c.kvDimensions)
                 storeHalves(
@@ -393,10 +398,13 @@ final class LlamaRunner: ModelRunner {
         let workers = n * c.heads * (start + n) < 256 ? 1 : threads
         if n < halfAccumulationBatchLimit {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
-            parallelChunksIndexed(n * c.heads, threads: workers) { worker, items in
+            let items = n * c.heads
+            parallelChunksIndexed(workers, threads: workers) { worker, _ in
                 let query = queries + worker * hd
                 let accumulator = accumulators + worker * 2 * hd
-                for item in items {
+                // Items dealt round-robin: later tokens attend to more positions, so contiguous shares would
+                // leave the first worker waiting.
+                for item in Swift.stride(from: worker, to: items, by: workers) {
                     let b = item / c.heads
                     let h = item % c.heads
                     let kvOffset = (h / group) * hd
@@ -425,8 +433,9 @@ final class LlamaRunner: ModelRunner {
             let first = rows.lowerBound * c.kvDimensions
             halvesToFloats(values + first, valuesFloat + first, count: rows.count * c.kvDimensions)
         }
-        parallelChunksIndexed(n * c.heads, threads: workers) { worker, items in
-            for item in items {
+        let items = n * c.heads
+        parallelChunksIndexed(workers, threads: workers) { worker, _ in
+            for item in Swift.stride(from: worker, to: items, by: workers) {  // round-robin, as above
                 let b = item / c.heads
                 let h = item % c.heads
                 let kvOffset = (h / group) * hd

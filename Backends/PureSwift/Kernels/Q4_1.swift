@@ -20,20 +20,21 @@ public func dequantizeRowQ4_1(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
     }
 }
 
-/// The eight lane sums of one Q4_1 block times Q8_1 activations in the pair layout (`ActivationRow.pairs`):
-/// lane l sums the products of elements 4l…4l+3, as ggml's `mul_sum_us8_pairs_float` groups them.
+/// One Q4_1 block's weights as 16-bit lanes for the lane sums against Q8_1 activations in the pair layout
+/// (`ActivationRow.pairs`): lane l sums the products of elements 4l…4l+3, as ggml's `mul_sum_us8_pairs_float`
+/// groups them.
 ///
 /// Byte j of the block holds element j (low nibble) and j+16 (high nibble); read as eight 16-bit lanes, lane i
 /// holds elements 2i, 2i+1 (low nibbles) and 2i+16, 2i+17 (high nibbles). Masks and shifts give the even elements
-/// (0, 2, …, 30) and the odd ones (1, 3, …, 31) as 16-bit lanes for `pairLanes`.
+/// (0, 2, …, 30) and the odd ones (1, 3, …, 31) as 16-bit lanes for `nibbleLaneFloats`.
 @inline(__always)
 @inlinable
-func lanesQ4_1(_ block: UnsafeRawPointer, _ pairs: UnsafePointer<Int16>) -> SIMD8<Int32> {
+func unpackQ4_1(_ block: UnsafeRawPointer) -> (even: SIMD16<Int16>, odd: SIMD16<Int16>) {
     let raw = (block + 4).loadUnaligned(as: SIMD8<UInt16>.self)
     let nibbles = SIMD16<UInt16>(lowHalf: raw, highHalf: raw &>> 4) & 0x0F0F
-    let even = unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self)
-    let odd = unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
-    return pairLanes(even, odd, pairs)
+    return (
+        unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self), unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
+    )
 }
 
 /// Σ row · activations over `count` values (Q4_1 weights × Q8_1 activations), rounded as llama.cpp's
@@ -47,9 +48,10 @@ public func dotQ4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
     var offsets: Float = 0
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
-        let lanes = lanesQ4_1(block, a.pairs + b * 32)
+        let w = unpackQ4_1(block)
+        let lanes = nibbleLaneFloats(w.even, w.odd, a.pairs + b * 32)
         offsets = offsets.addingProduct(loadHalf(block, 2, halves), a.sums[b])
-        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), smallIntToFloat(lanes))
+        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), lanes)
     }
     return llamaHorizontalSum(acc) + offsets
 }
@@ -72,18 +74,15 @@ public func dot4Q4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int
     var sums = UnsafePointer(a.sums)
     for b in 0..<count / 32 {
         let block = row + b * q4_1BlockBytes
-        let raw = (block + 4).loadUnaligned(as: SIMD8<UInt16>.self)
-        let nibbles = SIMD16<UInt16>(lowHalf: raw, highHalf: raw &>> 4) & 0x0F0F
-        let even = unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self)
-        let odd = unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
+        let (even, odd) = unpackQ4_1(block)
         let d = loadHalf(block, 0, halves)
         let ds = SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride]) * d
-        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
-        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))
+        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), nibbleLaneFloats(even, odd, pairs))
+        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), nibbleLaneFloats(even, odd, pairs + rowStride))
         acc2 = acc2.addingProduct(
-            SIMD8(repeating: ds[2]), smallIntToFloat(pairLanes(even, odd, pairs + 2 * rowStride)))
+            SIMD8(repeating: ds[2]), nibbleLaneFloats(even, odd, pairs + 2 * rowStride))
         acc3 = acc3.addingProduct(
-            SIMD8(repeating: ds[3]), smallIntToFloat(pairLanes(even, odd, pairs + 3 * rowStride)))
+            SIMD8(repeating: ds[3]), nibbleLaneFloats(even, odd, pairs + 3 * rowStride))
         let s = SIMD4(sums[0], sums[scaleStride], sums[2 * scaleStride], sums[3 * scaleStride])
         offsets = offsets.addingProduct(SIMD4(repeating: loadHalf(block, 2, halves)), s)
         pairs += 32

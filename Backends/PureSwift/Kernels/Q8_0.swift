@@ -57,7 +57,8 @@ public func dot4Q8_0(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int
         let w = (block + 2).loadUnaligned(as: SIMD16<Int16>.self)
         let even = (w &<< 8) &>> 8
         let odd = w &>> 8
-        let ds = SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride])
+        let ds =
+            SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride])
             * loadHalf(block, 0, halves)
         acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
         acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))

@@ -120,7 +120,9 @@ public final class QuantizedActivations {
         self.rows = rows
         self.columns = columns
         parallelChunks(rows, threads: rows >= 16 ? threads : 1) { range in
-            for r in range { kernels.prepareActivationRow(x + r * stride, count: columns, into: row(r), format: format) }
+            for r in range {
+                kernels.prepareActivationRow(x + r * stride, count: columns, into: row(r), format: format)
+            }
         }
     }
 }

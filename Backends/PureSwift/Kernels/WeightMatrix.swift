@@ -64,7 +64,7 @@ public struct WeightMatrix: @unchecked Sendable {
     public func dot(_ r: Int, _ a: ActivationRow) -> Float {
         var out: Float = 0
         let x = SingleActivationRow(a)
-        withUnsafeMutablePointer(to: &out) { 
+        withUnsafeMutablePointer(to: &out) {
             multiplyRows(self, x, rows: r..<(r + 1), out: $0 - r, outStride: 0, build: WeightMatrix.self)
         }
         return out

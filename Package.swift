@@ -46,6 +46,10 @@ let package = Package(
             exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
             swiftSettings: [.unsafeFlags(kernelFlags)]
         ),
+        // The pure-Swift engine with CBLAS sgemm (OpenBLAS, BLIS) through dlopen for prompt batches.
+        .target(
+            name: "BLASBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/BLAS",
+            exclude: ["README.md"]),
         // llama.cpp's libllama through dlopen, with an ABI guard.
         .target(name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF"], path: "Backends/LlamaCpp"),
         // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md).
@@ -58,7 +62,8 @@ let package = Package(
         .executableTarget(
             name: "sanad",
             dependencies: [
-                "SanadCore", "GGUF", "PureSwiftBackend", "LlamaCppBackend", "ProactiveAlertsPlugin", "DependentsPlugin",
+                "SanadCore", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend", "ProactiveAlertsPlugin",
+                "DependentsPlugin",
             ],
             path: "Sources/sanad"
         ),
@@ -76,6 +81,11 @@ let package = Package(
             name: "LlamaCppTests",
             dependencies: ["LlamaCppBackend", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
             path: "Tests/LlamaCppTests"
+        ),
+        .testTarget(
+            name: "BLASTests",
+            dependencies: ["BLASBackend", "PureSwiftBackend", "SanadCore", "GGUF", "SanadTestSupport"],
+            path: "Tests/BLASTests"
         ),
         .testTarget(
             name: "PluginTests",

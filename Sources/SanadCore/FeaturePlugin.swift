@@ -76,10 +76,19 @@ public struct BackendRegistry: Sendable {
 
     /// The first available backend of `preference`, with the reasons the earlier ones were skipped.
     public func firstAvailable(_ preference: [String]) throws -> (backend: any InferenceBackend, skipped: [String]) {
+        try firstAvailable(preference.map { HostConfiguration.BackendChoice(id: $0) })
+    }
+
+    /// The first backend of a config's preference list that is available with its options, with the reasons the
+    /// earlier ones were skipped.
+    public func firstAvailable(_ preference: [HostConfiguration.BackendChoice]) throws -> (
+        backend: any InferenceBackend, skipped: [String]
+    ) {
         var skipped: [String] = []
-        for id in preference {
+        for choice in preference {
+            let id = choice.id
             let b = try backend(id)
-            switch b.availability {
+            switch b.availability(options: choice.options) {
             case .available: return (b, skipped)
             case .unavailable(let reason): skipped.append("\(id): \(reason)")
             }

@@ -5,14 +5,17 @@ import Foundation
 /// Files live in `configs/` (one per tier). Decoding is strict: an unknown key, an unknown backend/plugin id or a
 /// wrong type is an error naming the file, the key path and the valid choices.
 public struct HostConfiguration: Sendable, Equatable {
-    /// An engine in the preference list with its options (for example `{"library": "/opt/lib/libllama.so"}`).
+    /// An engine in the preference list with its options (for example `{"library": "/opt/lib/libllama.so"}`) and
+    /// why it stands at its place in the list (`why`, shown by `sanad config`; measurements belong there).
     public struct BackendChoice: Sendable, Equatable {
         public var id: String
         public var options: [String: JSONValue]
+        public var why: String?
 
-        public init(id: String, options: [String: JSONValue] = [:]) {
+        public init(id: String, options: [String: JSONValue] = [:], why: String? = nil) {
             self.id = id
             self.options = options
+            self.why = why
         }
     }
 
@@ -96,7 +99,10 @@ public struct HostConfiguration: Sendable, Equatable {
         for entry in backendsReader {
             let o = try entry.object(allowed: ["id", "options", "why"])
             let id = try o.required("id").string(oneOf: backendIDs)
-            backends.append(BackendChoice(id: id, options: try o.optional("options")?.objectValue() ?? [:]))
+            backends.append(
+                BackendChoice(
+                    id: id, options: try o.optional("options")?.objectValue() ?? [:],
+                    why: try o.optional("why")?.string()))
         }
         var embedding: EmbeddingChoice?
         if let e = try object.optional("embedding") {

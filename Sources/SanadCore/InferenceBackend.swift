@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// Whether an engine can run on this machine, and if not, why — in words a person can act on.
 public enum BackendAvailability: Sendable, Equatable {
@@ -48,6 +49,29 @@ public protocol InferenceBackend: Sendable {
     var availability: BackendAvailability { get }
     /// Loads the model file at `url` into a new session.
     func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession
+    /// Availability with a host config's engine options (a `library` path, for example); the detail may say how
+    /// the options make the engine run. Default: `availability`.
+    func availability(options: [String: JSONValue]) -> BackendAvailability
+    /// Memory the engine needs for `model` with `options` beyond `MemoryEstimate`'s weights, KV cache and scratch
+    /// (the BLAS engine's F32 weights, for example); nil when none. Default: nil.
+    func additionalMemory(model: GGUFFile, options: [String: JSONValue]) -> EngineMemory?
+}
+
+extension InferenceBackend {
+    public func availability(options: [String: JSONValue]) -> BackendAvailability { availability }
+    public func additionalMemory(model: GGUFFile, options: [String: JSONValue]) -> EngineMemory? { nil }
+}
+
+/// Memory an engine adds to a model's estimate, and what it holds.
+public struct EngineMemory: Sendable, Equatable {
+    public var bytes: Int
+    /// A few words for the estimate line: `BLAS F32 weights (cache-weights)`.
+    public var label: String
+
+    public init(bytes: Int, label: String) {
+        self.bytes = bytes
+        self.label = label
+    }
 }
 
 /// What a loaded model tells about itself.

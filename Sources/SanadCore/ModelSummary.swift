@@ -87,14 +87,20 @@ public struct MemoryEstimate: Sendable, Equatable {
     public var weightBytes: Int
     public var kvCacheBytes: Int
     public var scratchBytes: Int
+    /// What the chosen engine adds (see `InferenceBackend.additionalMemory`), if anything.
+    public var engine: EngineMemory?
     public var contextLength: Int
 
-    public var totalBytes: Int { weightBytes + kvCacheBytes + scratchBytes }
+    public var totalBytes: Int { weightBytes + kvCacheBytes + scratchBytes + (engine?.bytes ?? 0) }
 
     /// KV cache = context × layers × (KV heads × (key + value length)) × element size; scratch = activations and
     /// logits of one batch. `kvElementBytes` is 4 for the Swift engines (F32 cache), 2 for llama.cpp (F16).
-    public init(model: ModelSummary, contextLength: Int, batchSize: Int = 512, kvElementBytes: Int = 4) {
+    public init(
+        model: ModelSummary, contextLength: Int, batchSize: Int = 512, kvElementBytes: Int = 4,
+        engine: EngineMemory? = nil
+    ) {
         weightBytes = model.tensorBytes
+        self.engine = engine
         self.contextLength = contextLength
         let layers = model.layerCount ?? 0
         let kvHeads = model.kvHeadCount ?? 0
@@ -109,10 +115,12 @@ public struct MemoryEstimate: Sendable, Equatable {
         scratchBytes = batch * (12 * embedding + heads * contextLength) * 4 + vocab * 4 * 2
     }
 
-    /// One line: `weights 69 MiB + KV cache 45 MiB + scratch 12 MiB = 126 MiB at ctx 2048`.
+    /// One line: `weights 69 MiB + KV cache 45 MiB + scratch 12 MiB = 126 MiB at ctx 2048`, with the engine's part
+    /// before the total when there is one (`+ BLAS F32 weights (cache-weights) 418 MiB`).
     public var text: String {
-        "weights \(formatMiB(weightBytes)) + KV cache \(formatMiB(kvCacheBytes)) + scratch \(formatMiB(scratchBytes))"
-            + " = \(formatMiB(totalBytes)) at ctx \(contextLength)"
+        let engineText = engine.map { " + \($0.label) \(formatMiB($0.bytes))" } ?? ""
+        return "weights \(formatMiB(weightBytes)) + KV cache \(formatMiB(kvCacheBytes)) + scratch "
+            + "\(formatMiB(scratchBytes))\(engineText) = \(formatMiB(totalBytes)) at ctx \(contextLength)"
     }
 
     /// Throws `insufficientMemory` with the numbers and the nearest tier that fits when over `config`'s budget.

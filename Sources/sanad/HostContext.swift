@@ -127,31 +127,41 @@ struct HostContext {
     func backend(_ id: String?) throws -> any InferenceBackend {
         if let id {
             let b = try registry.backend(id)
-            if case .unavailable(let reason) = b.availability {
+            if case .unavailable(let reason) = b.availability(options: engineOptions(id)) {
                 throw SanadError.backendUnavailable(id: id, reason: reason)
             }
             return b
         }
-        let chosen = try registry.firstAvailable(config.backends.map(\.id))
+        let chosen = try registry.firstAvailable(config.backends)
         for s in chosen.skipped { printError("note: skipping backend \(s)") }
         return chosen.backend
+    }
+
+    /// The config's options for engine `id` (empty when the config does not list it).
+    func engineOptions(_ id: String) -> [String: JSONValue] {
+        config.backends.first { $0.id == id }?.options ?? [:]
     }
 
     /// Load options from the config, overridden by flags.
     func loadOptions(backend: String, threads: Int? = nil, context: Int? = nil, seed: UInt64? = nil) -> ModelLoadOptions
     {
-        let engineOptions = config.backends.first { $0.id == backend }?.options ?? [:]
+        let engineOptions = engineOptions(backend)
         return ModelLoadOptions(
             threads: threads ?? config.threads ?? ProcessInfo.processInfo.activeProcessorCount,
             contextLength: context ?? config.contextLength, batchSize: config.batchSize, seed: seed ?? 0xC0FFEE,
             engineOptions: engineOptions)
     }
 
-    /// Estimates the model's memory at `contextLength` and refuses when it exceeds the tier's budget.
-    func checkMemory(model url: URL, contextLength: Int, kvElementBytes: Int = 4) throws -> MemoryEstimate {
-        let summary = ModelSummary(file: try GGUFFile(path: url.path))
+    /// Estimates the model's memory at `contextLength` (with what `backend` adds, under the config's options for
+    /// it) and refuses when it exceeds the tier's budget.
+    func checkMemory(
+        model url: URL, contextLength: Int, kvElementBytes: Int = 4, backend: (any InferenceBackend)? = nil
+    ) throws -> MemoryEstimate {
+        let file = try GGUFFile(path: url.path)
+        let engine = backend.flatMap { $0.additionalMemory(model: file, options: engineOptions($0.id)) }
         let estimate = MemoryEstimate(
-            model: summary, contextLength: contextLength, batchSize: config.batchSize, kvElementBytes: kvElementBytes)
+            model: ModelSummary(file: file), contextLength: contextLength, batchSize: config.batchSize,
+            kvElementBytes: kvElementBytes, engine: engine)
         try estimate.check(against: config, allTiers: tiers)
         return estimate
     }

@@ -1,3 +1,4 @@
+import BLASBackend
 import DependentsPlugin
 import LlamaCppBackend
 import ProactiveAlertsPlugin
@@ -8,7 +9,7 @@ import SanadCore
 enum Wiring {
     /// Engines, in the order `sanad backends` lists them.
     static func inferenceBackends(llamaLibrary: String? = nil) -> [any InferenceBackend] {
-        [PureSwiftBackend(), LlamaCppBackend()]
+        [PureSwiftBackend(), BLASBackend(), LlamaCppBackend()]
     }
 
     static func embeddingBackends() -> [any EmbeddingBackend] {

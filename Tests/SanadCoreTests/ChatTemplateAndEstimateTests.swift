@@ -66,6 +66,17 @@ struct MemoryEstimateTests {
         #expect(MemoryEstimate(model: s, contextLength: 100, kvElementBytes: 2).kvCacheBytes == e.kvCacheBytes / 2)
     }
 
+    @Test("an engine's own memory is added to the total and named in the text")
+    func engineMemory() throws {
+        let s = ModelSummary(file: try tinyModel())
+        let plain = MemoryEstimate(model: s, contextLength: 100)
+        let engine = EngineMemory(bytes: 3 << 20, label: "BLAS F32 weights (cache-weights)")
+        let e = MemoryEstimate(model: s, contextLength: 100, engine: engine)
+        #expect(e.totalBytes == plain.totalBytes + 3 << 20)
+        #expect(e.text.contains("+ BLAS F32 weights (cache-weights) 3.0 MiB = "))
+        #expect(!plain.text.contains("BLAS"))
+    }
+
     @Test("over budget names the numbers and the nearest tier that fits")
     func overBudget() throws {
         let s = ModelSummary(file: try tinyModel())

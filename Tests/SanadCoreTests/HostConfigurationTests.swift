@@ -19,7 +19,7 @@ func loadConfig(_ text: String) throws -> HostConfiguration {
 
 let validConfig = """
     {"tier": "t", "minimumMemoryMiB": 1000, "memoryBudgetMiB": 500, "model": "m.gguf", "contextLength": 512,
-     "backends": [{"id": "llama", "options": {"library": "/x/libllama.so"}}, {"id": "pure-swift"}],
+     "backends": [{"id": "llama", "options": {"library": "/x/libllama.so"}, "why": "fastest here"}, {"id": "pure-swift"}],
      "embedding": {"backend": "llama", "model": "m.gguf"},
      "plugins": [{"id": "proactive-alerts", "options": {"windowDays": 90}}]}
     """
@@ -32,6 +32,7 @@ struct HostConfigurationTests {
         #expect(c.tier == "t" && c.minimumMemoryMiB == 1000 && c.memoryBudgetMiB == 500)
         #expect(c.backends.map(\.id) == ["llama", "pure-swift"])
         #expect(c.backends[0].options["library"] == .string("/x/libllama.so"))
+        #expect(c.backends[0].why == "fastest here" && c.backends[1].why == nil)
         #expect(c.embedding == HostConfiguration.EmbeddingChoice(backend: "llama", model: "m.gguf"))
         #expect(c.plugins.first?.options["windowDays"] == .number(90))
         #expect(c.threads == nil && c.batchSize == 512)
@@ -53,6 +54,10 @@ struct HostConfigurationTests {
             ("missing key", #"{"tier":"t"}"#, "backends: missing required key"),
             ("empty backends", #"REPLACE"backends":[]}"#, "backends: is empty"),
             ("unknown nested key", #"REPLACE"backends":[{"id":"llama","lib":"x"}]}"#, "backends[0].lib: unknown key"),
+            (
+                "why not a string", #"REPLACE"backends":[{"id":"llama","why":5}]}"#,
+                "backends[0].why: expected a string, found a number"
+            ),
             (
                 "negative context",
                 #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":-4,"backends":[{"id":"llama"}]}"#,

@@ -90,7 +90,7 @@ enum BenchCommand: SanadCommand {
             let info = BenchModelInfo(file: file, url: model)
             for id in backendIDs {
                 let backend = try host.registry.backend(id)
-                if case .unavailable(let reason) = backend.availability {
+                if case .unavailable(let reason) = backend.availability(options: host.engineOptions(id)) {
                     printError("bench: \(id): unavailable — \(reason)")
                     printer.unavailable(model: info, backend: id, threads: threads, reason: reason, tests: tests)
                     continue

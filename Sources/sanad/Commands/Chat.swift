@@ -65,7 +65,8 @@ enum ChatCommand: SanadCommand {
             let url = try host.resolveModel(modelName)
             let backend = try host.backend(backendID)
             let options = host.loadOptions(backend: backend.id, threads: threads, context: context)
-            _ = try host.checkMemory(model: url, contextLength: options.contextLength ?? host.config.contextLength)
+            _ = try host.checkMemory(
+                model: url, contextLength: options.contextLength ?? host.config.contextLength, backend: backend)
             printError("[loading \(url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
             let start = Date()
             let session = try await backend.loadModel(at: url, options: options)

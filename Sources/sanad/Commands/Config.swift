@@ -10,7 +10,8 @@ enum ConfigCommand: SanadCommand {
 
         Shows which tier config applies to this machine and why (physical memory, cgroup limit), the engine it
         resolves to (the first available one of its preference list; the others with their reasons), the model with
-        its memory estimate against the tier's budget, the embedding backend and the plugins.
+        its memory estimate against the tier's budget (with what that engine adds, such as the BLAS engine's F32
+        weights), the embedding backend and the plugins. Each engine's 'why' from the config is shown under it.
 
         Options:
         \(HostContext.optionsHelp)
@@ -25,8 +26,11 @@ enum ConfigCommand: SanadCommand {
         var backendRows: [JSONValue] = []
         var chosen: String?
         for choice in c.backends {
-            let availability = host.registry.inference[choice.id]?.availability ?? .unavailable(reason: "unknown")
+            let availability =
+                host.registry.inference[choice.id]?.availability(options: choice.options)
+                ?? .unavailable(reason: "unknown")
             var row: [String: JSONValue] = ["id": .string(choice.id)]
+            if let why = choice.why { row["why"] = .string(why) }
             switch availability {
             case .available(let detail):
                 row["available"] = .bool(true)
@@ -47,9 +51,16 @@ enum ConfigCommand: SanadCommand {
         if let url = try? host.resolveModel(nil) {
             modelRow["path"] = .string(url.path)
             do {
-                let e = try host.checkMemory(model: url, contextLength: c.contextLength)
+                let e = try host.checkMemory(
+                    model: url, contextLength: c.contextLength,
+                    backend: chosen.flatMap { host.registry.inference[$0] })
                 estimateText = e.text + " ≤ budget \(c.memoryBudgetMiB) MiB"
                 modelRow["estimateBytes"] = .number(Double(e.totalBytes))
+                if let engine = e.engine {
+                    modelRow["engineMemory"] = .object([
+                        "label": .string(engine.label), "bytes": .number(Double(engine.bytes)),
+                    ])
+                }
             } catch {
                 fits = false
                 estimateText = "\(error)"
@@ -89,6 +100,7 @@ enum ConfigCommand: SanadCommand {
             } else {
                 print("    \(id): unavailable — \(row["reason"]?.stringValue ?? "")")
             }
+            if let why = row["why"]?.stringValue { print("      why: \(why)") }
         }
         print("model:      \(c.model)")
         print("memory:     \(estimateText)")

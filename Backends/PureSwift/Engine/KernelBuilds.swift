@@ -44,7 +44,7 @@ public struct CPUFeatures: Sendable {
 
     /// The extensions a build's `-target-cpu` lets the compiler use (Package.swift).
     public static func requirements(of build: String) -> Set<String> {
-        let avx2: Set<String> = ["avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "movbe", "popcnt"]
+        let avx2: Set<String> = ["avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe", "popcnt"]  // abm: LZCNT
         switch build {
         case "avx2": return avx2
         case "avx512": return avx2.union(["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"])
@@ -73,7 +73,7 @@ public struct CPUFeatures: Sendable {
             // hw.optional.<name> sysctls: 1 when the CPU has the extension and the OS enabled it.
             let names: [(String, String)] = [
                 ("avx", "avx1_0"), ("avx2", "avx2_0"), ("fma", "fma"), ("f16c", "f16c"), ("bmi1", "bmi1"),
-                ("bmi2", "bmi2"), ("movbe", "movbe"), ("popcnt", "popcnt"), ("avx512f", "avx512f"),
+                ("bmi2", "bmi2"), ("abm", "lzcnt"), ("movbe", "movbe"), ("popcnt", "popcnt"), ("avx512f", "avx512f"),
                 ("avx512cd", "avx512cd"), ("avx512bw", "avx512bw"), ("avx512dq", "avx512dq"),
                 ("avx512vl", "avx512vl"),
             ]

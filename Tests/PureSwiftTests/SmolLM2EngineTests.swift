@@ -101,29 +101,10 @@ struct SmolLM2EngineTests {
         let fixture = try #require(SmolLM2Fixtures.perplexity, "Tests/Fixtures/llama-b11434/perplexity.json is missing")
         let context = fixture.n_ctx
         let session = try SmolLM2Fixtures.session(context: context)
-        // llama-perplexity's method: the -f text minus one trailing newline, tokenized with BOS when the model adds
-        // one; chunks of n_ctx from an empty cache; the second half of each chunk scored.
-        var text = try String(contentsOfFile: "/usr/share/common-licenses/GPL-3", encoding: .utf8)
-        if text.hasSuffix("\n") { text.removeLast() }
-        let tokens = try session.tokenize(text, addSpecial: true, parseSpecial: false)
-        let chunks = tokens.count / context
+        // llama-perplexity's method (SanadTestSupport's llamaPerplexity).
+        let (ppl, chunks) = try llamaPerplexity(
+            session, textFile: "/usr/share/common-licenses/GPL-3", context: context)
         if let expected = fixture.n_chunks { #expect(chunks == expected) }
-        let first = context / 2
-        var nll: Double = 0
-        var count = 0
-        for chunk in 0..<chunks {
-            var input = Array(tokens[(chunk * context)..<((chunk + 1) * context)])
-            if session.model.addsBOS, let bos = session.model.bosToken { input[0] = bos }
-            let rows = try session.evaluateLogits(input, rows: first..<(context - 1))
-            for (i, logits) in rows.enumerated() {
-                let target = Int(tokens[chunk * context + first + i + 1])
-                let maxLogit = logits.max() ?? 0
-                let sum = logits.reduce(0.0) { $0 + Double(expf($1 - maxLogit)) }
-                nll -= Double(logits[target] - maxLogit) - log(sum)
-            }
-            count += context - first - 1
-        }
-        let ppl = exp(nll / Double(count))
         #expect(abs(ppl - fixture.ppl) / fixture.ppl < 0.005, "pure-swift PPL \(ppl), llama.cpp \(fixture.ppl)")
         // With llama.cpp's rounding reproduced, the value agrees to the four decimals llama-perplexity prints.
         #expect(abs(ppl - fixture.ppl) <= 0.00006, "pure-swift PPL \(ppl), llama.cpp \(fixture.ppl)")

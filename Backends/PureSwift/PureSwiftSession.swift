@@ -87,16 +87,28 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
 
     // MARK: Generation
 
+    /// Events the generation thread may run ahead of the stream's consumer.
+    static let eventsAhead = 4
+
     public func generate(_ input: GenerationInput, parameters: GenerationParameters) -> AsyncThrowingStream<
         GenerationEvent, Error
     > {
-        AsyncThrowingStream { continuation in
+        // A bounded buffer: the generation thread stays at most `eventsAhead` events ahead of the consumer, so a
+        // consumer that stops (or is starved of CPU by the engine's own threads) stops generation within a few
+        // tokens instead of letting it run on unseen.
+        AsyncThrowingStream(GenerationEvent.self, bufferingPolicy: .bufferingOldest(Self.eventsAhead)) {
+            continuation in
             let cancelled = CancellationFlag()
             continuation.onTermination = { _ in cancelled.set() }
             let thread = Thread { [self] in
                 do {
                     try self.runGeneration(input, parameters: parameters, cancelled: cancelled) { event in
-                        continuation.yield(event)
+                        var pending = event
+                        // A full buffer refuses the event; wait for the consumer to take one, unless it has gone.
+                        while case .dropped(let refused) = continuation.yield(pending), !cancelled.isSet {
+                            pending = refused
+                            usleep(200)
+                        }
                     }
                     continuation.finish()
                 } catch {

@@ -146,11 +146,12 @@ struct SmolLM2EngineTests {
         }
         _ = await task.result
         let seen = await counter.value
-        // The engine checks the cancellation flag before every token; the consumer's cancel reaches it as soon as
-        // the consuming task runs again, which on a loaded machine can be some tokens later. So: it stopped early.
-        #expect(seen >= 1 && seen < 64)
+        // The engine checks the cancellation flag before every token, and its stream's buffer keeps it at most
+        // `eventsAhead` (4) events ahead of the consumer, however starved the consumer is: it stops within a few
+        // tokens of the cancel.
+        #expect(seen >= 1 && seen < 8)
         // `tokenCount` waits for the generation thread: it stopped long before the 400 requested.
-        #expect(session.tokenCount < prompt.count + 64)
+        #expect(session.tokenCount < prompt.count + 8)
         // The session is usable afterwards.
         session.reset()
         let again = try await SmolLM2Fixtures.generate(

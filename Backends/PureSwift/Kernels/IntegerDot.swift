@@ -86,13 +86,6 @@ func dot16(_ we: SIMD8<Int16>, _ wo: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIM
     return multiplyAddPairs(we, evenBytes(x)) &+ multiplyAddPairs(wo, oddBytes(x))
 }
 
-/// Σ w·a over 16 int8 weights (as one 16-byte load) and 16 int8 activations. Lane j sums elements 4j…4j+3.
-@inline(__always)
-@inlinable
-func dot16Int8(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
-    dot16(evenBytes(w), oddBytes(w), a)
-}
-
 /// Reads a little-endian half at `p + offset` as a float, through the table.
 @inline(__always)
 @inlinable

@@ -45,21 +45,3 @@ public func ropeTable(_ table: UnsafeMutablePointer<Float>, position: Int, confi
         theta *= thetaScale
     }
 }
-
-/// Rotates one head's values in place with a table from `ropeTable`.
-@inline(__always)
-@inlinable
-public func applyRoPE(
-    _ x: UnsafeMutablePointer<Float>, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode
-) {
-    let offset = mode == .normal ? 1 : dimensions / 2
-    for pair in 0..<dimensions / 2 {
-        let i = mode == .normal ? 2 * pair : pair
-        let cosTheta = table[2 * pair]
-        let sinTheta = table[2 * pair + 1]
-        let x0 = x[i]
-        let x1 = x[i + offset]
-        x[i] = x0 * cosTheta - x1 * sinTheta
-        x[i + offset] = x0 * sinTheta + x1 * cosTheta
-    }
-}

@@ -18,15 +18,3 @@ public func softmax(_ x: UnsafeMutablePointer<Float>, count: Int) -> Double {
     for i in 0..<count { x[i] *= inverse }
     return sum
 }
-
-/// SiLU-gated product (SwiGLU): `out[i] = gate[i] / (1 + e^(−gate[i])) · up[i]`. `out` may alias either input.
-@inline(__always)
-@inlinable
-public func swiGLU(
-    gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
-) {
-    for i in 0..<count {
-        let g = gate[i]
-        out[i] = g / (1 + expf(-g)) * up[i]
-    }
-}

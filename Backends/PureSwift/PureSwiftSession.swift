@@ -48,7 +48,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         self.network = network
         self.tokenizer = tokenizer
         self.options = options
-        runner = network.makeRunner(
+        runner = try network.makeRunner(
             contextLength: context, batchSize: min(options.batchSize, context), threads: options.threads,
             options: RunnerOptions(kernels: kernels, batchedProducts: batchedProducts))
         logits = .allocate(capacity: network.vocabularySize)

@@ -173,6 +173,16 @@ struct ModelLoadingTests {
         #expect(a != b)
     }
 
+    @Test("a context too large for memory is an error naming the KV cache, not a crash")
+    func contextBeyondMemory() throws {
+        let url = try TinyLlama.write()
+        #expect {
+            _ = try TinyLlama.session(url, context: 1 << 40)
+        } throws: { error in
+            "\(error)".contains("out of memory") && "\(error)".contains("KV cache") && "\(error)".contains("-c")
+        }
+    }
+
     @Test("a prompt longer than the context throws promptTooLong, or keeps its end with truncation")
     func promptTooLong() async throws {
         let session = try TinyLlama.session(try TinyLlama.write(), context: 8)

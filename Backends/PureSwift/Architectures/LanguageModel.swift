@@ -13,7 +13,8 @@ public protocol LanguageModel: AnyObject, Sendable {
     /// KV cache bytes per position (all layers, keys and values).
     var kvBytesPerPosition: Int { get }
     /// A runner with its own KV cache for `contextLength` positions and scratch for batches of up to `batchSize`.
-    func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner
+    /// Throws when the memory cannot be had.
+    func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws -> any ModelRunner
 }
 
 /// Choices a session makes about how its runner computes.

@@ -165,9 +165,10 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
         self.layers = layers
     }
 
-    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) -> any ModelRunner
+    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws
+        -> any ModelRunner
     {
-        LlamaRunner(
+        try LlamaRunner(
             model: self, contextLength: contextLength, batchSize: batchSize, threads: threads,
             kernels: options.kernels, batchedProducts: options.batchedProducts)
     }
@@ -205,7 +206,7 @@ final class LlamaRunner: ModelRunner {
     init(
         model: LlamaModel, contextLength: Int, batchSize: Int, threads: Int,
         kernels: any KernelSet, batchedProducts: (any BatchedProducts)?
-    ) {
+    ) throws {
         self.model = model
         self.kernels = kernels
         self.batchedProducts = batchedProducts
@@ -213,30 +214,35 @@ final class LlamaRunner: ModelRunner {
         self.contextLength = contextLength
         self.batchSize = max(1, batchSize)
         self.threads = max(1, threads)
-        cache = KVCache(layers: c.layers, capacity: contextLength, kvDimensions: c.kvDimensions)
+        cache = try KVCache(layers: c.layers, capacity: contextLength, kvDimensions: c.kvDimensions)
         let b = self.batchSize
         activations = QuantizedActivations(
             rows: b, columns: max(c.embedding, c.queryDimensions, c.feedForward))
         var buffers: [UnsafeMutablePointer<Float>] = []
-        func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
-            let p = allocateZeroed(Float.self, count: n)
-            buffers.append(p)
-            return p
+        func buffer(_ n: Int) throws -> UnsafeMutablePointer<Float> {
+            do {
+                let p = try allocateZeroed(Float.self, count: n, for: "the runner's scratch")
+                buffers.append(p)
+                return p
+            } catch {
+                for p in buffers { free(p) }  // the initializer fails, so deinit will not run
+                throw error
+            }
         }
-        x = buffer(b * c.embedding)
-        xb = buffer(b * c.embedding)
-        q = buffer(b * c.queryDimensions)
-        k = buffer(b * c.kvDimensions)
-        v = buffer(b * c.kvDimensions)
-        attention = buffer(b * c.queryDimensions)
-        gate = buffer(b * c.feedForward)
-        up = buffer(b * c.feedForward)
-        ropeTables = buffer(b * c.rope.dimensions)
-        queries = buffer(self.threads * c.headDimension)
-        accumulators = buffer(self.threads * 2 * c.headDimension)
-        keysFloat = buffer((contextLength + 8) * c.kvDimensions)
-        valuesFloat = buffer(contextLength * c.kvDimensions)
-        weights = buffer(self.threads * attentionTileSize)
+        x = try buffer(b * c.embedding)
+        xb = try buffer(b * c.embedding)
+        q = try buffer(b * c.queryDimensions)
+        k = try buffer(b * c.kvDimensions)
+        v = try buffer(b * c.kvDimensions)
+        attention = try buffer(b * c.queryDimensions)
+        gate = try buffer(b * c.feedForward)
+        up = try buffer(b * c.feedForward)
+        ropeTables = try buffer(b * c.rope.dimensions)
+        queries = try buffer(self.threads * c.headDimension)
+        accumulators = try buffer(self.threads * 2 * c.headDimension)
+        keysFloat = try buffer((contextLength + 8) * c.kvDimensions)
+        valuesFloat = try buffer(contextLength * c.kvDimensions)
+        weights = try buffer(self.threads * attentionTileSize)
         self.buffers = buffers
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row
 /// `kvDimensions` halves (all KV heads of one position). Stored in half precision, as llama.cpp's default F16 cache,
@@ -11,11 +12,13 @@ public final class KVCache {
     public var count = 0
     private let storage: UnsafeMutablePointer<UInt16>
 
-    public init(layers: Int, capacity: Int, kvDimensions: Int) {
+    /// Throws `SanadError.engine` when the memory cannot be had.
+    public init(layers: Int, capacity: Int, kvDimensions: Int) throws {
         self.layers = layers
         self.capacity = capacity
         self.kvDimensions = kvDimensions
-        storage = allocateZeroed(UInt16.self, count: layers * capacity * kvDimensions * 2)
+        storage = try allocateZeroed(
+            UInt16.self, count: layers * capacity * kvDimensions * 2, for: "the KV cache of \(capacity) positions")
     }
 
     deinit { free(storage) }
@@ -38,10 +41,12 @@ public final class KVCache {
 
 /// `count` zeroed values from `calloc`, released with `free`. Large blocks come straight from the OS as untouched
 /// zero pages, so a cache or buffer sized for the whole context costs memory (and load time) only as positions
-/// fill it.
-func allocateZeroed<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+/// fill it. Throws `SanadError.engine` naming `what` when the memory cannot be had.
+func allocateZeroed<T>(_ type: T.Type, count: Int, for what: String) throws -> UnsafeMutablePointer<T> {
     guard let raw = calloc(max(1, count), MemoryLayout<T>.stride) else {
-        fatalError("out of memory allocating \(count * MemoryLayout<T>.stride) bytes")
+        throw SanadError.engine(
+            "pure-swift: out of memory allocating \(count * MemoryLayout<T>.stride) bytes for \(what); "
+                + "pass a smaller context (-c) or batch size")
     }
     return raw.assumingMemoryBound(to: T.self)
 }

@@ -111,18 +111,14 @@ struct DequantizedWeights {
     }
 }
 
-/// Rows `rows` of `w` as floats into `weights`, and for Q4_1 each block's offset `m` (the second half-precision
-/// value of its 20 bytes).
+/// Rows `rows` of `w` as floats into `weights`, and for Q4_1 each block's offset `m`.
 func dequantize(_ w: WeightMatrix, rows: Range<Int>, into weights: DequantizedWeights) {
     let columns = w.columns
     let blocks = columns / 32
     for r in rows {
         w.dequantizeRow(r, into: weights.values + r * columns)
         guard let offsets = weights.offsets else { continue }
-        let row = w.row(r)
-        for b in 0..<blocks {
-            offsets[r * blocks + b] = halfToFloat(row.loadUnaligned(fromByteOffset: b * 20 + 2, as: UInt16.self))
-        }
+        for b in 0..<blocks { offsets[r * blocks + b] = w.q4_1Offset(row: r, block: b) }
     }
 }
 

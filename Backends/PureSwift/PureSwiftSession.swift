@@ -28,11 +28,31 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// Loads the model at `path`: GGUF header and metadata, the architecture's weights (mapped, not copied) and the
     /// tokenizer; allocates the KV cache for `options.contextLength` (the model's training context when nil).
     /// `options.engineOptions["kernels"]` may name a kernel build ("auto", the default, "avx512", "avx2",
-    /// "portable"; also the environment variable SANAD_KERNELS). `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
+    /// "portable"; also the environment variable SANAD_KERNELS); `options.engineOptions["repack-weights"]` (default
+    /// true) whether Q4_1 matrices are regrouped into private memory for faster products (`RepackedWeights`).
+    /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
     public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
         let file = try GGUFFile(path: path)
-        let network = try ArchitectureRegistry.load(file)
-        let tokenizer = try Tokenizer.load(from: file)
+        let repackOption = options.engineOptions["repack-weights"]
+        if let repackOption, repackOption.boolValue == nil {
+            throw SanadError.engine(
+                "pure-swift: engine option 'repack-weights' is \(repackOption); use true (the default) or false")
+        }
+        // The tokenizer's tables are built on another thread while the weights load (and are repacked).
+        let tokenizerResult = TokenizerLoad()
+        let tokenizerGroup = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: tokenizerGroup) {
+            tokenizerResult.value = Result { try Tokenizer.load(from: file) }
+        }
+        let network: any LanguageModel
+        do {
+            network = try ArchitectureRegistry.load(file, repackWeights: repackOption?.boolValue ?? true)
+        } catch {
+            tokenizerGroup.wait()
+            throw error
+        }
+        tokenizerGroup.wait()
+        let tokenizer = try tokenizerResult.value!.get()
         let context = options.contextLength ?? network.trainingContextLength
         guard context > 0 else {
             throw SanadError.engine("the context length must be positive (got \(context)); pass -c N")
@@ -330,4 +350,9 @@ final class CancellationFlag: @unchecked Sendable {
         defer { lock.unlock() }
         return value
     }
+}
+
+/// The outcome of loading a tokenizer on another thread (written there once, read after the wait).
+private final class TokenizerLoad: @unchecked Sendable {
+    var value: Result<Tokenizer, any Error>?
 }

@@ -40,6 +40,17 @@ public final class MappedFile: @unchecked Sendable {
         munmap(UnsafeMutableRawPointer(mutating: base), count)
     }
 
+    /// Tells the kernel that the whole pages within `start ..< start + byteCount` of the mapping will not be read
+    /// again for a while, so they leave this process's resident memory (the page cache keeps them; a later read
+    /// maps them back). For data an engine has copied into another form.
+    public func release(_ start: UnsafeRawPointer, byteCount: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let from = (Int(bitPattern: start) + page - 1) / page * page
+        let to = (Int(bitPattern: start) + byteCount) / page * page
+        guard to > from, Int(bitPattern: base) <= from, to <= Int(bitPattern: base) + count else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, MADV_DONTNEED)
+    }
+
     /// The mapped bytes as a buffer.
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 }

@@ -3,21 +3,23 @@ import GGUF
 /// The architectures the engine implements, keyed by `general.architecture`. Adding one: a file in Architectures/
 /// with its configuration and forward pass, and a line here (see Architectures/README.md).
 public enum ArchitectureRegistry {
-    public typealias Loader = @Sendable (GGUFFile) throws -> any LanguageModel
+    /// Reads a model's weights from `file`; with `repackWeights`, regroups what the kernels read faster in another
+    /// layout (Q4_1: `WeightLayout.q4_1Paired`) into private memory at load time.
+    public typealias Loader = @Sendable (_ file: GGUFFile, _ repackWeights: Bool) throws -> any LanguageModel
 
     public static let architectures: [String: Loader] = [
-        "llama": { try LlamaModel(file: $0) }
+        "llama": { try LlamaModel(file: $0, repackWeights: $1) }
     ]
 
     /// Supported architecture names, sorted.
     public static var supported: [String] { architectures.keys.sorted() }
 
     /// The model in `file`, or `PureSwiftError.unsupportedArchitecture` listing the supported ones.
-    public static func load(_ file: GGUFFile) throws -> any LanguageModel {
+    public static func load(_ file: GGUFFile, repackWeights: Bool = true) throws -> any LanguageModel {
         let name = try file.requireString("general.architecture")
         guard let loader = architectures[name] else {
             throw PureSwiftError.unsupportedArchitecture(path: file.path, architecture: name, supported: supported)
         }
-        return try loader(file)
+        return try loader(file, repackWeights)
     }
 }

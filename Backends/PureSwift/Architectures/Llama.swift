@@ -120,22 +120,29 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
     let outputNorm: UnsafePointer<Float>
     let output: WeightMatrix
     let layers: [LlamaLayer]
+    /// The Q4_1 matrices regrouped for the kernels (owner of the copies `layers` and `output` point into).
+    let repacked: RepackedWeights
 
     public var architecture: String { "llama" }
     public var vocabularySize: Int { configuration.vocabularySize }
     public var trainingContextLength: Int { configuration.trainingContextLength }
     public var kvBytesPerPosition: Int { configuration.layers * configuration.kvDimensions * 2 * 2 }
 
-    public init(file: GGUFFile) throws {
+    /// The model in `file`; with `repackWeights` its Q4_1 projection matrices are copied into the paired layout
+    /// (`RepackedWeights`), otherwise every matrix is read in place from the mapping.
+    public init(file: GGUFFile, repackWeights: Bool = true) throws {
         self.file = file
         var c = try LlamaConfiguration(file: file)
         let t = TensorLoader(file: file)
+        let packed = RepackedWeights(file: file, enabled: repackWeights)
+        repacked = packed
         let dim = c.embedding
         tokenEmbedding = try t.matrix("token_embd.weight", rows: c.vocabularySize, columns: dim)
         outputNorm = try t.vector("output_norm.weight", count: dim)
+        // A tied output matrix stays as it is: embedding lookups read the same bytes.
         output =
             file.tensor(named: "output.weight") != nil
-            ? try t.matrix("output.weight", rows: c.vocabularySize, columns: dim) : tokenEmbedding
+            ? try packed.prepare(t.matrix("output.weight", rows: c.vocabularySize, columns: dim)) : tokenEmbedding
         if let factors = try t.optionalVector("rope_freqs.weight", count: c.rope.dimensions / 2) {
             c.rope.frequencyFactors = Array(UnsafeBufferPointer(start: factors, count: c.rope.dimensions / 2))
         }
@@ -146,18 +153,19 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
             layers.append(
                 LlamaLayer(
                     attentionNorm: try t.vector(p + "attn_norm.weight", count: dim),
-                    query: try t.matrix(p + "attn_q.weight", rows: c.queryDimensions, columns: dim),
-                    key: try t.matrix(p + "attn_k.weight", rows: c.kvDimensions, columns: dim),
-                    value: try t.matrix(p + "attn_v.weight", rows: c.kvDimensions, columns: dim),
-                    output: try t.matrix(p + "attn_output.weight", rows: dim, columns: c.queryDimensions),
+                    query: try packed.prepare(t.matrix(p + "attn_q.weight", rows: c.queryDimensions, columns: dim)),
+                    key: try packed.prepare(t.matrix(p + "attn_k.weight", rows: c.kvDimensions, columns: dim)),
+                    value: try packed.prepare(t.matrix(p + "attn_v.weight", rows: c.kvDimensions, columns: dim)),
+                    output: try packed.prepare(
+                        t.matrix(p + "attn_output.weight", rows: dim, columns: c.queryDimensions)),
                     queryBias: try t.optionalVector(p + "attn_q.bias", count: c.queryDimensions),
                     keyBias: try t.optionalVector(p + "attn_k.bias", count: c.kvDimensions),
                     valueBias: try t.optionalVector(p + "attn_v.bias", count: c.kvDimensions),
                     outputBias: try t.optionalVector(p + "attn_output.bias", count: dim),
                     feedForwardNorm: try t.vector(p + "ffn_norm.weight", count: dim),
-                    gate: try t.matrix(p + "ffn_gate.weight", rows: c.feedForward, columns: dim),
-                    up: try t.matrix(p + "ffn_up.weight", rows: c.feedForward, columns: dim),
-                    down: try t.matrix(p + "ffn_down.weight", rows: dim, columns: c.feedForward),
+                    gate: try packed.prepare(t.matrix(p + "ffn_gate.weight", rows: c.feedForward, columns: dim)),
+                    up: try packed.prepare(t.matrix(p + "ffn_up.weight", rows: c.feedForward, columns: dim)),
+                    down: try packed.prepare(t.matrix(p + "ffn_down.weight", rows: dim, columns: c.feedForward)),
                     gateBias: try t.optionalVector(p + "ffn_gate.bias", count: c.feedForward),
                     upBias: try t.optionalVector(p + "ffn_up.bias", count: c.feedForward),
                     downBias: try t.optionalVector(p + "ffn_down.bias", count: dim)))

@@ -46,11 +46,22 @@ func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ acc: SIMD4<Float>)
     acc.addingProduct(a, b)
 }
 
-/// Rounds four floats to the nearest half-precision values (ties to even; 65520 and beyond become infinity),
-/// branch-free: the float→half→float round trip of F16C without its cost.
+/// Rounds eight floats to the nearest half-precision values (ties to even; 65520 and beyond become infinity), as
+/// F16C's float→half→float round trip does (two instructions in the AVX2 and AVX-512 builds).
 @inline(__always)
 @inlinable
-func roundToHalves(_ x: SIMD4<Float>) -> SIMD4<Float> {
+func roundToHalves(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    #if os(macOS) && arch(x86_64)
+        return SIMD8(lowHalf: roundToHalvesBitwise(x.lowHalf), highHalf: roundToHalvesBitwise(x.highHalf))
+    #else
+        return SIMD8<Float>(SIMD8<Float16>(x))
+    #endif
+}
+
+/// `roundToHalves` by bit manipulation, for macOS on x86-64, where Swift has no `Float16`.
+@inline(__always)
+@inlinable
+func roundToHalvesBitwise(_ x: SIMD4<Float>) -> SIMD4<Float> {
     let bits = unsafeBitCast(x, to: SIMD4<UInt32>.self)
     let sign = bits & 0x8000_0000
     let magnitude = bits & 0x7FFF_FFFF
@@ -66,47 +77,27 @@ func roundToHalves(_ x: SIMD4<Float>) -> SIMD4<Float> {
     return unsafeBitCast(((rounded & ~isHuge) | (0x7F80_0000 & isHuge)) | sign, to: SIMD4<Float>.self)
 }
 
-/// `llamaDotHalf` for a count that is a multiple of 32, vectorized: the query is half-rounded and in even/odd
-/// layout (`interleaveForHalves`), so that a 16-half load splits into the lanes ggml's accumulators hold.
+/// `llamaDotHalf` for a count that is a multiple of 32, vectorized: ggml's four accumulators of eight lanes, each
+/// step converting eight halves at once.
 @inline(__always)
 @inlinable
-func llamaDotHalfInterleaved(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, count: Int) -> Float {
-    // Accumulator j of ggml holds, in lane l, elements i + 8j + l; here its even lanes (0, 2, 4, 6) and odd lanes
-    // (1, 3, 5, 7) are kept apart.
-    var even = (SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>())
-    var odd = even
+func llamaDotHalfVector(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, count: Int) -> Float {
+    var lanes = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
     let keys = UnsafeRawPointer(k)
     let query = UnsafeRawPointer(q)
     var i = 0
     while i < count {
-        let p0 = keys.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
-        let p1 = keys.loadUnaligned(fromByteOffset: 2 * i + 32, as: SIMD8<UInt32>.self)
-        let e0 = halvesToFloats(p0 & 0xFFFF)
-        let o0 = halvesToFloats(p0 &>> 16)
-        let e1 = halvesToFloats(p1 & 0xFFFF)
-        let o1 = halvesToFloats(p1 &>> 16)
-        let qe0 = query.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
-        let qo0 = query.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
-        let qe1 = query.loadUnaligned(fromByteOffset: 4 * i + 64, as: SIMD8<Float>.self)
-        let qo1 = query.loadUnaligned(fromByteOffset: 4 * i + 96, as: SIMD8<Float>.self)
-        even.0 = fusedMultiplyAdd(e0.lowHalf, qe0.lowHalf, even.0)
-        even.1 = fusedMultiplyAdd(e0.highHalf, qe0.highHalf, even.1)
-        even.2 = fusedMultiplyAdd(e1.lowHalf, qe1.lowHalf, even.2)
-        even.3 = fusedMultiplyAdd(e1.highHalf, qe1.highHalf, even.3)
-        odd.0 = fusedMultiplyAdd(o0.lowHalf, qo0.lowHalf, odd.0)
-        odd.1 = fusedMultiplyAdd(o0.highHalf, qo0.highHalf, odd.1)
-        odd.2 = fusedMultiplyAdd(o1.lowHalf, qo1.lowHalf, odd.2)
-        odd.3 = fusedMultiplyAdd(o1.highHalf, qo1.highHalf, odd.3)
+        @inline(__always) func step(_ j: Int, _ acc: SIMD8<Float>) -> SIMD8<Float> {
+            acc.addingProduct(
+                loadHalves8(keys + 2 * (i + 8 * j)),
+                query.loadUnaligned(fromByteOffset: 4 * (i + 8 * j), as: SIMD8<Float>.self))
+        }
+        lanes = (step(0, lanes.0), step(1, lanes.1), step(2, lanes.2), step(3, lanes.3))
         i += 32
     }
-    let xe = (even.0 + even.2) + (even.1 + even.3)  // lanes 0, 2, 4, 6 of the reduced accumulator
-    let xo = (odd.0 + odd.2) + (odd.1 + odd.3)  // lanes 1, 3, 5, 7
-    // high half + low half: lane k ← x[k] + x[k + 4]
-    let t0 = xe[0] + xe[2]
-    let t1 = xo[0] + xo[2]
-    let t2 = xe[1] + xe[3]
-    let t3 = xo[1] + xo[3]
-    return (t0 + t1) + (t2 + t3)
+    let x = (lanes.0 + lanes.2) + (lanes.1 + lanes.3)
+    let t0 = x.lowHalf + x.highHalf
+    return (t0[0] + t0[1]) + (t0[2] + t0[3])
 }
 
 /// llama.cpp's vector flash-attention path (batches under 64 queries) for one query and one head, reproduced
@@ -117,7 +108,7 @@ func llamaDotHalfInterleaved(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Floa
 /// - Parameters:
 ///   - query: `dimensions` half-rounded floats in natural order.
 ///   - keys, values: first cached row of this head; rows are `stride` halves apart.
-///   - scratch: `2 · dimensions` floats.
+///   - scratch: at least `dimensions` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
 @inlinable
@@ -131,16 +122,11 @@ public func attendHalfCacheVectorPath(
     var sum: Float = 0
     var maxScore = -Float.infinity
     let vectorized = dimensions % 32 == 0
-    let interleaved = scratch + dimensions
-    if vectorized {
-        interleaved.update(from: query, count: dimensions)
-        interleaveForHalves(interleaved, count: dimensions)
-    }
     let acc = UnsafeMutableRawPointer(accumulator)
     for t in 0..<count {
         let score =
             vectorized
-            ? llamaDotHalfInterleaved(keys + t * stride, interleaved, count: dimensions)
+            ? llamaDotHalfVector(keys + t * stride, query, count: dimensions)
             : llamaDotHalf(keys + t * stride, query, count: dimensions)
         let s = score * scale
         var ms: Float = 1
@@ -149,10 +135,9 @@ public func attendHalfCacheVectorPath(
             ms = expf(maxScore - s)
             maxScore = s
             if vectorized {
-                let m = SIMD4<Float>(repeating: ms)
-                for g in 0..<dimensions / 4 {
-                    let a = acc.loadUnaligned(fromByteOffset: 16 * g, as: SIMD4<Float>.self)
-                    acc.storeBytes(of: roundToHalves(a * m), toByteOffset: 16 * g, as: SIMD4<Float>.self)
+                for g in 0..<dimensions / 8 {
+                    let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                    acc.storeBytes(of: roundToHalves(a * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
                 }
             } else {
                 for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
@@ -162,24 +147,12 @@ public func attendHalfCacheVectorPath(
         }
         let v = values + t * stride
         if vectorized {
-            // The accumulator in even/odd layout, like the halves of a 16-value load.
-            let weight = SIMD4<Float>(repeating: vs)
             let rows = UnsafeRawPointer(v)
-            for g in 0..<dimensions / 16 {
-                let pairs = rows.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<UInt32>.self)
-                let e = halvesToFloats(pairs & 0xFFFF)
-                let o = halvesToFloats(pairs &>> 16)
-                let base = 64 * g
-                @inline(__always) func update(_ offset: Int, _ values: SIMD4<Float>) {
-                    let a = acc.loadUnaligned(fromByteOffset: base + offset, as: SIMD4<Float>.self)
-                    acc.storeBytes(
-                        of: roundToHalves(fusedMultiplyAdd(values, weight, a)), toByteOffset: base + offset,
-                        as: SIMD4<Float>.self)
-                }
-                update(0, e.lowHalf)
-                update(16, e.highHalf)
-                update(32, o.lowHalf)
-                update(48, o.highHalf)
+            for g in 0..<dimensions / 8 {
+                let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                acc.storeBytes(
+                    of: roundToHalves(a.addingProduct(loadHalves8(rows + 16 * g), vs)), toByteOffset: 32 * g,
+                    as: SIMD8<Float>.self)
             }
         } else {
             for i in 0..<dimensions {
@@ -189,16 +162,7 @@ public func attendHalfCacheVectorPath(
         sum = fusedMultiplyAdd(sum, ms, vs)
     }
     let inverse: Float = sum == 0 ? 0 : 1 / sum
-    if vectorized {
-        for g in 0..<dimensions / 16 {
-            for i in 0..<8 {
-                out[16 * g + 2 * i] = accumulator[16 * g + i] * inverse
-                out[16 * g + 2 * i + 1] = accumulator[16 * g + 8 + i] * inverse
-            }
-        }
-    } else {
-        for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
-    }
+    for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
 }
 
 /// Stores `count` floats as halves.
@@ -309,31 +273,18 @@ public func attendFloatCacheTiled(
     }
 }
 
-/// Converts `count` halves to floats (vectorized; `count` any size).
+/// Converts `count` halves to floats (eight at a time, then one by one).
 @inline(__always)
 @inlinable
 public func halvesToFloats(_ h: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {
     var i = 0
     let src = UnsafeRawPointer(h)
-    let dst = UnsafeMutableRawPointer(out)
-    while i + 16 <= count {
-        let pairs = src.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
-        let even = halvesToFloats(pairs & 0xFFFF)
-        let odd = halvesToFloats(pairs &>> 16)
-        var lo = SIMD8<Float>()
-        var hi = SIMD8<Float>()
-        for j in 0..<4 {
-            lo[2 * j] = even[j]
-            lo[2 * j + 1] = odd[j]
-            hi[2 * j] = even[4 + j]
-            hi[2 * j + 1] = odd[4 + j]
-        }
-        dst.storeBytes(of: lo, toByteOffset: 4 * i, as: SIMD8<Float>.self)
-        dst.storeBytes(of: hi, toByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
-        i += 16
+    while i + 8 <= count {
+        UnsafeMutableRawPointer(out + i).storeBytes(of: loadHalves8(src + 2 * i), as: SIMD8<Float>.self)
+        i += 8
     }
     while i < count {
-        out[i] = halfToFloatTable[Int(h[i])]
+        out[i] = convertHalf(src, 2 * i)
         i += 1
     }
 }

@@ -38,13 +38,14 @@ func pairLanes(_ even: SIMD16<Int16>, _ odd: SIMD16<Int16>, _ pairs: UnsafePoint
 }
 
 /// `pairLanes` for 4-bit weights, as floats: there the whole lane sum fits in 16 bits (at most 4·15·127 = 7620), so
-/// it can be formed in the high half of each 32-bit lane, `(x + x << 16) >> 16`, one instruction fewer.
+/// it can be formed in the high half of each 32-bit lane, `(x + x << 16) >> 16`, one instruction fewer. (Same-width
+/// int → float conversion is one instruction, exact below 2²⁴.)
 @inline(__always)
 @inlinable
 func nibbleLaneFloats(_ even: SIMD16<Int16>, _ odd: SIMD16<Int16>, _ pairs: UnsafePointer<Int16>) -> SIMD8<Float> {
     let s = even &* loadPairs(pairs) &+ odd &* loadPairs(pairs + 16)
     let x = unsafeBitCast(s, to: SIMD8<Int32>.self)
-    return smallIntToFloat((x &+ (x &<< 16)) &>> 16)
+    return SIMD8<Float>((x &+ (x &<< 16)) &>> 16)
 }
 
 /// Sixteen activations of the pair layout (`ActivationRow.pairs`).

@@ -1,7 +1,15 @@
 import GGUF
 
-/// A weight matrix read in place from the memory-mapped GGUF file: `rows` rows of `columns` values in one ggml
-/// type. Nothing is copied or converted at load time; products run on the quantized bytes.
+/// How a matrix's rows hold their blocks.
+public enum WeightLayout: Sendable, Equatable {
+    /// As in the GGUF file (ggml's block layout).
+    case ggml
+    /// Q4_1 regrouped at load time for the integer kernels (Q4_1Paired.swift).
+    case q4_1Paired
+}
+
+/// A weight matrix: `rows` rows of `columns` values in one ggml type, read in place from the memory-mapped GGUF file
+/// or (Q4_1, `layout` `.q4_1Paired`) from a copy regrouped at load time. Products run on the quantized bytes.
 public struct WeightMatrix: @unchecked Sendable {
     /// The weight types the engine can multiply with, in ggml's order.
     public static let supportedTypes: [GGMLType] = [.f32, .f16, .q4_0, .q4_1, .q5_0, .q8_0, .q4_K, .q6_K, .bf16]
@@ -12,16 +20,44 @@ public struct WeightMatrix: @unchecked Sendable {
     public let columns: Int
     public let rowBytes: Int
     public let base: UnsafeRawPointer
+    public let layout: WeightLayout
 
     /// A matrix of `rows` rows of `columns` values of `type` at `base`, rows `rowBytes` apart. The caller has checked
-    /// that `type` is one of `supportedTypes` and the bytes are there (`WeightMatrix(file:tensor:)` in the engine).
-    public init(name: String, type: GGMLType, rows: Int, columns: Int, rowBytes: Int, base: UnsafeRawPointer) {
+    /// that `type` is one of `supportedTypes` and the bytes are there (`WeightMatrix(file:tensor:)` in the engine),
+    /// and for `.q4_1Paired` that the type is Q4_1 and `q4_1PairedLayoutFits(columns:)`.
+    public init(
+        name: String, type: GGMLType, rows: Int, columns: Int, rowBytes: Int, base: UnsafeRawPointer,
+        layout: WeightLayout = .ggml
+    ) {
         self.name = name
         self.type = type
         self.rows = rows
         self.columns = columns
         self.rowBytes = rowBytes
         self.base = base
+        self.layout = layout
+    }
+
+    /// Whether `repackedQ4_1Paired(into:)` applies: a Q4_1 matrix in ggml's layout with an even number of blocks per row.
+    public var canRepackQ4_1Paired: Bool {
+        type == .q4_1 && layout == .ggml && q4_1PairedLayoutFits(columns: columns)
+    }
+
+    /// This matrix regrouped into the paired layout at `destination` (`rows × rowBytes` bytes), which the returned
+    /// matrix reads.
+    public func repackedQ4_1Paired(into destination: UnsafeMutableRawPointer) -> WeightMatrix {
+        for r in 0..<rows { repackRowQ4_1Paired(row(r), destination + r * rowBytes, blocks: columns / 32) }
+        return WeightMatrix(
+            name: name, type: type, rows: rows, columns: columns, rowBytes: rowBytes, base: destination,
+            layout: .q4_1Paired)
+    }
+
+    /// The offset m of block `block` of row `r` of a Q4_1 matrix.
+    @inlinable
+    public func q4_1Offset(row r: Int, block: Int) -> Float {
+        layout == .q4_1Paired
+            ? q4_1PairedOffset(row(r), block: block, blocks: columns / 32)
+            : loadHalf(row(r), block * q4_1BlockBytes + 2)
     }
 
     /// The activation format this type's dot product reads.
@@ -50,6 +86,7 @@ public struct WeightMatrix: @unchecked Sendable {
         case .f16: dequantizeRowF16(p, out, count: columns)
         case .bf16: dequantizeRowBF16(p, out, count: columns)
         case .q4_0: dequantizeRowQ4_0(p, out, count: columns)
+        case .q4_1 where layout == .q4_1Paired: dequantizeRowQ4_1Paired(p, out, count: columns)
         case .q4_1: dequantizeRowQ4_1(p, out, count: columns)
         case .q5_0: dequantizeRowQ5_0(p, out, count: columns)
         case .q8_0: dequantizeRowQ8_0(p, out, count: columns)
@@ -100,6 +137,17 @@ public enum Q4_1Rows: RowKernel {
     @inline(__always) @inlinable
     public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
         dot4Q4_1(row, a, rowStride: rowStride, count: count)
+    }
+}
+
+public enum Q4_1PairedRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ4_1Paired(row, a, count: count)
+    }
+    @inline(__always) @inlinable
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_1Paired(row, a, rowStride: rowStride, count: count)
     }
 }
 
@@ -235,6 +283,8 @@ public func multiplyRows<Build>(
     build: Build.Type
 ) {
     switch w.type {
+    case .q4_1 where w.layout == .q4_1Paired:
+        multiplyRows(Q4_1PairedRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q4_1: multiplyRows(Q4_1Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q8_0: multiplyRows(Q8_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q4_0: multiplyRows(Q4_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)

@@ -1,0 +1,183 @@
+// Q4_1 weights repacked at load time for the integer kernels ("paired" layout). A row keeps its 20 bytes per block
+// but regroups them: first the nibbles of block pairs, 32 bytes per pair, then the row's half scales d (one per
+// block), then its half offsets m. Rows with an even number of blocks only.
+//
+// The 32 bytes of the pair (2p, 2p+1) are sixteen 16-bit lanes; lane i holds weights 2i and 2i+1 of block 2p in
+// bits 0–3 and 4–7 and the same weights of block 2p+1 in bits 8–11 and 12–15. One 32-byte load, masks and shifts
+// then give each block's even and odd weights as 16-bit lanes (`nibbleLaneFloats`'s operands) — about a third of
+// the work of unpacking ggml's layout — and the scales of a run of blocks convert and multiply eight at a time
+// ahead of the block loop. The products are rounded exactly as `dotQ4_1`'s (llama.cpp's) are.
+
+/// Whether a Q4_1 row of `columns` values can take the paired layout (an even number of blocks).
+@inlinable
+public func q4_1PairedLayoutFits(columns: Int) -> Bool { columns % 64 == 0 }
+
+/// Writes the Q4_1 row at `source` (`blocks` blocks, an even number, in ggml's layout) to `destination` in the
+/// paired layout (the same number of bytes).
+@inlinable
+public func repackRowQ4_1Paired(_ source: UnsafeRawPointer, _ destination: UnsafeMutableRawPointer, blocks: Int) {
+    // Byte j of a block's nibbles holds weight j (low nibble) and j+16 (high); read as eight 16-bit lanes, lane i
+    // holds weights 2i, 2i+1 (low nibbles) and 16+2i, 17+2i (high nibbles).
+    @inline(__always)
+    func lowWeights(_ q: SIMD8<UInt16>) -> SIMD8<UInt16> { (q & 0x000F) | ((q &>> 4) & 0x00F0) }
+    @inline(__always)
+    func highWeights(_ q: SIMD8<UInt16>) -> SIMD8<UInt16> { ((q &>> 4) & 0x000F) | ((q &>> 8) & 0x00F0) }
+    for p in 0..<blocks / 2 {
+        let first = (source + 2 * p * q4_1BlockBytes + 4).loadUnaligned(as: SIMD8<UInt16>.self)
+        let second = (source + (2 * p + 1) * q4_1BlockBytes + 4).loadUnaligned(as: SIMD8<UInt16>.self)
+        let out = destination + p * 32
+        out.storeBytes(of: lowWeights(first) | (lowWeights(second) &<< 8), as: SIMD8<UInt16>.self)
+        (out + 16).storeBytes(of: highWeights(first) | (highWeights(second) &<< 8), as: SIMD8<UInt16>.self)
+    }
+    let scales = destination + blocks * 16
+    let offsets = scales + blocks * 2
+    for b in 0..<blocks {
+        let block = source + b * q4_1BlockBytes
+        (scales + 2 * b).storeBytes(of: block.loadUnaligned(as: UInt16.self), as: UInt16.self)
+        (offsets + 2 * b).storeBytes(of: block.loadUnaligned(fromByteOffset: 2, as: UInt16.self), as: UInt16.self)
+    }
+}
+
+/// Dequantizes `count` (a multiple of 64) weights of a paired-layout row into `out`.
+@inlinable
+public func dequantizeRowQ4_1Paired(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+    let blocks = count / 32
+    for p in 0..<blocks / 2 {
+        let lanes = (row + p * 32).assumingMemoryBound(to: UInt16.self)
+        for k in 0..<2 {
+            let b = 2 * p + k
+            let d = loadHalf(row, blocks * 16 + 2 * b)
+            let m = loadHalf(row, blocks * 18 + 2 * b)
+            for i in 0..<16 {
+                let two = lanes[i] &>> (8 * k)
+                out[b * 32 + 2 * i] = Float(two & 0x0F) * d + m
+                out[b * 32 + 2 * i + 1] = Float((two &>> 4) & 0x0F) * d + m
+            }
+        }
+    }
+}
+
+/// The offset m of block `block` of a paired-layout row of `blocks` blocks.
+@inlinable
+public func q4_1PairedOffset(_ row: UnsafeRawPointer, block: Int, blocks: Int) -> Float {
+    loadHalf(row, blocks * 18 + 2 * block)
+}
+
+/// Blocks per run whose scales are converted ahead of the block loop (bounds the scratch on the stack).
+@inlinable var pairedRunBlocks: Int { 32 }
+
+/// `out[i] = d_i · scales[i]` for the `count` half scales d at `halves` (eight at a time, then one by one).
+@inline(__always)
+@inlinable
+func scaleProducts(
+    _ halves: UnsafeRawPointer, _ scales: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>
+) {
+    var i = 0
+    while i + 8 <= count {
+        let products = loadHalves8(halves + 2 * i) * UnsafeRawPointer(scales + i).loadUnaligned(as: SIMD8<Float>.self)
+        UnsafeMutableRawPointer(out + i).storeBytes(of: products, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count {
+        out[i] = convertHalf(halves, 2 * i) * scales[i]
+        i += 1
+    }
+}
+
+/// Block pair `pair` of a paired-layout row: the even and odd weights of its first block, then of its second, as
+/// 16-bit lanes.
+@inline(__always)
+@inlinable
+func unpackQ4_1Pair(_ row: UnsafeRawPointer, pair: Int)
+    -> (SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>)
+{
+    let v = (row + pair * 32).loadUnaligned(as: SIMD16<UInt16>.self)
+    return (
+        unsafeBitCast(v & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast((v &>> 4) & 0x000F, to: SIMD16<Int16>.self),
+        unsafeBitCast((v &>> 8) & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast(v &>> 12, to: SIMD16<Int16>.self)
+    )
+}
+
+/// `dotQ4_1` for a paired-layout row: the same value, bit for bit.
+@inline(__always)
+@inlinable
+public func dotQ4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    let blocks = count / 32
+    return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * pairedRunBlocks) { scratch in
+        let ds = scratch.baseAddress!
+        let ms = ds + pairedRunBlocks
+        var acc = SIMD8<Float>()
+        var offsets: Float = 0
+        var start = 0
+        while start < blocks {
+            let run = min(pairedRunBlocks, blocks - start)
+            scaleProducts(row + blocks * 16 + 2 * start, a.scales + start, count: run, into: ds)
+            halvesToFloats((row + blocks * 18 + 2 * start).assumingMemoryBound(to: UInt16.self), ms, count: run)
+            for k in stride(from: 0, to: run, by: 2) {
+                let (even0, odd0, even1, odd1) = unpackQ4_1Pair(row, pair: (start + k) / 2)
+                for half in 0..<2 {
+                    let (even, odd) = half == 0 ? (even0, odd0) : (even1, odd1)
+                    let b = start + k + half
+                    offsets = offsets.addingProduct(ms[k + half], a.sums[b])
+                    acc = acc.addingProduct(
+                        SIMD8(repeating: ds[k + half]), nibbleLaneFloats(even, odd, a.pairs + b * 32))
+                }
+            }
+            start += run
+        }
+        return llamaHorizontalSum(acc) + offsets
+    }
+}
+
+/// `dot4Q4_1` for a paired-layout row: four activation rows, `rowStride` values apart, each product bit for bit
+/// `dotQ4_1`'s.
+@inline(__always)
+@inlinable
+public func dot4Q4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+    let blocks = count / 32
+    let scaleStride = rowStride / 32
+    return withUnsafeTemporaryAllocation(of: Float.self, capacity: 5 * pairedRunBlocks) { scratch in
+        let ds = scratch.baseAddress!
+        let ms = ds + 4 * pairedRunBlocks
+        var acc0 = SIMD8<Float>()
+        var acc1 = SIMD8<Float>()
+        var acc2 = SIMD8<Float>()
+        var acc3 = SIMD8<Float>()
+        var offsets = SIMD4<Float>()
+        var start = 0
+        while start < blocks {
+            let run = min(pairedRunBlocks, blocks - start)
+            for r in 0..<4 {
+                scaleProducts(
+                    row + blocks * 16 + 2 * start, a.scales + r * scaleStride + start, count: run,
+                    into: ds + r * pairedRunBlocks)
+            }
+            halvesToFloats((row + blocks * 18 + 2 * start).assumingMemoryBound(to: UInt16.self), ms, count: run)
+            for k in stride(from: 0, to: run, by: 2) {
+                let (even0, odd0, even1, odd1) = unpackQ4_1Pair(row, pair: (start + k) / 2)
+                for half in 0..<2 {
+                    let (even, odd) = half == 0 ? (even0, odd0) : (even1, odd1)
+                    let j = k + half
+                    let b = start + j
+                    let pairs = a.pairs + b * 32
+                    acc0 = acc0.addingProduct(SIMD8(repeating: ds[j]), nibbleLaneFloats(even, odd, pairs))
+                    acc1 = acc1.addingProduct(
+                        SIMD8(repeating: ds[pairedRunBlocks + j]), nibbleLaneFloats(even, odd, pairs + rowStride))
+                    acc2 = acc2.addingProduct(
+                        SIMD8(repeating: ds[2 * pairedRunBlocks + j]),
+                        nibbleLaneFloats(even, odd, pairs + 2 * rowStride))
+                    acc3 = acc3.addingProduct(
+                        SIMD8(repeating: ds[3 * pairedRunBlocks + j]),
+                        nibbleLaneFloats(even, odd, pairs + 3 * rowStride))
+                    let s = SIMD4(
+                        a.sums[b], a.sums[scaleStride + b], a.sums[2 * scaleStride + b], a.sums[3 * scaleStride + b])
+                    offsets = offsets.addingProduct(SIMD4(repeating: ms[j]), s)
+                }
+            }
+            start += run
+        }
+        return SIMD4(
+            llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
+            + offsets
+    }
+}

@@ -51,14 +51,14 @@ func fusedMultiplyAdd(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ acc: SIMD4<Float>)
 @inline(__always)
 @inlinable
 func roundToHalves(_ x: SIMD8<Float>) -> SIMD8<Float> {
-    #if os(macOS) && arch(x86_64)
+    #if arch(x86_64) && canImport(Darwin)
         return SIMD8(lowHalf: roundToHalvesBitwise(x.lowHalf), highHalf: roundToHalvesBitwise(x.highHalf))
     #else
         return SIMD8<Float>(SIMD8<Float16>(x))
     #endif
 }
 
-/// `roundToHalves` by bit manipulation, for macOS on x86-64, where Swift has no `Float16`.
+/// `roundToHalves` by bit manipulation, for Apple platforms on x86-64, where Swift has no `Float16`.
 @inline(__always)
 @inlinable
 func roundToHalvesBitwise(_ x: SIMD4<Float>) -> SIMD4<Float> {

@@ -91,12 +91,12 @@ func halvesToFloats(_ h: SIMD8<UInt32>) -> SIMD8<Float> {
 }
 
 /// Eight little-endian halves at `p` as floats. Where Swift has `Float16` this is one vector conversion (one F16C
-/// instruction in the AVX2 and AVX-512 kernel builds, one instruction on arm64); macOS on x86-64 has no `Float16`,
-/// so there it reads the table.
+/// instruction in the AVX2 and AVX-512 kernel builds, one instruction on arm64); Apple platforms on x86-64 have no
+/// `Float16`, so there it reads the table.
 @inline(__always)
 @inlinable
 func loadHalves8(_ p: UnsafeRawPointer) -> SIMD8<Float> {
-    #if os(macOS) && arch(x86_64)
+    #if arch(x86_64) && canImport(Darwin)
         let h = p.loadUnaligned(as: SIMD8<UInt16>.self)
         let t = halfToFloatTable
         return SIMD8(
@@ -111,7 +111,7 @@ func loadHalves8(_ p: UnsafeRawPointer) -> SIMD8<Float> {
 @inline(__always)
 @inlinable
 func convertHalf(_ p: UnsafeRawPointer, _ offset: Int) -> Float {
-    #if os(macOS) && arch(x86_64)
+    #if arch(x86_64) && canImport(Darwin)
         return halfToFloatTable[Int(p.loadUnaligned(fromByteOffset: offset, as: UInt16.self))]
     #else
         return Float(p.loadUnaligned(fromByteOffset: offset, as: Float16.self))

@@ -188,6 +188,9 @@ final class LlamaRunner: ModelRunner {
     let cache: KVCache
     let contextLength: Int
     let batchSize: Int
+    /// Tokens run through the layers together: a batch of `batchSize` goes in slices of this many, so the scratch
+    /// buffers hold one slice (with the BLAS engine's products, whose `sgemm` wants whole batches: the batch).
+    let microBatch: Int
     let threads: Int
     let kernels: any KernelSet
     let batchedProducts: (any BatchedProducts)?
@@ -221,9 +224,10 @@ final class LlamaRunner: ModelRunner {
         let c = model.configuration
         self.contextLength = contextLength
         self.batchSize = max(1, batchSize)
+        microBatch = batchedProducts == nil ? min(self.batchSize, Self.microBatchLimit) : self.batchSize
         self.threads = max(1, threads)
         cache = try KVCache(layers: c.layers, capacity: contextLength, kvDimensions: c.kvDimensions)
-        let b = self.batchSize
+        let b = microBatch
         activations = QuantizedActivations(
             rows: b, columns: max(c.embedding, c.queryDimensions, c.feedForward))
         var buffers: [UnsafeMutablePointer<Float>] = []
@@ -321,13 +325,38 @@ final class LlamaRunner: ModelRunner {
         if let third { addBias(third.2, to: third.1, rows: rows, count: third.0.rows) }
     }
 
+    /// The largest `microBatch` of the pure-Swift kernels. Smaller slices read the weights more often; larger
+    /// ones gain nothing (the four-row products reuse a weight tile from cache either way) but hold more scratch:
+    /// at 128, SmolLM2-135M's scratch is about 6 MiB instead of 21.
+    static let microBatchLimit = 128
+
     func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
+        precondition(tokens.count <= batchSize && cache.count + tokens.count <= contextLength, "batch does not fit")
+        // llama.cpp picks its attention path by the size of the whole batch; every slice takes that path.
+        let tiledAttention = tokens.count >= halfAccumulationBatchLimit
+        var sliceStart = 0
+        while sliceStart < tokens.count {
+            let slice = sliceStart..<min(sliceStart + microBatch, tokens.count)
+            let sliceOutputs = outputs.clamped(to: slice)
+            let logitRows = sliceOutputs.isEmpty ? 0 : sliceOutputs.lowerBound - outputs.lowerBound
+            evaluate(
+                UnsafeBufferPointer(rebasing: tokens[slice]),
+                outputs: (sliceOutputs.lowerBound - sliceStart)..<(sliceOutputs.upperBound - sliceStart),
+                logits: logits + logitRows * vocabularySize, tiledAttention: tiledAttention)
+            sliceStart = slice.upperBound
+        }
+    }
+
+    /// `evaluate` for at most `microBatch` tokens, with attention on llama.cpp's tiled path or its vector path.
+    private func evaluate(
+        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
+        tiledAttention: Bool
+    ) {
         let c = model.configuration
         let dim = c.embedding
         let hd = c.headDimension
         var n = tokens.count
         guard n > 0 else { return }
-        precondition(n <= batchSize && cache.count + n <= contextLength, "batch does not fit the runner")
         let start = cache.count
 
         for b in 0..<n {
@@ -355,7 +384,7 @@ final class LlamaRunner: ModelRunner {
                 storeHalves(
                     v + b * c.kvDimensions, into: cache.values(layer: l, position: start + b), count: c.kvDimensions)
             }
-            attend(layer: l, tokens: n, start: start)
+            attend(layer: l, tokens: n, start: start, tiled: tiledAttention)
 
             // After the last layer's attention only the rows whose logits are wanted matter.
             if l == c.layers - 1 && outputRows != 0..<n {
@@ -397,8 +426,9 @@ final class LlamaRunner: ModelRunner {
         matmul(model.output, activations, out: logits, outStride: c.vocabularySize, threads: threads, kernels: kernels)
     }
 
-    /// Attention of `tokens` new positions (from `start`) over the cache, every head, into `attention`.
-    private func attend(layer l: Int, tokens n: Int, start: Int) {
+    /// Attention of `tokens` new positions (from `start`) over the cache, every head, into `attention`: on
+    /// llama.cpp's tiled path or (not `tiled`) its vector path.
+    private func attend(layer l: Int, tokens n: Int, start: Int, tiled: Bool) {
         let c = model.configuration
         let hd = c.headDimension
         let group = c.heads / c.kvHeads
@@ -410,7 +440,7 @@ final class LlamaRunner: ModelRunner {
         let accumulators = self.accumulators
         let contextLength = self.contextLength
         let workers = n * c.heads * (start + n) < 256 ? 1 : threads
-        if n < halfAccumulationBatchLimit {
+        if !tiled {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
             let items = n * c.heads
             parallelChunksIndexed(workers, threads: workers) { worker, _ in

@@ -86,8 +86,9 @@ enum BenchCommand: SanadCommand {
         let printer = BenchPrinter(format: format)
         printer.begin()
         for model in models {
-            let file = try GGUFFile(path: model.path)
-            let info = BenchModelInfo(file: file, url: model)
+            // The file is read for its description only and closed before the engines load it (not counted in
+            // their peak memory).
+            let info = BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
             for id in backendIDs {
                 let backend = try host.registry.backend(id)
                 if case .unavailable(let reason) = backend.availability(options: host.engineOptions(id)) {

@@ -37,7 +37,7 @@ public enum GGUFValueType: UInt32, Sendable, CustomStringConvertible {
 public enum GGUFValue: Sendable, Equatable, CustomStringConvertible {
     case uint8(UInt8), int8(Int8), uint16(UInt16), int16(Int16), uint32(UInt32), int32(Int32)
     case float32(Float), bool(Bool), string(String), uint64(UInt64), int64(Int64), float64(Double)
-    case array(GGUFValueType, [GGUFValue])
+    case array(GGUFValueType, GGUFArray)
 
     public var type: GGUFValueType {
         switch self {
@@ -93,7 +93,7 @@ public enum GGUFValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var arrayValue: [GGUFValue]? {
-        if case .array(_, let values) = self { return values }
+        if case .array(_, let values) = self { return Array(values) }
         return nil
     }
 

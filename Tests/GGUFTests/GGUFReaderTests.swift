@@ -20,6 +20,9 @@ func sampleWriter() -> GGUFWriter {
     w.set("f64", .float64(-2.25))
     w.set("flag", .bool(true))
     w.set("tokens", .strings(["a", "b", "ab", "✓"]))
+    w.set("texts", .strings(["", "ü", "", "a long token with spaces"]))
+    w.set("types", .int32s([1, -2, 3]))
+    w.set("scores", .float32s([0.5, -1.25]))
     w.set("nested", .array(.array, [.int32s([1, 2]), .int32s([3])]))
     w.set("empty", .array(.float32, []))
     w.tensors = [
@@ -56,6 +59,13 @@ struct GGUFReaderTests {
         #expect(file.double("f64") == -2.25)
         #expect(file.bool("flag") == true)
         #expect(try file.stringArray("tokens") == ["a", "b", "ab", "✓"])
+        // String and 32-bit arrays are stored compactly (GGUFArray) and still equal the values written.
+        #expect(try file.stringArray("texts") == ["", "ü", "", "a long token with spaces"])
+        #expect(file.metadata["texts"] == .strings(["", "ü", "", "a long token with spaces"]))
+        #expect(file.metadata["types"] == .int32s([1, -2, 3]))
+        #expect(file.metadata["types"]?.arrayValue?.last == .int32(3))
+        #expect(file.metadata["scores"] == .float32s([0.5, -1.25]))
+        #expect(file.metadata["scores"] != .float32s([0.5]))
         #expect(file.metadata["nested"] == .array(.array, [.int32s([1, 2]), .int32s([3])]))
         #expect(try file.numberArray("empty") == [])
         #expect(file.metadataKeys.first == "general.architecture")

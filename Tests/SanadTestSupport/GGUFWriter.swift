@@ -105,7 +105,11 @@ public struct GGUFWriter {
 
 extension GGUFValue {
     /// A string array value.
-    public static func strings(_ values: [String]) -> GGUFValue { .array(.string, values.map { .string($0) }) }
-    public static func int32s(_ values: [Int32]) -> GGUFValue { .array(.int32, values.map { .int32($0) }) }
-    public static func float32s(_ values: [Float]) -> GGUFValue { .array(.float32, values.map { .float32($0) }) }
+    public static func strings(_ values: [String]) -> GGUFValue {
+        .array(.string, GGUFArray(values.map { .string($0) }))
+    }
+    public static func int32s(_ values: [Int32]) -> GGUFValue { .array(.int32, GGUFArray(values.map { .int32($0) })) }
+    public static func float32s(_ values: [Float]) -> GGUFValue {
+        .array(.float32, GGUFArray(values.map { .float32($0) }))
+    }
 }

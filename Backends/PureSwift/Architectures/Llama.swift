@@ -475,7 +475,7 @@ final class LlamaRunner: ModelRunner {
                 for i in 0..<c.kvDimensions { keysFloat[i * keyStride + t] = halfToFloatTable[Int(key[i])] }
             }
             let first = rows.lowerBound * c.kvDimensions
-            halvesToFloats(values + first, valuesFloat + first, count: rows.count * c.kvDimensions)
+            kernels.halvesToFloats(values + first, valuesFloat + first, count: rows.count * c.kvDimensions)
         }
         let items = n * c.heads
         parallelChunksIndexed(workers, threads: workers) { worker, _ in

@@ -51,6 +51,10 @@ public struct BuiltKernels: KernelSet {
             valueStride: valueStride, count: count, dimensions: dimensions, scale: scale, weights: weights, out: out)
     }
 
+    public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        PureSwiftKernels.halvesToFloats(halves, out, count: count)
+    }
+
     public func swiGLU(
         gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
     ) {

@@ -36,6 +36,9 @@ public protocol KernelSet: Sendable {
         valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
+    /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
+    func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)
+
     /// `swiGLUExact` over `count` values.
     func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
 

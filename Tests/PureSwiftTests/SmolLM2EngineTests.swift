@@ -225,6 +225,32 @@ struct SmolLM2EngineTests {
     }
 }
 
+@Suite(
+    "SmolLM2 weight repacking",
+    .enabled(if: SmolLM2Fixtures.model != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
+struct SmolLM2RepackingTests {
+    static func session(_ options: [String: JSONValue]) throws -> PureSwiftSession {
+        let url = try #require(SmolLM2Fixtures.model)
+        return try PureSwiftSession(
+            path: url.path, options: ModelLoadOptions(threads: 2, contextLength: 512, engineOptions: options))
+    }
+
+    @Test("repacked Q4_1 weights give the same logits, bit for bit, as the mapped ones; a bad option is an error")
+    func sameLogits() throws {
+        let repacked = try Self.session([:])
+        let mapped = try Self.session(["repack-weights": .bool(false)])
+        // Long enough for two slices of the runner's batch and llama.cpp's tiled attention path.
+        let text = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 16)
+        let tokens = try repacked.tokenize(text, addSpecial: true, parseSpecial: false)
+        #expect(tokens.count > 128)
+        let rows = (tokens.count - 3)..<tokens.count
+        let a = try repacked.evaluateLogits(tokens, rows: rows)
+        let b = try mapped.evaluateLogits(tokens, rows: rows)
+        #expect(a.map { $0.map(\.bitPattern) } == b.map { $0.map(\.bitPattern) })
+        #expect(throws: SanadError.self) { try Self.session(["repack-weights": .string("yes")]) }
+    }
+}
+
 /// Counts streamed tokens across tasks.
 actor TokenCounter {
     private(set) var value = 0

@@ -36,6 +36,7 @@ final class BLASProducts: BatchedProducts, @unchecked Sendable {
         self.minimumBatch = max(1, minimumBatch)
         self.cacheWeights = cacheWeights
         activations = RoundedActivations(kernels: kernels)
+        warmUp(library)
     }
 
     deinit {
@@ -153,6 +154,17 @@ func multiplyShare(
             CBLAS.rowMajor, CBLAS.noTranspose, CBLAS.transpose, m, n, blocks, 1, corrections, blocks, offsets,
             blocks, 1, target, ldc)
     }
+}
+
+/// One tiny product on the calling thread, before the workers call the library concurrently: OpenBLAS sets up its
+/// buffers and thread state on its first call, and two first calls at once (one per worker) corrupted the heap.
+func warmUp(_ library: BLASLibrary) {
+    library.useThreads(1)
+    var a: [Float] = [1]
+    var b: [Float] = [1]
+    var c: [Float] = [0]
+    library.sgemm(CBLAS.rowMajor, CBLAS.noTranspose, CBLAS.transpose, 1, 1, 1, 1, &a, 1, &b, 1, 0, &c, 1)
+    if let sgemv = library.sgemv { sgemv(CBLAS.rowMajor, CBLAS.noTranspose, 1, 1, 1, &a, 1, &b, 1, 0, &c, 1) }
 }
 
 /// Whether every dimension fits CBLAS's 32-bit `int`.

@@ -54,8 +54,9 @@ struct KernelBuildTests {
     }
 
     /// The Q4_1 rows regrouped at load time (Q4_1Paired.swift) must give ggml's layout's products, bit for bit,
-    /// in every build: one and four activation rows, rows of one run of blocks and of several (the scales are
-    /// converted a run at a time), and a run that does not fill the eight-wide conversion.
+    /// in every build: rows of one run of blocks and of several (the scales are converted a run at a time), a run
+    /// that does not fill the eight-wide conversion, and the batch shapes of the x86 kernels (ISA/AVX2/
+    /// Q4_1PairedX86.swift): one row, a padded group of eight, and full groups followed by single rows.
     @Test(
         "Q4_1 in the paired layout: the same products as ggml's layout, in every runnable build",
         arguments: [64, 576, 1536, 2112])
@@ -63,36 +64,39 @@ struct KernelBuildTests {
         var r = TestRandom(13)
         let format = try #require(blockFormats.first { $0.name == "Q4_1" })
         let rows = 5
-        let batch = 7  // one group of four activation rows and three single ones
         let bytes = (0..<(rows * columns / 32)).flatMap { _ in format.makeBlock(&r) }
         var paired = [UInt8](repeating: 0, count: bytes.count)
-        let x = r.floats(batch * columns)
         #expect(q4_1PairedLayoutFits(columns: columns))
-        for build in KernelBuilds.runnable {
-            let act = QuantizedActivations(rows: batch, columns: columns)
-            var got = [Float](repeating: 0, count: batch * rows)
-            var expected = got
-            var dequantized = [Float](repeating: 0, count: columns)
-            var dequantizedPaired = dequantized
-            bytes.withUnsafeBytes { raw in
-                paired.withUnsafeMutableBytes { out in
-                    let w = WeightMatrix(
-                        name: "w", type: .q4_1, rows: rows, columns: columns, rowBytes: raw.count / rows,
-                        base: raw.baseAddress!)
-                    #expect(w.canRepackQ4_1Paired)
-                    let p = w.repackedQ4_1Paired(into: out.baseAddress!)
-                    act.prepare(x, rows: batch, columns: columns, stride: columns, format: .q8_1, kernels: build)
-                    build.multiplyRows(p, act, rows: 0..<rows, out: &got, outStride: rows)
-                    build.multiplyRows(w, act, rows: 0..<rows, out: &expected, outStride: rows)
-                    w.dequantizeRow(rows - 1, into: &dequantized)
-                    p.dequantizeRow(rows - 1, into: &dequantizedPaired)
-                    for b in 0..<(columns / 32) {
-                        #expect(p.q4_1Offset(row: 2, block: b) == w.q4_1Offset(row: 2, block: b))
+        for batch in [1, 7, 19] {
+            let x = r.floats(batch * columns)
+            for build in KernelBuilds.runnable {
+                let act = QuantizedActivations(rows: batch, columns: columns)
+                var got = [Float](repeating: 0, count: batch * rows)
+                var expected = got
+                var dequantized = [Float](repeating: 0, count: columns)
+                var dequantizedPaired = dequantized
+                bytes.withUnsafeBytes { raw in
+                    paired.withUnsafeMutableBytes { out in
+                        let w = WeightMatrix(
+                            name: "w", type: .q4_1, rows: rows, columns: columns, rowBytes: raw.count / rows,
+                            base: raw.baseAddress!)
+                        #expect(w.canRepackQ4_1Paired)
+                        let p = w.repackedQ4_1Paired(into: out.baseAddress!)
+                        act.prepare(x, rows: batch, columns: columns, stride: columns, format: .q8_1, kernels: build)
+                        build.multiplyRows(p, act, rows: 0..<rows, out: &got, outStride: rows)
+                        build.multiplyRows(w, act, rows: 0..<rows, out: &expected, outStride: rows)
+                        w.dequantizeRow(rows - 1, into: &dequantized)
+                        p.dequantizeRow(rows - 1, into: &dequantizedPaired)
+                        for b in 0..<(columns / 32) {
+                            #expect(p.q4_1Offset(row: 2, block: b) == w.q4_1Offset(row: 2, block: b))
+                        }
                     }
                 }
+                #expect(
+                    got.map(\.bitPattern) == expected.map(\.bitPattern),
+                    "\(build.name), \(columns) columns, batch \(batch)")
+                #expect(dequantizedPaired == dequantized, "\(build.name), \(columns) columns")
             }
-            #expect(got.map(\.bitPattern) == expected.map(\.bitPattern), "\(build.name), \(columns) columns")
-            #expect(dequantizedPaired == dequantized, "\(build.name), \(columns) columns")
         }
     }
 
@@ -104,7 +108,7 @@ struct KernelBuildTests {
         let keys = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
         let values = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
         let query = r.floats(dims).map(roundToHalf)
-        let keyStride = count + 8  // the tiled path reads eight positions at a time
+        let keyStride = tiledKeyStride(contextLength: count)  // the tiled path reads whole tiles
         let keysT = (0..<(dims * keyStride)).map { i in
             i % keyStride < count ? halfToFloat(keys[(i % keyStride) * dims + i / keyStride]) : 0
         }

@@ -432,7 +432,7 @@ struct KernelTests {
         halvesToFloats(values, &valuesFloat, count: values.count)
         #expect(keysFloat == keys.map(halfToFloat))
         // The tiled path reads keys dimension-major.
-        let keyStride = count + 8
+        let keyStride = tiledKeyStride(contextLength: count)
         var keysTransposed = [Float](repeating: 0, count: dims * keyStride)
         for t in 0..<count {
             for i in 0..<dims { keysTransposed[i * keyStride + t] = keysFloat[t * stride + 8 + i] }

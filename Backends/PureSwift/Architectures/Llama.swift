@@ -209,7 +209,7 @@ final class LlamaRunner: ModelRunner {
     private let ropeTables: UnsafeMutablePointer<Float>  // (batch, headDimension) cos/sin per position
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
     private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
-    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, contextLength + 8) one layer's keys
+    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, tiledKeyStride) one layer's keys
     private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
     private let weights: UnsafeMutablePointer<Float>  // (threads, attentionTileSize)
     private var buffers: [UnsafeMutablePointer<Float>] = []
@@ -252,7 +252,7 @@ final class LlamaRunner: ModelRunner {
         ropeTables = try buffer(b * c.rope.dimensions)
         queries = try buffer(self.threads * c.headDimension)
         accumulators = try buffer(self.threads * 2 * c.headDimension)
-        keysFloat = try buffer((contextLength + 8) * c.kvDimensions)
+        keysFloat = try buffer(tiledKeyStride(contextLength: contextLength) * c.kvDimensions)
         valuesFloat = try buffer(contextLength * c.kvDimensions)
         weights = try buffer(self.threads * attentionTileSize)
         self.buffers = buffers
@@ -465,7 +465,7 @@ final class LlamaRunner: ModelRunner {
         // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
         // float once per layer: keys transposed (dimension-major), values as they are.
         let positions = start + n
-        let keyStride = contextLength + 8
+        let keyStride = tiledKeyStride(contextLength: contextLength)
         let keysFloat = self.keysFloat
         let valuesFloat = self.valuesFloat
         let weights = self.weights

@@ -175,6 +175,107 @@ public func storeHalves(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointe
 /// The KV tile of llama.cpp's tiled flash-attention path (GGML_FA_TILE_KV).
 @inlinable public var attentionTileSize: Int { 64 }
 
+/// The row stride, in positions, of transposed keys for `attendFloatCacheTiled` in a context of `contextLength`
+/// positions: whole tiles, so a tile's scores can always read 64 positions.
+@inlinable
+public func tiledKeyStride(contextLength: Int) -> Int {
+    (contextLength + attentionTileSize - 1) / attentionTileSize * attentionTileSize
+}
+
+/// Scores of the 64 positions of a tile (`column`: the tile's first position in dimension 0 of the transposed
+/// keys) into `weights`: each lane a sequential FMA chain over the dimensions, as simd_gemm's, then scaled. The
+/// eight accumulators of eight positions advance together, so the chains overlap.
+@inline(__always)
+@inlinable
+func tileScores(
+    query: UnsafePointer<Float>, column: UnsafeRawPointer, keyStride: Int, dimensions: Int, scale: Float,
+    into weights: UnsafeMutablePointer<Float>
+) {
+    var s0 = SIMD8<Float>()
+    var s1 = SIMD8<Float>()
+    var s2 = SIMD8<Float>()
+    var s3 = SIMD8<Float>()
+    var s4 = SIMD8<Float>()
+    var s5 = SIMD8<Float>()
+    var s6 = SIMD8<Float>()
+    var s7 = SIMD8<Float>()
+    for d in 0..<dimensions {
+        let row = column + 4 * d * keyStride
+        let q = query[d]
+        s0 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self), q, s0)
+        s1 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self), q, s1)
+        s2 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self), q, s2)
+        s3 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self), q, s3)
+        s4 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self), q, s4)
+        s5 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self), q, s5)
+        s6 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self), q, s6)
+        s7 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self), q, s7)
+    }
+    let w = UnsafeMutableRawPointer(weights)
+    w.storeBytes(of: s0 * scale, toByteOffset: 0, as: SIMD8<Float>.self)
+    w.storeBytes(of: s1 * scale, toByteOffset: 32, as: SIMD8<Float>.self)
+    w.storeBytes(of: s2 * scale, toByteOffset: 64, as: SIMD8<Float>.self)
+    w.storeBytes(of: s3 * scale, toByteOffset: 96, as: SIMD8<Float>.self)
+    w.storeBytes(of: s4 * scale, toByteOffset: 128, as: SIMD8<Float>.self)
+    w.storeBytes(of: s5 * scale, toByteOffset: 160, as: SIMD8<Float>.self)
+    w.storeBytes(of: s6 * scale, toByteOffset: 192, as: SIMD8<Float>.self)
+    w.storeBytes(of: s7 * scale, toByteOffset: 224, as: SIMD8<Float>.self)
+}
+
+/// `out[g] = fma(v_k[g], weights[k], out[g])` for the `n` value rows `v_k` (`values`, `valueStride` floats apart)
+/// in order, over `groups` groups of eight dimensions: 64 dimensions at a time held in registers, then one group
+/// at a time.
+@inline(__always)
+@inlinable
+func accumulateValues(
+    _ values: UnsafePointer<Float>, valueStride: Int, weights: UnsafePointer<Float>, n: Int, groups: Int,
+    into out: UnsafeMutableRawPointer
+) {
+    var g = 0
+    while g + 8 <= groups {
+        let o = out + 32 * g
+        var o0 = o.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self)
+        var o1 = o.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+        var o2 = o.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
+        var o3 = o.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
+        var o4 = o.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self)
+        var o5 = o.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self)
+        var o6 = o.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self)
+        var o7 = o.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self)
+        for k in 0..<n {
+            let w = weights[k]
+            let v = UnsafeRawPointer(values + k * valueStride) + 32 * g
+            o0 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self), w, o0)
+            o1 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self), w, o1)
+            o2 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self), w, o2)
+            o3 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self), w, o3)
+            o4 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self), w, o4)
+            o5 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self), w, o5)
+            o6 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self), w, o6)
+            o7 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self), w, o7)
+        }
+        o.storeBytes(of: o0, toByteOffset: 0, as: SIMD8<Float>.self)
+        o.storeBytes(of: o1, toByteOffset: 32, as: SIMD8<Float>.self)
+        o.storeBytes(of: o2, toByteOffset: 64, as: SIMD8<Float>.self)
+        o.storeBytes(of: o3, toByteOffset: 96, as: SIMD8<Float>.self)
+        o.storeBytes(of: o4, toByteOffset: 128, as: SIMD8<Float>.self)
+        o.storeBytes(of: o5, toByteOffset: 160, as: SIMD8<Float>.self)
+        o.storeBytes(of: o6, toByteOffset: 192, as: SIMD8<Float>.self)
+        o.storeBytes(of: o7, toByteOffset: 224, as: SIMD8<Float>.self)
+        g += 8
+    }
+    while g < groups {
+        var a = out.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+        for k in 0..<n {
+            a = fusedMultiplyAdd(
+                UnsafeRawPointer(values + k * valueStride).loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self),
+                weights[k], a)
+        }
+        out.storeBytes(of: a, toByteOffset: 32 * g, as: SIMD8<Float>.self)
+        g += 1
+    }
+}
+
 /// `acc = fma(a, b, acc)` on eight lanes.
 @inline(__always)
 @inlinable
@@ -194,7 +295,8 @@ func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIM
 /// - Parameters:
 ///   - query: `dimensions` floats (a multiple of 8), natural order, not rounded.
 ///   - keysTransposed: this head's keys as `dimensions` rows of `keyStride` positions (dimension-major).
-///     Rows are read eight positions at a time: `keyStride` must leave 8 positions beyond `count`.
+///     Rows are read a whole tile at a time: `keyStride` is at least `tiledKeyStride(contextLength: count)`, and
+///     the positions past `count` may hold anything (their scores are masked).
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
 ///   - weights: scratch of `attentionTileSize` floats.
 ///   - out: `dimensions` floats.
@@ -213,19 +315,10 @@ public func attendFloatCacheTiled(
     var tileStart = 0
     while tileStart < count {
         let n = min(attentionTileSize, count - tileStart)
-        // Scores, four positions at a time (lanes past `n` are computed and then masked).
-        var t = 0
-        while t < n {
-            var s = SIMD8<Float>()
-            let column = UnsafeRawPointer(keysTransposed + tileStart + t)
-            for d in 0..<dimensions {
-                s = fusedMultiplyAdd(
-                    column.loadUnaligned(fromByteOffset: 4 * d * keyStride, as: SIMD8<Float>.self), query[d], s)
-            }
-            s *= scale
-            for i in 0..<8 where t + i < attentionTileSize { weights[t + i] = t + i < n ? s[i] : -.infinity }
-            t += 8
-        }
+        // Scores of the whole tile (positions past `n` are computed and then masked).
+        tileScores(
+            query: query, column: UnsafeRawPointer(keysTransposed + tileStart), keyStride: keyStride,
+            dimensions: dimensions, scale: scale, into: weights)
         for i in n..<attentionTileSize { weights[i] = -.infinity }
         var tileMax = -Float.infinity
         for i in 0..<n { tileMax = max(tileMax, weights[i]) }
@@ -253,16 +346,8 @@ public func attendFloatCacheTiled(
             total += Double((r[0] + r[2]) + (r[1] + r[3]))
         }
         sum = Float(Double(sum) + total)
-        for k in 0..<n {
-            let weight = weights[k]
-            let v = UnsafeRawPointer(values + (tileStart + k) * valueStride)
-            for g in 0..<groups {
-                let a = o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                o.storeBytes(
-                    of: fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self), weight, a),
-                    toByteOffset: 32 * g, as: SIMD8<Float>.self)
-            }
-        }
+        accumulateValues(
+            values + tileStart * valueStride, valueStride: valueStride, weights: weights, n: n, groups: groups, into: o)
         tileStart += attentionTileSize
     }
     let inverse: Float = sum == 0 ? 0 : 1 / sum

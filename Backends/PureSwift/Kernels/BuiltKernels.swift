@@ -22,6 +22,12 @@ public struct BuiltKernels: KernelSet {
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int
     ) {
+        #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
+            if w.type == .q4_1 && w.layout == .q4_1Paired {
+                multiplyRowsQ4_1PairedX86(w, x, rows: rows, out: out, outStride: outStride)
+                return
+            }
+        #endif
         PureSwiftKernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride, build: BuiltKernels.self)
     }
 

@@ -33,7 +33,7 @@ func fusedNegativeMultiplyAdd(_ a: Float, _ b: Float, _ c: Float) -> Float { c.a
 /// hsum_float_8 of eight lanes: (high half + low half), then (r0 + r2) + (r1 + r3).
 @inline(__always)
 @inlinable
-func llamaHorizontalSum(_ v: SIMD8<Float>) -> Float {
+public func llamaHorizontalSum(_ v: SIMD8<Float>) -> Float {
     let r = v.highHalf + v.lowHalf
     return (r[0] + r[2]) + (r[1] + r[3])
 }

@@ -2,11 +2,13 @@
 // but regroups them: first the nibbles of block pairs, 32 bytes per pair, then the row's half scales d (one per
 // block), then its half offsets m. Rows with an even number of blocks only.
 //
-// The 32 bytes of the pair (2p, 2p+1) are sixteen 16-bit lanes; lane i holds weights 2i and 2i+1 of block 2p in
-// bits 0–3 and 4–7 and the same weights of block 2p+1 in bits 8–11 and 12–15. One 32-byte load, masks and shifts
-// then give each block's even and odd weights as 16-bit lanes (`nibbleLaneFloats`'s operands) — about a third of
-// the work of unpacking ggml's layout — and the scales of a run of blocks convert and multiply eight at a time
-// ahead of the block loop. The products are rounded exactly as `dotQ4_1`'s (llama.cpp's) are.
+// Byte j of the 32 bytes of the pair (2p, 2p+1) holds weight j of block 2p in its low nibble and weight j of
+// block 2p+1 in its high nibble. One 32-byte load and a mask then give a block's 32 weights in order, one per byte
+// (what x86's `pmaddubsw` multiplies: ISA/AVX2/Q4_1PairedAVX2.swift), and a shift the other block's; read as
+// sixteen 16-bit lanes, masks and shifts give each block's even and odd weights (`nibbleLaneFloats`'s operands).
+// Either way it is about a third of the work of unpacking ggml's layout, and the scales of a run of blocks convert
+// and multiply eight at a time ahead of the block loop. The products are rounded exactly as `dotQ4_1`'s
+// (llama.cpp's) are.
 
 /// Whether a Q4_1 row of `columns` values can take the paired layout (an even number of blocks).
 @inlinable
@@ -16,18 +18,13 @@ public func q4_1PairedLayoutFits(columns: Int) -> Bool { columns % 64 == 0 }
 /// paired layout (the same number of bytes).
 @inlinable
 public func repackRowQ4_1Paired(_ source: UnsafeRawPointer, _ destination: UnsafeMutableRawPointer, blocks: Int) {
-    // Byte j of a block's nibbles holds weight j (low nibble) and j+16 (high); read as eight 16-bit lanes, lane i
-    // holds weights 2i, 2i+1 (low nibbles) and 16+2i, 17+2i (high nibbles).
-    @inline(__always)
-    func lowWeights(_ q: SIMD8<UInt16>) -> SIMD8<UInt16> { (q & 0x000F) | ((q &>> 4) & 0x00F0) }
-    @inline(__always)
-    func highWeights(_ q: SIMD8<UInt16>) -> SIMD8<UInt16> { ((q &>> 4) & 0x000F) | ((q &>> 8) & 0x00F0) }
+    // Byte j of a block's nibbles holds weight j (low nibble) and j+16 (high).
     for p in 0..<blocks / 2 {
-        let first = (source + 2 * p * q4_1BlockBytes + 4).loadUnaligned(as: SIMD8<UInt16>.self)
-        let second = (source + (2 * p + 1) * q4_1BlockBytes + 4).loadUnaligned(as: SIMD8<UInt16>.self)
+        let first = (source + 2 * p * q4_1BlockBytes + 4).loadUnaligned(as: SIMD16<UInt8>.self)
+        let second = (source + (2 * p + 1) * q4_1BlockBytes + 4).loadUnaligned(as: SIMD16<UInt8>.self)
         let out = destination + p * 32
-        out.storeBytes(of: lowWeights(first) | (lowWeights(second) &<< 8), as: SIMD8<UInt16>.self)
-        (out + 16).storeBytes(of: highWeights(first) | (highWeights(second) &<< 8), as: SIMD8<UInt16>.self)
+        out.storeBytes(of: (first & 0x0F) | (second &<< 4), as: SIMD16<UInt8>.self)
+        (out + 16).storeBytes(of: (first &>> 4) | (second & 0xF0), as: SIMD16<UInt8>.self)
     }
     let scales = destination + blocks * 16
     let offsets = scales + blocks * 2
@@ -43,16 +40,12 @@ public func repackRowQ4_1Paired(_ source: UnsafeRawPointer, _ destination: Unsaf
 public func dequantizeRowQ4_1Paired(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
     let blocks = count / 32
     for p in 0..<blocks / 2 {
-        let lanes = (row + p * 32).assumingMemoryBound(to: UInt16.self)
+        let bytes = (row + p * 32).assumingMemoryBound(to: UInt8.self)
         for k in 0..<2 {
             let b = 2 * p + k
             let d = loadHalf(row, blocks * 16 + 2 * b)
             let m = loadHalf(row, blocks * 18 + 2 * b)
-            for i in 0..<16 {
-                let two = lanes[i] &>> (8 * k)
-                out[b * 32 + 2 * i] = Float(two & 0x0F) * d + m
-                out[b * 32 + 2 * i + 1] = Float((two &>> 4) & 0x0F) * d + m
-            }
+            for j in 0..<32 { out[b * 32 + j] = Float((bytes[j] &>> (4 * k)) & 0x0F) * d + m }
         }
     }
 }
@@ -64,12 +57,12 @@ public func q4_1PairedOffset(_ row: UnsafeRawPointer, block: Int, blocks: Int) -
 }
 
 /// Blocks per run whose scales are converted ahead of the block loop (bounds the scratch on the stack).
-@inlinable var pairedRunBlocks: Int { 32 }
+@inlinable public var pairedRunBlocks: Int { 32 }
 
 /// `out[i] = d_i · scales[i]` for the `count` half scales d at `halves` (eight at a time, then one by one).
 @inline(__always)
 @inlinable
-func scaleProducts(
+public func scaleProducts(
     _ halves: UnsafeRawPointer, _ scales: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>
 ) {
     var i = 0
@@ -91,10 +84,12 @@ func scaleProducts(
 func unpackQ4_1Pair(_ row: UnsafeRawPointer, pair: Int)
     -> (SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>)
 {
+    // Lane i holds bytes 2i and 2i+1: weights 2i and 2i+1 of the first block in bits 0–3 and 8–11, of the second
+    // in bits 4–7 and 12–15.
     let v = (row + pair * 32).loadUnaligned(as: SIMD16<UInt16>.self)
     return (
-        unsafeBitCast(v & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast((v &>> 4) & 0x000F, to: SIMD16<Int16>.self),
-        unsafeBitCast((v &>> 8) & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast(v &>> 12, to: SIMD16<Int16>.self)
+        unsafeBitCast(v & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast((v &>> 8) & 0x000F, to: SIMD16<Int16>.self),
+        unsafeBitCast((v &>> 4) & 0x000F, to: SIMD16<Int16>.self), unsafeBitCast(v &>> 12, to: SIMD16<Int16>.self)
     )
 }
 

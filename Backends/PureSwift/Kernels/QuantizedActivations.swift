@@ -65,30 +65,43 @@ public struct ActivationRow {
 
 /// A reusable buffer of `rows × columns` activations in one `ActivationFormat`. Sized once for the largest input a
 /// model needs, so preparing the input of a matrix product allocates nothing.
+///
+/// For `.q8_0`/`.q8_1` the block scales and sums are also kept block-major (`scalesByBlock[b · paddedRows + r]`,
+/// likewise `sumsByBlock`), so that kernels working on eight activation rows at once read one block's eight
+/// scales with one load. Rows are padded to a multiple of eight (`paddedRows`); the padding rows have zero scales
+/// and sums and zero quants, so a kernel may run them and drop their results.
 public final class QuantizedActivations {
     public let capacityRows: Int
     public let capacityColumns: Int
     public private(set) var format: ActivationFormat = .f32
     public private(set) var rows = 0
     public private(set) var columns = 0
+    /// `rows` rounded up to a multiple of eight: the row stride of `scalesByBlock` and `sumsByBlock`.
+    public private(set) var paddedRows = 0
     @usableFromInline let floats: UnsafeMutablePointer<Float>
     @usableFromInline let quants: UnsafeMutablePointer<Int8>
     @usableFromInline let pairs: UnsafeMutablePointer<Int16>
     @usableFromInline let scales: UnsafeMutablePointer<Float>
     @usableFromInline let sums: UnsafeMutablePointer<Float>
     @usableFromInline let blockSums: UnsafeMutablePointer<Int32>
+    public let scalesByBlock: UnsafeMutablePointer<Float>
+    public let sumsByBlock: UnsafeMutablePointer<Float>
 
     /// `columns` must be a multiple of 32 for the block formats (256 for `.q8_K`).
     public init(rows: Int, columns: Int) {
         capacityRows = max(1, rows)
         capacityColumns = max(1, columns)
-        let n = capacityRows * capacityColumns
+        let padded = (capacityRows + 7) / 8 * 8
+        let n = padded * capacityColumns
         floats = .allocate(capacity: n)
         quants = .allocate(capacity: n)
+        quants.initialize(repeating: 0, count: n)
         pairs = .allocate(capacity: n)
-        scales = .allocate(capacity: n / 32 + capacityRows)
-        sums = .allocate(capacity: n / 32 + capacityRows)
-        blockSums = .allocate(capacity: n / 16 + capacityRows)
+        scales = .allocate(capacity: n / 32 + padded)
+        sums = .allocate(capacity: n / 32 + padded)
+        blockSums = .allocate(capacity: n / 16 + padded)
+        scalesByBlock = .allocate(capacity: n / 32 + padded)
+        sumsByBlock = .allocate(capacity: n / 32 + padded)
     }
 
     deinit {
@@ -98,6 +111,8 @@ public final class QuantizedActivations {
         scales.deallocate()
         sums.deallocate()
         blockSums.deallocate()
+        scalesByBlock.deallocate()
+        sumsByBlock.deallocate()
     }
 
     /// Row `r` of the prepared activations.
@@ -119,9 +134,28 @@ public final class QuantizedActivations {
         self.format = format
         self.rows = rows
         self.columns = columns
+        paddedRows = (rows + 7) / 8 * 8
+        let byBlock = format == .q8_0 || format == .q8_1
+        let blocks = columns / 32
         parallelChunks(rows, threads: rows >= 16 ? threads : 1) { range in
             for r in range {
-                kernels.prepareActivationRow(x + r * stride, count: columns, into: row(r), format: format)
+                let out = row(r)
+                kernels.prepareActivationRow(x + r * stride, count: columns, into: out, format: format)
+                if byBlock {
+                    for b in 0..<blocks {
+                        scalesByBlock[b * paddedRows + r] = out.scales[b]
+                        sumsByBlock[b * paddedRows + r] = format == .q8_1 ? out.sums[b] : 0
+                    }
+                }
+            }
+        }
+        if byBlock {
+            for r in rows..<paddedRows {
+                (quants + r * columns).update(repeating: 0, count: columns)
+                for b in 0..<blocks {
+                    scalesByBlock[b * paddedRows + r] = 0
+                    sumsByBlock[b * paddedRows + r] = 0
+                }
             }
         }
     }

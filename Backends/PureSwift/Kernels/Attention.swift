@@ -182,44 +182,71 @@ public func tiledKeyStride(contextLength: Int) -> Int {
     (contextLength + attentionTileSize - 1) / attentionTileSize * attentionTileSize
 }
 
+/// 64 floats as eight 8-lane vectors, which the loops below keep in registers: eight independent FMA chains where
+/// one would wait on the latency of the last.
+@usableFromInline
+struct Floats64 {
+    @usableFromInline var v0: SIMD8<Float>, v1: SIMD8<Float>, v2: SIMD8<Float>, v3: SIMD8<Float>
+    @usableFromInline var v4: SIMD8<Float>, v5: SIMD8<Float>, v6: SIMD8<Float>, v7: SIMD8<Float>
+
+    /// Zeros.
+    @inline(__always) @inlinable
+    init() {
+        (v0, v1, v2, v3, v4, v5, v6, v7) = (.zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero)
+    }
+
+    /// The 64 floats at `p`.
+    @inline(__always) @inlinable
+    init(loading p: UnsafeRawPointer) {
+        v0 = p.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self)
+        v1 = p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+        v2 = p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
+        v3 = p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
+        v4 = p.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self)
+        v5 = p.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self)
+        v6 = p.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self)
+        v7 = p.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self)
+    }
+
+    /// `self[i] = fma(p[i], s, self[i])` for the 64 floats at `p`.
+    @inline(__always) @inlinable
+    mutating func addProducts(_ p: UnsafeRawPointer, _ s: Float) {
+        let x = Floats64(loading: p)
+        v0 = fusedMultiplyAdd(x.v0, s, v0)
+        v1 = fusedMultiplyAdd(x.v1, s, v1)
+        v2 = fusedMultiplyAdd(x.v2, s, v2)
+        v3 = fusedMultiplyAdd(x.v3, s, v3)
+        v4 = fusedMultiplyAdd(x.v4, s, v4)
+        v5 = fusedMultiplyAdd(x.v5, s, v5)
+        v6 = fusedMultiplyAdd(x.v6, s, v6)
+        v7 = fusedMultiplyAdd(x.v7, s, v7)
+    }
+
+    /// Stores the 64 floats, each times `scale`, at `p`.
+    @inline(__always) @inlinable
+    func store(to p: UnsafeMutableRawPointer, times scale: Float = 1) {
+        p.storeBytes(of: v0 * scale, toByteOffset: 0, as: SIMD8<Float>.self)
+        p.storeBytes(of: v1 * scale, toByteOffset: 32, as: SIMD8<Float>.self)
+        p.storeBytes(of: v2 * scale, toByteOffset: 64, as: SIMD8<Float>.self)
+        p.storeBytes(of: v3 * scale, toByteOffset: 96, as: SIMD8<Float>.self)
+        p.storeBytes(of: v4 * scale, toByteOffset: 128, as: SIMD8<Float>.self)
+        p.storeBytes(of: v5 * scale, toByteOffset: 160, as: SIMD8<Float>.self)
+        p.storeBytes(of: v6 * scale, toByteOffset: 192, as: SIMD8<Float>.self)
+        p.storeBytes(of: v7 * scale, toByteOffset: 224, as: SIMD8<Float>.self)
+    }
+}
+
 /// Scores of the 64 positions of a tile (`column`: the tile's first position in dimension 0 of the transposed
-/// keys) into `weights`: each lane a sequential FMA chain over the dimensions, as simd_gemm's, then scaled. The
-/// eight accumulators of eight positions advance together, so the chains overlap.
+/// keys) into `weights`: each lane a sequential FMA chain over the dimensions, as simd_gemm's, then scaled.
 @inline(__always)
 @inlinable
 func tileScores(
     query: UnsafePointer<Float>, column: UnsafeRawPointer, keyStride: Int, dimensions: Int, scale: Float,
     into weights: UnsafeMutablePointer<Float>
 ) {
-    var s0 = SIMD8<Float>()
-    var s1 = SIMD8<Float>()
-    var s2 = SIMD8<Float>()
-    var s3 = SIMD8<Float>()
-    var s4 = SIMD8<Float>()
-    var s5 = SIMD8<Float>()
-    var s6 = SIMD8<Float>()
-    var s7 = SIMD8<Float>()
-    for d in 0..<dimensions {
-        let row = column + 4 * d * keyStride
-        let q = query[d]
-        s0 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self), q, s0)
-        s1 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self), q, s1)
-        s2 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self), q, s2)
-        s3 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self), q, s3)
-        s4 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self), q, s4)
-        s5 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self), q, s5)
-        s6 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self), q, s6)
-        s7 = fusedMultiplyAdd(row.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self), q, s7)
-    }
-    let w = UnsafeMutableRawPointer(weights)
-    w.storeBytes(of: s0 * scale, toByteOffset: 0, as: SIMD8<Float>.self)
-    w.storeBytes(of: s1 * scale, toByteOffset: 32, as: SIMD8<Float>.self)
-    w.storeBytes(of: s2 * scale, toByteOffset: 64, as: SIMD8<Float>.self)
-    w.storeBytes(of: s3 * scale, toByteOffset: 96, as: SIMD8<Float>.self)
-    w.storeBytes(of: s4 * scale, toByteOffset: 128, as: SIMD8<Float>.self)
-    w.storeBytes(of: s5 * scale, toByteOffset: 160, as: SIMD8<Float>.self)
-    w.storeBytes(of: s6 * scale, toByteOffset: 192, as: SIMD8<Float>.self)
-    w.storeBytes(of: s7 * scale, toByteOffset: 224, as: SIMD8<Float>.self)
+    var s = Floats64()
+    for d in 0..<dimensions { s.addProducts(column + 4 * d * keyStride, query[d]) }
+    s.store(to: weights, times: scale)
 }
 
 /// `out[g] = fma(v_k[g], weights[k], out[g])` for the `n` value rows `v_k` (`values`, `valueStride` floats apart)
@@ -233,35 +260,9 @@ func accumulateValues(
 ) {
     var g = 0
     while g + 8 <= groups {
-        let o = out + 32 * g
-        var o0 = o.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self)
-        var o1 = o.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
-        var o2 = o.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
-        var o3 = o.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
-        var o4 = o.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self)
-        var o5 = o.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self)
-        var o6 = o.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self)
-        var o7 = o.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self)
-        for k in 0..<n {
-            let w = weights[k]
-            let v = UnsafeRawPointer(values + k * valueStride) + 32 * g
-            o0 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self), w, o0)
-            o1 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self), w, o1)
-            o2 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self), w, o2)
-            o3 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self), w, o3)
-            o4 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self), w, o4)
-            o5 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self), w, o5)
-            o6 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self), w, o6)
-            o7 = fusedMultiplyAdd(v.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self), w, o7)
-        }
-        o.storeBytes(of: o0, toByteOffset: 0, as: SIMD8<Float>.self)
-        o.storeBytes(of: o1, toByteOffset: 32, as: SIMD8<Float>.self)
-        o.storeBytes(of: o2, toByteOffset: 64, as: SIMD8<Float>.self)
-        o.storeBytes(of: o3, toByteOffset: 96, as: SIMD8<Float>.self)
-        o.storeBytes(of: o4, toByteOffset: 128, as: SIMD8<Float>.self)
-        o.storeBytes(of: o5, toByteOffset: 160, as: SIMD8<Float>.self)
-        o.storeBytes(of: o6, toByteOffset: 192, as: SIMD8<Float>.self)
-        o.storeBytes(of: o7, toByteOffset: 224, as: SIMD8<Float>.self)
+        var o = Floats64(loading: out + 32 * g)
+        for k in 0..<n { o.addProducts(UnsafeRawPointer(values + k * valueStride) + 32 * g, weights[k]) }
+        o.store(to: out + 32 * g)
         g += 8
     }
     while g < groups {

@@ -77,6 +77,34 @@ public func scaleProducts(
     }
 }
 
+/// How a kernel build multiplies the blocks of a paired-layout row: the unpacked form of a block pair, and the
+/// eight lane sums of one of its blocks with the activations (ggml's grouping: lane l sums elements 4l…4l+3).
+/// `dotQ4_1Paired` is generic over it so that each build runs the same loop, and so the same roundings, with its
+/// own block products: `PortableQ4_1Pairs` here, byte products in the x86 builds (ISA/AVX2/Q4_1PairedX86.swift).
+public protocol Q4_1PairProducts {
+    associatedtype Pair
+    /// Block pair `pair` of the paired-layout row at `row`.
+    static func unpack(_ row: UnsafeRawPointer, pair: Int) -> Pair
+    /// The lane sums of the pair's first (`second` false) or second block with block `block` of `a`, as floats.
+    static func laneSums(_ pair: Pair, second: Bool, _ a: ActivationRow, block: Int) -> SIMD8<Float>
+}
+
+/// Block products in 16-bit lanes, for any CPU.
+public enum PortableQ4_1Pairs: Q4_1PairProducts {
+    /// The even and odd weights of the first block, then of the second, as 16-bit lanes.
+    public typealias Pair = (SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>, SIMD16<Int16>)
+
+    @inline(__always) @inlinable
+    public static func unpack(_ row: UnsafeRawPointer, pair: Int) -> Pair { unpackQ4_1Pair(row, pair: pair) }
+
+    @inline(__always) @inlinable
+    public static func laneSums(_ pair: Pair, second: Bool, _ a: ActivationRow, block: Int) -> SIMD8<Float> {
+        second
+            ? nibbleLaneFloats(pair.2, pair.3, a.pairs + block * 32)
+            : nibbleLaneFloats(pair.0, pair.1, a.pairs + block * 32)
+    }
+}
+
 /// Block pair `pair` of a paired-layout row: the even and odd weights of its first block, then of its second, as
 /// 16-bit lanes.
 @inline(__always)
@@ -93,10 +121,12 @@ func unpackQ4_1Pair(_ row: UnsafeRawPointer, pair: Int)
     )
 }
 
-/// `dotQ4_1` for a paired-layout row: the same value, bit for bit.
+/// `dotQ4_1` for a paired-layout row: the same value, bit for bit, with `products`' block products.
 @inline(__always)
 @inlinable
-public func dotQ4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+public func dotQ4_1Paired<P: Q4_1PairProducts>(
+    _ row: UnsafeRawPointer, _ a: ActivationRow, count: Int, products: P.Type = PortableQ4_1Pairs.self
+) -> Float {
     let blocks = count / 32
     return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * pairedRunBlocks) { scratch in
         let ds = scratch.baseAddress!
@@ -109,13 +139,12 @@ public func dotQ4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, count: In
             scaleProducts(row + blocks * 16 + 2 * start, a.scales + start, count: run, into: ds)
             halvesToFloats((row + blocks * 18 + 2 * start).assumingMemoryBound(to: UInt16.self), ms, count: run)
             for k in stride(from: 0, to: run, by: 2) {
-                let (even0, odd0, even1, odd1) = unpackQ4_1Pair(row, pair: (start + k) / 2)
+                let pair = P.unpack(row, pair: (start + k) / 2)
                 for half in 0..<2 {
-                    let (even, odd) = half == 0 ? (even0, odd0) : (even1, odd1)
                     let b = start + k + half
                     offsets = offsets.addingProduct(ms[k + half], a.sums[b])
                     acc = acc.addingProduct(
-                        SIMD8(repeating: ds[k + half]), nibbleLaneFloats(even, odd, a.pairs + b * 32))
+                        SIMD8(repeating: ds[k + half]), P.laneSums(pair, second: half == 1, a, block: b))
                 }
             }
             start += run

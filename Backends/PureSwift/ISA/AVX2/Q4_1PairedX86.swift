@@ -45,7 +45,7 @@
     /// zero rows). A group's quants (8 × columns bytes) stay in the first-level cache while every weight row of the
     /// range passes: each weight block is unpacked once for the eight rows, and the scale products and offsets of
     /// the eight rows are formed eight lanes at a time from the block-major scales and sums. Fewer than four
-    /// activation rows (generation: one) go one at a time (`dotQ4_1PairedX86`).
+    /// activation rows (generation: one) go one at a time (`X86Q4_1Pairs`).
     func multiplyRowsQ4_1PairedX86(
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int
@@ -76,39 +76,25 @@
             }
             for b in min(8 * groups, batch)..<batch {
                 let a = x.row(b)
-                for r in rows { out[b * outStride + r] = dotQ4_1PairedX86(w.row(r), a, count: w.columns) }
+                for r in rows {
+                    out[b * outStride + r] = dotQ4_1Paired(w.row(r), a, count: w.columns, products: X86Q4_1Pairs.self)
+                }
             }
         }
     }
 
-    /// `dotQ4_1Paired` with x86 byte products: one weight row times one activation row (generation). The scale
-    /// products and offsets of a run of blocks are formed eight at a time ahead of its block loop. (Four weight rows
-    /// at once give independent chains of additions and run faster from cache, but slower from memory, where
-    /// generation reads its weights: the four rows are four streams.)
-    @inline(__always)
-    func dotQ4_1PairedX86(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        let blocks = count / 32
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * pairedRunBlocks) { scratch in
-            let ds = scratch.baseAddress!
-            let ms = ds + pairedRunBlocks
-            var acc = _mm256_setzero_ps()
-            var offsets: Float = 0
-            var start = 0
-            while start < blocks {
-                let run = min(pairedRunBlocks, blocks - start)
-                scaleProducts(row + blocks * 16 + 2 * start, a.scales + start, count: run, into: ds)
-                halvesToFloats((row + blocks * 18 + 2 * start).assumingMemoryBound(to: UInt16.self), ms, count: run)
-                for k in stride(from: 0, to: run, by: 2) {
-                    let b = start + k
-                    let (w0, w1) = unpackPairBytes(row, pair: b / 2)
-                    offsets = offsets.addingProduct(ms[k], a.sums[b])
-                    acc = _mm256_fmadd_ps(_mm256_set1_ps(ds[k]), blockLaneSums(w0, a.quants + b * 32), acc)
-                    offsets = offsets.addingProduct(ms[k + 1], a.sums[b + 1])
-                    acc = _mm256_fmadd_ps(_mm256_set1_ps(ds[k + 1]), blockLaneSums(w1, a.quants + b * 32 + 32), acc)
-                }
-                start += run
-            }
-            return llamaHorizontalSum(acc) + offsets
+    /// Block products with `pmaddubsw` (`dotQ4_1Paired<X86Q4_1Pairs>`: one weight row times one activation row, as
+    /// in generation; four weight rows at once give independent chains of additions and run faster from cache,
+    /// but slower from memory, where generation reads its weights).
+    enum X86Q4_1Pairs: Q4_1PairProducts {
+        @inline(__always)
+        static func unpack(_ row: UnsafeRawPointer, pair: Int) -> (__m256i, __m256i) {
+            unpackPairBytes(row, pair: pair)
+        }
+
+        @inline(__always)
+        static func laneSums(_ pair: (__m256i, __m256i), second: Bool, _ a: ActivationRow, block: Int) -> SIMD8<Float> {
+            blockLaneSums(second ? pair.1 : pair.0, a.quants + block * 32)
         }
     }
 

@@ -26,6 +26,8 @@ let package = Package(
     targets: [
         // Memory-mapped, validated GGUF reader shared by engines, `sanad models` and memory estimates.
         .target(name: "GGUF", path: "Sources/GGUF"),
+        // Optional native libraries found and opened at run time (dlopen), with a reason and a fix when missing.
+        .target(name: "SanadNative", path: "Sources/SanadNative"),
         // Protocols, registries, host configuration, memory tiers and estimates, chat templates, errors.
         .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore"),
         // The pure-Swift engine's kernels (portable build) and their per-CPU builds.
@@ -69,6 +71,7 @@ let package = Package(
         ),
         // Test support: writes tiny synthetic GGUF files, finds models and fixtures.
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
+        .testTarget(name: "SanadNativeTests", dependencies: ["SanadNative"], path: "Tests/SanadNativeTests"),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "SanadTestSupport"], path: "Tests/GGUFTests"),
         .testTarget(
             name: "SanadCoreTests", dependencies: ["SanadCore", "SanadTestSupport"], path: "Tests/SanadCoreTests"),

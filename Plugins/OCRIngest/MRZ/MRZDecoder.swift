@@ -32,9 +32,7 @@ struct MRZDecoder {
         for field in layout.fields { repairFillers(field) }
         for field in layout.fields { repairByType(field) }
         locateLongDocumentNumber()
-        // Field checks first: the composite can only repair what no field check covers.
-        for index in checks.indices where checks[index].id != .composite { repairByCheck(index) }
-        for index in checks.indices where checks[index].id == .composite { repairByCheck(index) }
+        repairByChecks()
         let results = checks.map(evaluate)
         confirmNumericRepairs(results)
         return assemble(results)
@@ -52,7 +50,9 @@ struct MRZDecoder {
         lines[line][column] = value
     }
 
-    /// `K` inside a trailing run of `K`/`<` that starts with a real `<` is a filler read as `K`.
+    /// `K` read for `<`: inside the trailing run of `K`/`<` of a field, a `K` after three fillers is a filler. No
+    /// name or number can hold `<<<K` (components are parted by one `<`, surname and given names by two), so the
+    /// rule never touches a real `K`; a `K` after fewer fillers stays (it could be a one-letter name).
     private mutating func repairFillers(_ field: MRZFieldSpec) {
         guard field.kind == .alpha || field.kind == .alphanumeric else { return }
         let k = UInt8(ascii: "K")
@@ -60,8 +60,10 @@ struct MRZDecoder {
         while start > field.columns.lowerBound, [k, MRZAlphabet.filler].contains(char(field.line, start - 1)) {
             start -= 1
         }
-        guard start < field.columns.upperBound, char(field.line, start) == MRZAlphabet.filler else { return }
         for column in start..<field.columns.upperBound where char(field.line, column) == k {
+            guard column - 3 >= field.columns.lowerBound,
+                (column - 3..<column).allSatisfy({ char(field.line, $0) == MRZAlphabet.filler })
+            else { continue }
             set(field.line, column, MRZAlphabet.filler, field: field.id, basis: .fillerStructure)
         }
     }
@@ -148,7 +150,7 @@ struct MRZDecoder {
 
     /// The letters-and-digits positions a failing check may repair: the ones it covers that no other check does.
     private func repairablePositions(_ spec: MRZCheckSpec) -> [(line: Int, column: Int, field: MRZFieldID)] {
-        let others = checks.filter { $0.id != spec.id }
+        let others = checks.filter { $0.id != spec.id && $0.id != .composite }
         var positions: [(Int, Int, MRZFieldID)] = []
         for range in spec.covered {
             for column in range.columns {
@@ -166,24 +168,55 @@ struct MRZDecoder {
         layout.fields.first { $0.line == line && $0.columns.contains(column) }
     }
 
-    /// A failing check repairs one classic confusion when exactly one single swap makes it hold.
-    private mutating func repairByCheck(_ index: Int) {
-        let spec = checks[index]
-        guard !passes(spec), MRZAlphabet.isDigit(char(spec.digit.line, spec.digit.column)) else { return }
-        var candidates: [(line: Int, column: Int, field: MRZFieldID, to: UInt8)] = []
-        for p in repairablePositions(spec) {
-            let original = char(p.line, p.column)
-            guard let swapped = MRZAlphabet.confusable(original) else { continue }
-            lines[p.line][p.column] = swapped
-            if passes(spec) { candidates.append((p.line, p.column, p.field, swapped)) }
-            lines[p.line][p.column] = original
+    /// Single classic confusions in letters-and-digits fields, repaired only with two independent confirmations:
+    /// the field's own check digit and the composite check over the same characters must both hold afterwards. One
+    /// check alone cannot tell a misread character from a misread check digit, so fields without a second check
+    /// (visas, composite-only optional data) are never repaired this way.
+    private mutating func repairByChecks() {
+        guard checks.contains(where: { $0.id == .composite }) else { return }
+        var options: [[(line: Int, column: Int, field: MRZFieldID, to: UInt8)]] = []
+        for spec in checks where spec.id != .composite && !passes(spec) {
+            guard MRZAlphabet.isDigit(char(spec.digit.line, spec.digit.column)) else { return }
+            var candidates: [(line: Int, column: Int, field: MRZFieldID, to: UInt8)] = []
+            for p in repairablePositions(spec) {
+                let original = char(p.line, p.column)
+                guard let swapped = MRZAlphabet.confusable(original) else { continue }
+                lines[p.line][p.column] = swapped
+                if passes(spec) { candidates.append((p.line, p.column, p.field, swapped)) }
+                lines[p.line][p.column] = original
+            }
+            if candidates.isEmpty { return }
+            options.append(candidates)
         }
-        if candidates.count == 1, let fix = candidates.first {
-            set(fix.line, fix.column, fix.to, field: fix.field, basis: .checkDigit(spec.id))
-        } else if candidates.count > 1 {
-            let places = candidates.map { "line \($0.line + 1) column \($0.column + 1)" }.joined(separator: ", ")
-            problems.append("the \(spec.id.rawValue) check fails and \(candidates.count) different single repairs "
-                + "would satisfy it (\(places)): refusing to guess")
+        guard !options.isEmpty, options.reduce(1, { $0 * $1.count }) <= 4096 else { return }
+        // Every combination of one candidate per failing field; keep those under which every check holds.
+        var working: [[(line: Int, column: Int, field: MRZFieldID, to: UInt8)]] = []
+        var combination: [(line: Int, column: Int, field: MRZFieldID, to: UInt8)] = []
+        func search(_ depth: Int, _ decoder: inout MRZDecoder) {
+            if depth == options.count {
+                if decoder.checks.allSatisfy({ decoder.passes($0) }) { working.append(combination) }
+                return
+            }
+            for fix in options[depth] {
+                let original = decoder.lines[fix.line][fix.column]
+                decoder.lines[fix.line][fix.column] = fix.to
+                combination.append(fix)
+                search(depth + 1, &decoder)
+                combination.removeLast()
+                decoder.lines[fix.line][fix.column] = original
+            }
+        }
+        search(0, &self)
+        if working.count == 1, let fixes = working.first {
+            for fix in fixes {
+                let covering = checks.first { spec in
+                    spec.id != .composite && spec.covered.contains { $0.line == fix.line && $0.columns.contains(fix.column) }
+                }
+                set(fix.line, fix.column, fix.to, field: fix.field, basis: .checkDigit(covering?.id ?? .composite))
+            }
+        } else if working.count > 1 {
+            problems.append(
+                "\(working.count) different repairs of classic OCR confusions would satisfy every check: refusing to guess")
         }
     }
 

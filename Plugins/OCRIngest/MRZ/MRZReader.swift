@@ -53,29 +53,47 @@ public enum MRZReader {
         switch format {
         case .td3: return c == UInt8(ascii: "P")
         case .mrvA, .mrvB: return c == UInt8(ascii: "V")
-        case .td1, .td2: return [UInt8(ascii: "I"), UInt8(ascii: "A"), UInt8(ascii: "C")].contains(c)
+        case .td1, .td2:
+            return [UInt8(ascii: "I"), UInt8(ascii: "A"), UInt8(ascii: "C")].contains(MRZAlphabet.letterForDigit[c] ?? c)
         }
     }
 
-    /// Runs of consecutive MRZ-like lines, each joined into one character stream. Blank lines do not break a run.
+    /// Runs of consecutive MRZ-like lines, each joined into one character stream. Blank lines do not break a run;
+    /// short all-MRZ lines (a line broken in the wrong place) join the run they sit in or next to.
     static func candidateBlocks(_ text: String) -> [[UInt8]] {
         var blocks: [[UInt8]] = []
         var current: [UInt8] = []
+        var pending: [UInt8] = []
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0.isNewline }) {
             if rawLine.allSatisfy(\.isWhitespace) { continue }
-            if let chars = mrzCharacters(rawLine) {
-                current += chars
-            } else if !current.isEmpty {
-                blocks.append(current)
-                current = []
+            switch classify(rawLine) {
+            case .strong(let chars):
+                current += pending + chars
+                pending = []
+            case .weak(let chars):
+                pending += chars
+            case .none:
+                if !current.isEmpty {
+                    blocks.append(current + pending)
+                    current = []
+                }
+                pending = []
             }
         }
-        if !current.isEmpty { blocks.append(current) }
+        if !current.isEmpty { blocks.append(current + pending) }
         return blocks
     }
 
-    /// The line's MRZ characters when it looks like (part of) an MRZ line, else nil.
-    static func mrzCharacters(_ line: Substring) -> [UInt8]? {
+    enum LineKind: Equatable {
+        /// Clearly MRZ text: has a `<`, a `KKK` filler run, or is long and barely spaced.
+        case strong([UInt8])
+        /// Only MRZ characters, but nothing proves it is MRZ text.
+        case weak([UInt8])
+        case none
+    }
+
+    /// Whether a line looks like (part of) an MRZ line, and its MRZ characters.
+    static func classify(_ line: Substring) -> LineKind {
         var runs: [[UInt8]] = [[]]
         var tokens = 0
         var inToken = false
@@ -95,16 +113,16 @@ public enum MRZReader {
                 runs.append([])
             }
         }
-        if runs.count == 1, let whole = runs.first {
+        if runs.count == 1, let whole = runs.first, !whole.isEmpty {
             let hasFiller = whole.contains(MRZAlphabet.filler)
             let kRun = String(decoding: whole, as: UTF8.self).contains("KKK")
-            guard whole.count >= 5, hasFiller || kRun || (whole.count >= 28 && tokens <= 3) else { return nil }
-            return whole
+            if hasFiller || kRun || (whole.count >= 28 && tokens * 8 <= whole.count) { return .strong(whole) }
+            return tokens <= 2 ? .weak(whole) : .none
         }
         // Text mixed in: keep the longest run if it clearly is MRZ text.
         guard let longest = runs.max(by: { $0.count < $1.count }), longest.count >= 10,
             longest.contains(MRZAlphabet.filler)
-        else { return nil }
-        return longest
+        else { return .none }
+        return .strong(longest)
     }
 }

@@ -41,6 +41,13 @@ public enum MRZReader {
                 "found MRZ-like text of \(lengths) characters but no window of it starts a TD1 (90), TD2/MRV-B (72) "
                     + "or TD3/MRV-A (88) zone")
         }
+        if !best.result.isValid, best.score[1] == 0 {
+            // Nothing fits exactly and nothing valid was found: the zone lost or gained characters.
+            let lengths = blocks.map { String($0.count) }.joined(separator: ", ")
+            throw OCRIngestError.mrzLayout(
+                "found MRZ-like text of \(lengths) characters; no window of it is a valid zone and none has a "
+                    + "format's exact length (TD1 90, TD2/MRV-B 72, TD3/MRV-A 88): characters were dropped or added")
+        }
         return best.result
     }
 

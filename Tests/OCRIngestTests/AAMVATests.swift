@@ -117,18 +117,22 @@ struct AAMVATests {
         }
         // Cut inside the directory.
         let header = String(AAMVASample.v10.utf8.prefix(30))!
-        #expect(throws: OCRIngestError.aamva(
-            offset: 21, element: "subfile directory entry 1",
-            message: "the payload ends at byte 30, inside the subfile directory (truncated)")) {
+        #expect(
+            throws: OCRIngestError.aamva(
+                offset: 21, element: "subfile directory entry 1",
+                message: "the payload ends at byte 30, inside the subfile directory (truncated)")
+        ) {
             _ = try AAMVAReader.read(header)
         }
     }
 
     @Test("Malformed payloads get precise errors")
     func malformed() throws {
-        #expect(throws: OCRIngestError.aamva(
-            offset: 0, element: "compliance indicator",
-            message: "expected '@' (0x40), found 'X'; this is not AAMVA barcode text")) {
+        #expect(
+            throws: OCRIngestError.aamva(
+                offset: 0, element: "compliance indicator",
+                message: "expected '@' (0x40), found 'X'; this is not AAMVA barcode text")
+        ) {
             _ = try AAMVAReader.read("X" + AAMVASample.v10.dropFirst())
         }
         let badIIN = AAMVASample.v10.replacingOccurrences(of: "ANSI 636000", with: "ANSI 63A000")

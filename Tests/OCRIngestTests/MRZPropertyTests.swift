@@ -68,7 +68,9 @@ enum MRZGenerator {
             if room > 0, Bool.random(using: &rng) { data += word(Int.random(in: 1...room, using: &rng), alnum) }
             put(.optionalData1, data)
         }
-        if format == .td1, Bool.random(using: &rng) { put(.optionalData2, word(Int.random(in: 1...11, using: &rng), alnum)) }
+        if format == .td1, Bool.random(using: &rng) {
+            put(.optionalData2, word(Int.random(in: 1...11, using: &rng), alnum))
+        }
         for spec in layout.checks {
             if long && spec.id == .documentNumber { continue }
             let covered = spec.covered.flatMap { lines[$0.line][$0.columns] }
@@ -98,7 +100,7 @@ enum OCRNoise {
                 let c = chars[field.line][column]
                 let roll = Int.random(in: 0..<100, using: &rng)
                 if c == "<" {
-                    if column >= runStart + 3, (field.kind == .alpha || field.kind == .alphanumeric), roll < 10 {
+                    if column >= runStart + 3, field.kind == .alpha || field.kind == .alphanumeric, roll < 10 {
                         chars[field.line][column] = "K"
                     } else if roll >= 95 {
                         chars[field.line][column] = "«"
@@ -176,6 +178,7 @@ struct MRZPropertyTests {
         var exact = 0
         var refused = 0
         var flagged = 0
+        var repaired = 0
         let cases = 2000
         for _ in 0..<cases {
             let (format, lines) = MRZGenerator.random(&rng)
@@ -186,6 +189,7 @@ struct MRZPropertyTests {
             }
             if r.lines == lines {
                 exact += 1
+                if !r.repairs.isEmpty { repaired += 1 }
                 continue
             }
             // A valid result may differ only where no check can see it: G/6 in a checked field (flagged) or a
@@ -207,7 +211,9 @@ struct MRZPropertyTests {
         #expect(exact + refused + flagged == cases)
         // The repairs do real work: most noisy zones come back exactly (the numbers are deterministic: fixed seed).
         #expect(exact * 100 >= cases * 60, "exact \(exact), flagged \(flagged), refused \(refused)")
-        print("noisy MRZ: \(exact) exact, \(flagged) differing only where flagged, \(refused) refused of \(cases)")
+        print(
+            "noisy MRZ: \(exact) exact (\(repaired) after repairs), \(flagged) differing only where flagged, \(refused) refused of \(cases)"
+        )
     }
 
     @Test("Every single-digit corruption of a check digit is flagged with the failing check")
@@ -246,9 +252,11 @@ struct MRZPropertyTests {
                 var bytes = lines.map { Array($0.utf8) }
                 let column = field.columns.lowerBound + Int.random(in: 0..<field.columns.count, using: &rng)
                 let original = bytes[field.line][column]
-                let replacement = UInt8(ascii: "0") + UInt8((Int(original) - 48 + Int.random(in: 1...9, using: &rng)) % 10)
+                let replacement =
+                    UInt8(ascii: "0") + UInt8((Int(original) - 48 + Int.random(in: 1...9, using: &rng)) % 10)
                 bytes[field.line][column] = replacement
-                let r = try MRZReader.read(lines: bytes.map { String(decoding: $0, as: UTF8.self) }, reference: testReference)
+                let r = try MRZReader.read(
+                    lines: bytes.map { String(decoding: $0, as: UTF8.self) }, reference: testReference)
                 #expect(!r.isValid)
             }
         }

@@ -51,14 +51,17 @@ struct MRZRepairTests {
         #expect(r.repairs.isEmpty)
     }
 
-    @Test("Invalid zones are flagged with the failing check", arguments: [
-        (0, 44, MRZCheckID.composite), (9, 7, .documentNumber), (19, 3, .dateOfBirth), (27, 1, .dateOfExpiry),
-        (42, 5, .optionalData),
-    ])
+    @Test(
+        "Invalid zones are flagged with the failing check",
+        arguments: [
+            (0, 44, MRZCheckID.composite), (9, 7, .documentNumber), (19, 3, .dateOfBirth), (27, 1, .dateOfExpiry),
+            (42, 5, .optionalData),
+        ])
     func invalidTD3(column: Int, digit: Int, failing: MRZCheckID) throws {
         var bytes = Array(Specimen.td3[1].utf8)
         bytes[column == 0 ? 43 : column] = UInt8(48 + digit % 10)
-        let r = try MRZReader.read(lines: [Specimen.td3[0], String(decoding: bytes, as: UTF8.self)], reference: testReference)
+        let r = try MRZReader.read(
+            lines: [Specimen.td3[0], String(decoding: bytes, as: UTF8.self)], reference: testReference)
         #expect(!r.isValid)
         #expect(r.failedChecks.contains(failing))
         if let check = r.checks.first(where: { $0.id == failing }) {
@@ -80,7 +83,9 @@ struct MRZRepairTests {
 
     @Test("Text without a zone, or with a zone missing characters, throws a clear error")
     func notFound() throws {
-        #expect(throws: OCRIngestError.self) { _ = try MRZReader.read("Dear customer, your bill is due.", reference: testReference) }
+        #expect(throws: OCRIngestError.self) {
+            _ = try MRZReader.read("Dear customer, your bill is due.", reference: testReference)
+        }
         let short = [Specimen.td3[0], String(Specimen.td3[1].dropLast())]
         #expect {
             _ = try MRZReader.read(lines: short, reference: testReference)

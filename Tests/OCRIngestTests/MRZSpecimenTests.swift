@@ -31,6 +31,17 @@ enum Specimen {
         "V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<",
         "L8988901C4XXX4009078F96121096ZE184226B<<<<<<",
     ]
+    /// Germany's published specimens (Erika Mustermann), as used in peer parsers' test suites: issuer `D<<`,
+    /// unspecified sex on the ID card, a `<` personal-number check digit on the passport.
+    static let germanID = [
+        "IDD<<T220001293<<<<<<<<<<<<<<<",
+        "6408125<2010315D<<<<<<<<<<<<<4",
+        "MUSTERMANN<<ERIKA<<<<<<<<<<<<<",
+    ]
+    static let germanPassport = [
+        "P<D<<MUSTERMANN<<ERIKA<<<<<<<<<<<<<<<<<<<<<<",
+        "C01X00T478D<<6408125F2702283<<<<<<<<<<<<<<<4",
+    ]
     static let mrvB = [
         "V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<",
         "L8988901C4XXX4009078F9612109<<<<<<<<",
@@ -109,6 +120,22 @@ struct MRZSpecimenTests {
         let b = try MRZReader.read(lines: Specimen.mrvB, reference: testReference)
         #expect(b.isValid && b.format == .mrvB)
         #expect(b.optionalData1 == "")
+    }
+
+    @Test("German specimens: D<< issuer, unspecified sex, filler check digit")
+    func german() throws {
+        let id = try MRZReader.read(lines: Specimen.germanID, reference: testReference)
+        #expect(id.isValid && id.format == .td1)
+        #expect(id.documentType == "ID" && id.issuingState == "D" && id.nationality == "D")
+        #expect(id.documentNumber == "T22000129" && id.sex == .unspecified)
+        #expect(id.dateOfBirth.iso == "1964-08-12" && id.dateOfExpiry.iso == "2020-10-31")
+        #expect(id.surname == "MUSTERMANN" && id.givenNames == ["ERIKA"])
+        #expect(id.issuingStateNote?.contains("Germany") == true)
+        let passport = try MRZReader.read(lines: Specimen.germanPassport, reference: testReference)
+        #expect(passport.isValid && passport.format == .td3)
+        #expect(passport.documentNumber == "C01X00T47" && passport.optionalData1 == "")
+        #expect(passport.dateOfExpiry.iso == "2027-02-28")
+        #expect(passport.checks.first { $0.id == .optionalData }?.found == "<")
     }
 
     @Test("Special nationality codes are kept and explained", arguments: ["D<<", "XXA", "XXB", "XXC", "XXX", "UTO"])

@@ -28,7 +28,9 @@ public enum AAMVAReader {
                 message: "expected '@' (0x40), found \(describe(first)); this is not AAMVA barcode text")
         }
         // The file type follows the three separators; scanners sometimes strip control characters.
-        guard let fileTypeAt = (1...4).first(where: { matches(bytes, at: $0, "ANSI ") || matches(bytes, at: $0, "AAMVA") })
+        guard
+            let fileTypeAt = (1...4).first(where: { matches(bytes, at: $0, "ANSI ") || matches(bytes, at: $0, "AAMVA") }
+            )
         else {
             throw OCRIngestError.aamva(
                 offset: 4, element: "file type",
@@ -55,7 +57,8 @@ public enum AAMVAReader {
         }
         let header = AAMVAHeader(
             complianceIndicator: "@", dataElementSeparator: elementSeparator, recordSeparator: recordSeparator,
-            segmentTerminator: segmentTerminator, fileType: String(decoding: bytes[fileTypeAt..<(fileTypeAt + 5)], as: UTF8.self),
+            segmentTerminator: segmentTerminator,
+            fileType: String(decoding: bytes[fileTypeAt..<(fileTypeAt + 5)], as: UTF8.self),
             iin: iin, version: version, jurisdictionVersion: jurisdictionVersion, numberOfEntries: entries)
 
         var directory: [AAMVASubfileEntry] = []
@@ -70,12 +73,15 @@ public enum AAMVAReader {
             guard type.allSatisfy({ $0 >= 65 && $0 <= 90 }) else {
                 throw OCRIngestError.aamva(
                     offset: cursor, element: label,
-                    message: "subfile type must be two capital letters (DL, ID, Z?), found \(describeRange(bytes, cursor, 2))")
+                    message:
+                        "subfile type must be two capital letters (DL, ID, Z?), found \(describeRange(bytes, cursor, 2))"
+                )
             }
             cursor += 2
             let offset = try number(bytes, &cursor, 4, "\(label) offset")
             let length = try number(bytes, &cursor, 4, "\(label) length")
-            directory.append(AAMVASubfileEntry(type: String(decoding: type, as: UTF8.self), offset: offset, length: length))
+            directory.append(
+                AAMVASubfileEntry(type: String(decoding: type, as: UTF8.self), offset: offset, length: length))
         }
 
         let shift = fileTypeAt - 4
@@ -108,7 +114,6 @@ public enum AAMVAReader {
         _ entry: AAMVASubfileEntry, bytes: [UInt8], shift: Int, directoryEnd: Int, elementSeparator: UInt8,
         segmentTerminator: UInt8, warnings: inout [String]
     ) throws -> AAMVASubfile {
-        let type = Array(entry.type.utf8)
         let declared = entry.offset + shift
         var start = declared
         if !matches(bytes, at: declared, entry.type) {
@@ -132,7 +137,6 @@ public enum AAMVAReader {
             warnings.append("subfile \(entry.type) found at byte \(found), the directory says \(entry.offset)")
             start = found
         }
-        _ = type
         var cursor = start + 2
         guard let end = bytes[cursor...].firstIndex(of: segmentTerminator) else {
             let declaredEnd = start + entry.length
@@ -154,7 +158,8 @@ public enum AAMVAReader {
             // Some scanners turn LF into CR LF; a stray CR before the separator is not part of the value.
             let piece = bytes[cursor..<stop]
             if !piece.isEmpty {
-                guard piece.count >= 3, piece.prefix(3).allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 48 && $0 <= 57) }),
+                guard piece.count >= 3,
+                    piece.prefix(3).allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 48 && $0 <= 57) }),
                     let lead = piece.first, lead >= 65, lead <= 90
                 else {
                     throw OCRIngestError.aamva(
@@ -201,7 +206,8 @@ public enum AAMVAReader {
                 offset: element.offset, element: element.id,
                 message: "'\(value)' is not an 8-digit \(order) date (\(AAMVAElementIDs.names[element.id] ?? "date"))")
         }
-        let (y, m, d) = yearFirst ? (field(0..<4), field(4..<6), field(6..<8)) : (field(4..<8), field(0..<2), field(2..<4))
+        let (y, m, d) =
+            yearFirst ? (field(0..<4), field(4..<6), field(6..<8)) : (field(4..<8), field(0..<2), field(2..<4))
         guard let y, let m, let d, let date = CalendarDate(year: y, month: m, day: d) else {
             throw OCRIngestError.aamva(
                 offset: element.offset, element: element.id,
@@ -217,7 +223,8 @@ public enum AAMVAReader {
         if version < 4, !subfile.elements.contains(where: { ["DAA", "DAB", "DCS"].contains($0.id) }) {
             missing.append("DAA/DAB/DCS (name)")
         }
-        return missing.isEmpty ? [] : ["subfile \(subfile.type) lacks mandatory element(s) \(missing.joined(separator: ", "))"]
+        return missing.isEmpty
+            ? [] : ["subfile \(subfile.type) lacks mandatory element(s) \(missing.joined(separator: ", "))"]
     }
 
     // MARK: bytes
@@ -228,7 +235,8 @@ public enum AAMVAReader {
         return Array(bytes[offset..<(offset + needle.count)]) == needle
     }
 
-    private static func digits(_ bytes: [UInt8], _ cursor: inout Int, _ count: Int, _ element: String) throws -> String {
+    private static func digits(_ bytes: [UInt8], _ cursor: inout Int, _ count: Int, _ element: String) throws -> String
+    {
         guard cursor + count <= bytes.count else {
             throw OCRIngestError.aamva(
                 offset: cursor, element: element,
@@ -237,7 +245,8 @@ public enum AAMVAReader {
         let slice = bytes[cursor..<(cursor + count)]
         guard slice.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw OCRIngestError.aamva(
-                offset: cursor, element: element, message: "expected \(count) digits, found \(describeRange(bytes, cursor, count))")
+                offset: cursor, element: element,
+                message: "expected \(count) digits, found \(describeRange(bytes, cursor, count))")
         }
         cursor += count
         return String(decoding: slice, as: UTF8.self)
@@ -248,12 +257,15 @@ public enum AAMVAReader {
     }
 
     private static func describe(_ byte: UInt8) -> String {
-        byte >= 32 && byte < 127 ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        byte >= 32 && byte < 127
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     private static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
         guard offset < bytes.count else { return "the end of the payload" }
         let slice = bytes[offset..<min(bytes.count, offset + count)]
-        return "'" + slice.map { $0 >= 32 && $0 < 127 ? String(Character(Unicode.Scalar($0))) : "\\x\(String($0, radix: 16))" }.joined() + "'"
+        return "'"
+            + slice.map { $0 >= 32 && $0 < 127 ? String(Character(Unicode.Scalar($0))) : "\\x\(String($0, radix: 16))" }
+            .joined() + "'"
     }
 }

@@ -77,7 +77,8 @@ struct MRZDecoder {
                     if let letter = MRZAlphabet.letterForDigit[c] {
                         set(field.line, column, letter, field: field.id, basis: .fieldType)
                     } else {
-                        problems.append(problem(field, column, "digit '\(Character(Unicode.Scalar(c)))' in a letters-only field"))
+                        problems.append(
+                            problem(field, column, "digit '\(Character(Unicode.Scalar(c)))' in a letters-only field"))
                     }
                 }
             case .numeric, .checkDigit:
@@ -86,12 +87,14 @@ struct MRZDecoder {
                         pendingNumeric.append((field.line, column, field.id, c, digit))
                         lines[field.line][column] = digit
                     } else {
-                        problems.append(problem(field, column, "letter '\(Character(Unicode.Scalar(c)))' in a digits-only field"))
+                        problems.append(
+                            problem(field, column, "letter '\(Character(Unicode.Scalar(c)))' in a digits-only field"))
                     }
                 }
             case .sex:
                 if !"MFX<".utf8.contains(c) {
-                    problems.append(problem(field, column, "sex must be M, F, X or <, found '\(Character(Unicode.Scalar(c)))'"))
+                    problems.append(
+                        problem(field, column, "sex must be M, F, X or <, found '\(Character(Unicode.Scalar(c)))'"))
                 }
             case .alphanumeric:
                 break
@@ -116,8 +119,10 @@ struct MRZDecoder {
         while end < optional.columns.upperBound, char(optional.line, end) != MRZAlphabet.filler { end += 1 }
         guard end - optional.columns.lowerBound >= 2 else {
             problems.append(
-                problem(check, check.columns.lowerBound, "'<' marks a long document number but the optional data "
-                    + "holds no continuation and check digit"))
+                problem(
+                    check, check.columns.lowerBound,
+                    "'<' marks a long document number but the optional data "
+                        + "holds no continuation and check digit"))
             return
         }
         let digitColumn = end - 1
@@ -141,7 +146,9 @@ struct MRZDecoder {
 
     private func passes(_ spec: MRZCheckSpec) -> Bool {
         let printed = char(spec.digit.line, spec.digit.column)
-        if spec.fillerWhenEmpty, spec.covered.allSatisfy({ lines[$0.line][$0.columns].allSatisfy { $0 == MRZAlphabet.filler } }) {
+        if spec.fillerWhenEmpty,
+            spec.covered.allSatisfy({ lines[$0.line][$0.columns].allSatisfy { $0 == MRZAlphabet.filler } })
+        {
             return printed == MRZAlphabet.filler || printed == UInt8(ascii: "0")
         }
         guard MRZAlphabet.isDigit(printed), let expected = computed(spec) else { return false }
@@ -210,13 +217,15 @@ struct MRZDecoder {
         if working.count == 1, let fixes = working.first {
             for fix in fixes {
                 let covering = checks.first { spec in
-                    spec.id != .composite && spec.covered.contains { $0.line == fix.line && $0.columns.contains(fix.column) }
+                    spec.id != .composite
+                        && spec.covered.contains { $0.line == fix.line && $0.columns.contains(fix.column) }
                 }
                 set(fix.line, fix.column, fix.to, field: fix.field, basis: .checkDigit(covering?.id ?? .composite))
             }
         } else if working.count > 1 {
             problems.append(
-                "\(working.count) different repairs of classic OCR confusions would satisfy every check: refusing to guess")
+                "\(working.count) different repairs of classic OCR confusions would satisfy every check: refusing to guess"
+            )
         }
     }
 
@@ -261,7 +270,8 @@ struct MRZDecoder {
             let continuation = lines[overflow.line][overflow.columns.lowerBound..<(overflow.columns.upperBound - 1)]
             documentNumber = text(.documentNumber) + String(decoding: continuation, as: UTF8.self)
             let rest = min(overflow.columns.upperBound + 1, optional.columns.upperBound)
-            optional1 = trimFillers(String(decoding: lines[optional.line][rest..<optional.columns.upperBound], as: UTF8.self))
+            optional1 = trimFillers(
+                String(decoding: lines[optional.line][rest..<optional.columns.upperBound], as: UTF8.self))
         }
         let (surname, given) = splitName(text(.name))
         let nameText = text(.name)
@@ -330,8 +340,11 @@ struct MRZDecoder {
     private func checkBlind() -> [MRZCheckBlindCharacter] {
         var found: [MRZCheckBlindCharacter] = []
         for field in layout.fields where field.kind == .alphanumeric {
-            for column in field.columns where [UInt8(ascii: "G"), UInt8(ascii: "6")].contains(char(field.line, column)) {
-                if checks.contains(where: { spec in spec.covered.contains { $0.line == field.line && $0.columns.contains(column) } }) {
+            for column in field.columns where [UInt8(ascii: "G"), UInt8(ascii: "6")].contains(char(field.line, column))
+            {
+                if checks.contains(where: { spec in
+                    spec.covered.contains { $0.line == field.line && $0.columns.contains(column) }
+                }) {
                     found.append(MRZCheckBlindCharacter(line: field.line, column: column, field: field.id))
                 }
             }

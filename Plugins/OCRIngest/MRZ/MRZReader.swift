@@ -61,7 +61,8 @@ public enum MRZReader {
         case .td3: return c == UInt8(ascii: "P")
         case .mrvA, .mrvB: return c == UInt8(ascii: "V")
         case .td1, .td2:
-            return [UInt8(ascii: "I"), UInt8(ascii: "A"), UInt8(ascii: "C")].contains(MRZAlphabet.letterForDigit[c] ?? c)
+            return [UInt8(ascii: "I"), UInt8(ascii: "A"), UInt8(ascii: "C")].contains(
+                MRZAlphabet.letterForDigit[c] ?? c)
         }
     }
 

@@ -113,7 +113,8 @@ public enum FieldProposer {
         guard mrz.isValid else {
             let checks = mrz.failedChecks.map(\.rawValue).joined(separator: ", ")
             let why = [checks.isEmpty ? nil : "failed checks: \(checks)", mrz.problems.first].compactMap { $0 }
-            throw OCRIngestError.notVerified("\(mrz.format.rawValue) zone of \(documentID): \(why.joined(separator: "; "))")
+            throw OCRIngestError.notVerified(
+                "\(mrz.format.rawValue) zone of \(documentID): \(why.joined(separator: "; "))")
         }
         let layout = MRZLayout.of(mrz.format)
         return mapping.compactMap { entry in
@@ -121,13 +122,16 @@ public enum FieldProposer {
             let zoneFields = entry.source.zoneFields
             let places = zoneFields.compactMap { id -> String? in
                 guard let f = layout.field(id) else { return nil }
-                return "\(id.rawValue) (line \(f.line + 1), columns \(f.columns.lowerBound + 1)–\(f.columns.upperBound))"
+                return
+                    "\(id.rawValue) (line \(f.line + 1), columns \(f.columns.lowerBound + 1)–\(f.columns.upperBound))"
             }
             var notes: [String] = []
             if entry.source == .surname || entry.source == .givenNames, mrz.nameIsPossiblyTruncated {
                 notes.append("the name fills the whole MRZ name field and may be truncated; compare with the data page")
             }
-            if entry.source == .nationality || entry.source == .issuingState, let special = MRZCountryCodes.special[value] {
+            if entry.source == .nationality || entry.source == .issuingState,
+                let special = MRZCountryCodes.special[value]
+            {
                 notes.append(special)
             }
             let blind = mrz.checkBlindCharacters.filter { zoneFields.contains($0.field) }

@@ -47,7 +47,9 @@ public enum OCRText {
                 lines[lines.count - 1].append((" ", span))
                 continue
             }
-            if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+            if ch.unicodeScalars.allSatisfy({
+                $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+            }) {
                 continue
             }
             for normalised in String(ch).precomposedStringWithCompatibilityMapping {

@@ -168,3 +168,42 @@ struct AAMVATests {
         #expect(m.warnings.contains { $0.contains("is 271 bytes long, the directory declares 278") })
     }
 }
+
+@Suite("AAMVA robustness")
+struct AAMVARobustnessTests {
+    @Test("Every truncation of every sample throws a located error, never crashes")
+    func everyPrefix() throws {
+        for sample in [AAMVASample.v10, AAMVASample.v2, AAMVASample.v1, AAMVASample.ontario, AAMVASample.idCard] {
+            let bytes = Array(sample.utf8)
+            for length in 0..<bytes.count {
+                #expect(throws: OCRIngestError.self, "prefix of \(length) bytes") {
+                    _ = try AAMVAReader.read(bytes: Array(bytes.prefix(length)))
+                }
+            }
+            #expect((try? AAMVAReader.read(bytes: bytes)) != nil)
+        }
+    }
+
+    @Test("Random byte corruptions either parse or throw an AAMVA error")
+    func corruptions() {
+        var rng = SplitMix64(state: 42)
+        let bytes = Array(AAMVASample.v10.utf8)
+        for _ in 0..<2000 {
+            var mutated = bytes
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let i = Int.random(in: 0..<mutated.count, using: &rng)
+                mutated[i] = UInt8.random(in: 0...127, using: &rng)
+            }
+            do {
+                _ = try AAMVAReader.read(bytes: mutated)
+            } catch let error as OCRIngestError {
+                guard case .aamva = error else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+            } catch {
+                Issue.record("unexpected error type \(error)")
+            }
+        }
+    }
+}

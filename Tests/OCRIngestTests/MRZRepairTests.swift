@@ -95,3 +95,19 @@ struct MRZRepairTests {
         }
     }
 }
+
+@Suite("MRZ robustness")
+struct MRZRobustnessTests {
+    @Test("Random MRZ-alphabet text never crashes and is never valid by accident")
+    func garbage() {
+        var rng = SplitMix64(state: 3)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<<<<<<<<  \n«")
+        var valid = 0
+        for _ in 0..<300 {
+            let text = String(
+                (0..<Int.random(in: 0...200, using: &rng)).map { _ in alphabet.randomElement(using: &rng) ?? "<" })
+            if let r = try? MRZReader.read(text, reference: testReference), r.isValid { valid += 1 }
+        }
+        #expect(valid == 0)
+    }
+}

@@ -43,9 +43,11 @@ public enum AAMVAReader {
                 "the header has \(separators.count) separator byte(s) instead of 3 (a scanner stripped control "
                     + "characters); directory offsets shifted by \(fileTypeAt - 4)")
         }
-        let elementSeparator = separators.first { $0 == 0x0A } ?? (separators.count == 3 ? separators[0] : 0x0A)
-        let recordSeparator = separators.count == 3 ? separators[1] : 0x1E
-        let segmentTerminator = separators.first { $0 == 0x0D } ?? (separators.count == 3 ? separators[2] : 0x0D)
+        // Three separators: use them as declared. Fewer: recognise the usual bytes, assume the rest.
+        let declared = separators.count == 3
+        let elementSeparator = declared ? separators[0] : (separators.first { $0 == 0x0A } ?? 0x0A)
+        let recordSeparator = declared ? separators[1] : UInt8(0x1E)
+        let segmentTerminator = declared ? separators[2] : (separators.first { $0 == 0x0D } ?? 0x0D)
         var cursor = fileTypeAt + 5
         let iin = try digits(bytes, &cursor, 6, "IIN")
         let version = try number(bytes, &cursor, 2, "AAMVA version")

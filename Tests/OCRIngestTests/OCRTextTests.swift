@@ -104,6 +104,15 @@ struct FieldMappingTests {
         #expect(byField["nationality"]?.evidence.notes.first?.contains("Utopia") == true)
     }
 
+    @Test("ICAO's D for Germany is proposed as ISO DEU, with the printed code in a note")
+    func germany() throws {
+        let mrz = try MRZReader.read(lines: Specimen.germanPassport, reference: testReference)
+        let proposals = try FieldProposer.proposals(from: mrz, documentID: "de")
+        let nationality = try #require(proposals.first { $0.fieldID == "nationality" })
+        #expect(nationality.value == "DEU" && nationality.evidence.notes.first?.hasPrefix("D: Germany") == true)
+        #expect(proposals.first { $0.fieldID == "passportNumber" }?.value == "C01X00T47")
+    }
+
     @Test("An invalid MRZ proposes nothing and names the failing check")
     func refused() throws {
         var lines = Specimen.td3

@@ -43,6 +43,9 @@ public enum MRZCountryCodes {
         WLF WSM YEM ZAF ZMB ZWE
         """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 
+    /// The ISO 3166-1 code for an MRZ code: `D` becomes `DEU`; every other code is returned as it is.
+    public static func isoCode(for code: String) -> String { code == "D" ? "DEU" : code }
+
     /// Whether `code` (fillers already removed) is an ISO or ICAO code.
     public static func isKnown(_ code: String) -> Bool { iso.contains(code) || special[code] != nil }
 }

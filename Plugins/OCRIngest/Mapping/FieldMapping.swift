@@ -129,10 +129,9 @@ public enum FieldProposer {
             if entry.source == .surname || entry.source == .givenNames, mrz.nameIsPossiblyTruncated {
                 notes.append("the name fills the whole MRZ name field and may be truncated; compare with the data page")
             }
-            if entry.source == .nationality || entry.source == .issuingState,
-                let special = MRZCountryCodes.special[value]
-            {
-                notes.append(special)
+            if entry.source == .nationality || entry.source == .issuingState {
+                let printed = entry.source == .nationality ? mrz.nationality : mrz.issuingState
+                if let special = MRZCountryCodes.special[printed] { notes.append("\(printed): \(special)") }
             }
             let blind = mrz.checkBlindCharacters.filter { zoneFields.contains($0.field) }
             if !blind.isEmpty {
@@ -161,8 +160,8 @@ public enum FieldProposer {
             }
         case .dateOfBirth: return mrz.dateOfBirth.date?.description
         case .dateOfExpiry: return mrz.dateOfExpiry.date?.description
-        case .nationality: return mrz.nationality
-        case .issuingState: return mrz.issuingState
+        case .nationality: return MRZCountryCodes.isoCode(for: mrz.nationality)
+        case .issuingState: return MRZCountryCodes.isoCode(for: mrz.issuingState)
         case .documentNumber: return mrz.documentNumber
         case .documentType: return mrz.documentType
         }

@@ -365,7 +365,6 @@ struct MRZDecoder {
                     field.columns.allSatisfy { column in
                         spec.covered.contains { $0.line == field.line && $0.columns.contains(column) }
                             || (spec.digit.line == field.line && spec.digit.column == column)
-                            || (overflow.map { $0.line == field.line && $0.columns.contains(column) } ?? false)
                     }
                 }
                 if covering.contains(where: { $0.id != .composite }) {

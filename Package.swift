@@ -96,6 +96,9 @@ let package = Package(
             path: "Tests/PluginTests"
         ),
         .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),
+        // OCR-text ingest (issue 22): MRZ, AAMVA barcode text, plain OCR text, field mapping. Foundation only.
+        .target(name: "OCRIngestPlugin", path: "Plugins/OCRIngest", exclude: ["README.md"]),
+        .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
     ],
     swiftLanguageModes: [.v5]
 )

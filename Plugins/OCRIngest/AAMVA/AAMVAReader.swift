@@ -1,0 +1,273 @@
+import Foundation
+
+/// Reads the text a barcode scanner returns for the PDF417 symbol on a North American driver licence or ID card.
+///
+/// Layout (AAMVA DL/ID card design standard, Annex D): `@`, the data element separator, the record separator and
+/// the segment terminator; `ANSI `; the 6-digit IIN; the 2-digit AAMVA version; the 2-digit jurisdiction version
+/// (versions 2+); the 2-digit number of entries; one 10-byte directory entry per subfile (type, 4-digit offset,
+/// 4-digit length); then the subfiles: the type (`DL`, `ID`, `Z?`) and its elements, each a 3-character id and a
+/// value, separated by the data element separator and ended by the segment terminator.
+public enum AAMVAReader {
+    private static let at = UInt8(ascii: "@")
+
+    /// Parses `payload`. Throws `OCRIngestError.aamva` naming the byte offset and the element (or header part)
+    /// when the payload is truncated or malformed.
+    public static func read(_ payload: String) throws -> AAMVABarcode {
+        try read(bytes: Array(payload.utf8))
+    }
+
+    /// Parses the payload's bytes.
+    public static func read(bytes: [UInt8]) throws -> AAMVABarcode {
+        var warnings: [String] = []
+        guard let first = bytes.first else {
+            throw OCRIngestError.aamva(offset: 0, element: "compliance indicator", message: "the payload is empty")
+        }
+        guard first == at else {
+            throw OCRIngestError.aamva(
+                offset: 0, element: "compliance indicator",
+                message: "expected '@' (0x40), found \(describe(first)); this is not AAMVA barcode text")
+        }
+        // The file type follows the three separators; scanners sometimes strip control characters.
+        guard
+            let fileTypeAt = (1...4).first(where: { matches(bytes, at: $0, "ANSI ") || matches(bytes, at: $0, "AAMVA") }
+            )
+        else {
+            throw OCRIngestError.aamva(
+                offset: 4, element: "file type",
+                message: "expected 'ANSI ' after '@' and the three separator bytes, found \(describeRange(bytes, 4, 5))"
+                    + (bytes.count < 9 ? " (the payload ends at byte \(bytes.count): truncated)" : ""))
+        }
+        let separators = Array(bytes[1..<fileTypeAt])
+        if separators.count != 3 {
+            warnings.append(
+                "the header has \(separators.count) separator byte(s) instead of 3 (a scanner stripped control "
+                    + "characters); directory offsets shifted by \(fileTypeAt - 4)")
+        }
+        // Three separators: use them as declared. Fewer: recognise the usual bytes, assume the rest.
+        let declared = separators.count == 3
+        let elementSeparator = declared ? separators[0] : (separators.first { $0 == 0x0A } ?? 0x0A)
+        let recordSeparator = declared ? separators[1] : UInt8(0x1E)
+        let segmentTerminator = declared ? separators[2] : (separators.first { $0 == 0x0D } ?? 0x0D)
+        var cursor = fileTypeAt + 5
+        let iin = try digits(bytes, &cursor, 6, "IIN")
+        let version = try number(bytes, &cursor, 2, "AAMVA version")
+        let jurisdictionVersion = version >= 2 ? try number(bytes, &cursor, 2, "jurisdiction version") : nil
+        let entries = try number(bytes, &cursor, 2, "number of entries")
+        guard entries >= 1 else {
+            throw OCRIngestError.aamva(
+                offset: cursor - 2, element: "number of entries", message: "the header declares no subfile")
+        }
+        let header = AAMVAHeader(
+            complianceIndicator: "@", dataElementSeparator: elementSeparator, recordSeparator: recordSeparator,
+            segmentTerminator: segmentTerminator,
+            fileType: String(decoding: bytes[fileTypeAt..<(fileTypeAt + 5)], as: UTF8.self),
+            iin: iin, version: version, jurisdictionVersion: jurisdictionVersion, numberOfEntries: entries)
+
+        var directory: [AAMVASubfileEntry] = []
+        for index in 0..<entries {
+            let label = "subfile directory entry \(index + 1)"
+            guard cursor + 10 <= bytes.count else {
+                throw OCRIngestError.aamva(
+                    offset: cursor, element: label,
+                    message: "the payload ends at byte \(bytes.count), inside the subfile directory (truncated)")
+            }
+            let type = bytes[cursor..<(cursor + 2)]
+            guard type.allSatisfy({ $0 >= 65 && $0 <= 90 }) else {
+                throw OCRIngestError.aamva(
+                    offset: cursor, element: label,
+                    message:
+                        "subfile type must be two capital letters (DL, ID, Z?), found \(describeRange(bytes, cursor, 2))"
+                )
+            }
+            cursor += 2
+            let offset = try number(bytes, &cursor, 4, "\(label) offset")
+            let length = try number(bytes, &cursor, 4, "\(label) length")
+            directory.append(
+                AAMVASubfileEntry(type: String(decoding: type, as: UTF8.self), offset: offset, length: length))
+        }
+
+        let shift = fileTypeAt - 4
+        var subfiles: [AAMVASubfile] = []
+        for entry in directory {
+            let subfile = try readSubfile(
+                entry, bytes: bytes, shift: shift, directoryEnd: cursor, elementSeparator: elementSeparator,
+                segmentTerminator: segmentTerminator, warnings: &warnings)
+            subfiles.append(subfile)
+        }
+        guard let primary = subfiles.first(where: { $0.type == "DL" || $0.type == "ID" }) else {
+            throw OCRIngestError.aamva(
+                offset: cursor, element: "subfile directory",
+                message: "no DL or ID subfile (found \(directory.map(\.type).joined(separator: ", ")))")
+        }
+        let country = issuerCountry(primary, iin: iin)
+        var dates: [String: CalendarDate] = [:]
+        for element in primary.elements where AAMVAElementIDs.dates.contains(element.id) {
+            let value = element.value.trimmingCharacters(in: .whitespaces)
+            if value.isEmpty { continue }
+            dates[element.id] = try readDate(element, value: value, version: version, country: country)
+        }
+        warnings += missingMandatory(primary, version: version)
+        return AAMVABarcode(
+            header: header, directory: directory, subfiles: subfiles, warnings: warnings, country: country,
+            dates: dates)
+    }
+
+    private static func readSubfile(
+        _ entry: AAMVASubfileEntry, bytes: [UInt8], shift: Int, directoryEnd: Int, elementSeparator: UInt8,
+        segmentTerminator: UInt8, warnings: inout [String]
+    ) throws -> AAMVASubfile {
+        let declared = entry.offset + shift
+        var start = declared
+        if !matches(bytes, at: declared, entry.type) {
+            // Tolerate a wrong offset when the subfile type is found right after the directory or near the offset.
+            let near = (max(directoryEnd, declared - 8)...max(directoryEnd, declared + 8)).first {
+                matches(bytes, at: $0, entry.type)
+            }
+            let afterDirectory = matches(bytes, at: directoryEnd, entry.type) ? directoryEnd : nil
+            guard let found = near ?? afterDirectory else {
+                if declared >= bytes.count {
+                    throw OCRIngestError.aamva(
+                        offset: declared, element: "subfile \(entry.type)",
+                        message: "the directory places it at byte \(entry.offset) but the payload ends at byte "
+                            + "\(bytes.count) (truncated)")
+                }
+                throw OCRIngestError.aamva(
+                    offset: declared, element: "subfile \(entry.type)",
+                    message: "expected '\(entry.type)' at the directory's offset \(entry.offset), found "
+                        + "\(describeRange(bytes, declared, 2))")
+            }
+            warnings.append("subfile \(entry.type) found at byte \(found), the directory says \(entry.offset)")
+            start = found
+        }
+        var cursor = start + 2
+        guard let end = bytes[cursor...].firstIndex(of: segmentTerminator) else {
+            let declaredEnd = start + entry.length
+            let lastElement = lastElementStart(bytes, from: cursor, separator: elementSeparator)
+            let id = lastElement.map { describeRange(bytes, $0, 3) } ?? "(none)"
+            throw OCRIngestError.aamva(
+                offset: lastElement ?? cursor, element: "subfile \(entry.type), element \(id)",
+                message: "the payload ends at byte \(bytes.count) before the segment terminator (0x"
+                    + "\(String(segmentTerminator, radix: 16, uppercase: true))); the directory declares the subfile "
+                    + "to end at byte \(declaredEnd): the barcode text is truncated")
+        }
+        if end + 1 - start != entry.length {
+            warnings.append(
+                "subfile \(entry.type) is \(end + 1 - start) bytes long, the directory declares \(entry.length)")
+        }
+        var elements: [AAMVAElement] = []
+        while cursor < end {
+            let stop = bytes[cursor..<end].firstIndex(of: elementSeparator) ?? end
+            // Some scanners turn LF into CR LF; a stray CR before the separator is not part of the value.
+            let piece = bytes[cursor..<stop]
+            if !piece.isEmpty {
+                guard piece.count >= 3,
+                    piece.prefix(3).allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 48 && $0 <= 57) }),
+                    let lead = piece.first, lead >= 65, lead <= 90
+                else {
+                    throw OCRIngestError.aamva(
+                        offset: cursor, element: "subfile \(entry.type), element \(elements.count + 1)",
+                        message: "an element starts with a three-character id (DAQ, DCS, …), found "
+                            + "\(describeRange(bytes, cursor, min(3, piece.count)))"
+                            + (elements.last.map { " after element \($0.id)" } ?? ""))
+                }
+                let id = String(decoding: piece.prefix(3), as: UTF8.self)
+                let value = String(decoding: piece.dropFirst(3), as: UTF8.self)
+                if elements.contains(where: { $0.id == id }) {
+                    warnings.append("subfile \(entry.type): element \(id) repeats at byte \(cursor); the first is used")
+                }
+                elements.append(AAMVAElement(id: id, value: value, offset: cursor))
+            }
+            cursor = stop + 1
+        }
+        return AAMVASubfile(type: entry.type, offset: start, elements: elements)
+    }
+
+    private static func lastElementStart(_ bytes: [UInt8], from: Int, separator: UInt8) -> Int? {
+        guard from < bytes.count else { return nil }
+        if let last = bytes[from...].lastIndex(of: separator) { return last + 1 < bytes.count ? last + 1 : nil }
+        return from
+    }
+
+    /// DCG, else a Canadian DAJ, else the IIN; US when nothing says otherwise.
+    private static func issuerCountry(_ subfile: AAMVASubfile, iin: String) -> AAMVAJurisdictions.Country {
+        if let dcg = subfile["DCG"], let country = AAMVAJurisdictions.Country(rawValue: dcg) { return country }
+        if let daj = subfile["DAJ"], AAMVAJurisdictions.canadianCodes.contains(daj) { return .canada }
+        return AAMVAJurisdictions.byIIN[iin]?.country ?? .usa
+    }
+
+    /// US issuers write MMDDCCYY and Canadian ones CCYYMMDD (versions 2+); version 0/1 cards write CCYYMMDD.
+    private static func readDate(
+        _ element: AAMVAElement, value: String, version: Int, country: AAMVAJurisdictions.Country
+    ) throws -> CalendarDate {
+        let yearFirst = version <= 1 || country == .canada
+        let order = yearFirst ? "CCYYMMDD" : "MMDDCCYY"
+        let digits = Array(value.utf8)
+        func field(_ range: Range<Int>) -> Int? { Int(String(decoding: digits[range], as: UTF8.self)) }
+        guard digits.count == 8, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw OCRIngestError.aamva(
+                offset: element.offset, element: element.id,
+                message: "'\(value)' is not an 8-digit \(order) date (\(AAMVAElementIDs.names[element.id] ?? "date"))")
+        }
+        let (y, m, d) =
+            yearFirst ? (field(0..<4), field(4..<6), field(6..<8)) : (field(4..<8), field(0..<2), field(2..<4))
+        guard let y, let m, let d, let date = CalendarDate(year: y, month: m, day: d) else {
+            throw OCRIngestError.aamva(
+                offset: element.offset, element: element.id,
+                message: "'\(value)' is not a calendar date in the \(order) order of a \(country.rawValue) issuer")
+        }
+        return date
+    }
+
+    private static func missingMandatory(_ subfile: AAMVASubfile, version: Int) -> [String] {
+        var required = version >= 4 ? AAMVAElementIDs.mandatoryV4 : AAMVAElementIDs.mandatoryCore
+        if subfile.type == "ID" { required.removeAll { ["DCA", "DCB", "DCD"].contains($0) } }
+        var missing = required.filter { id in !subfile.elements.contains { $0.id == id } }
+        if version < 4, !subfile.elements.contains(where: { ["DAA", "DAB", "DCS"].contains($0.id) }) {
+            missing.append("DAA/DAB/DCS (name)")
+        }
+        return missing.isEmpty
+            ? [] : ["subfile \(subfile.type) lacks mandatory element(s) \(missing.joined(separator: ", "))"]
+    }
+
+    // MARK: bytes
+
+    private static func matches(_ bytes: [UInt8], at offset: Int, _ text: String) -> Bool {
+        let needle = Array(text.utf8)
+        guard offset >= 0, offset + needle.count <= bytes.count else { return false }
+        return Array(bytes[offset..<(offset + needle.count)]) == needle
+    }
+
+    private static func digits(_ bytes: [UInt8], _ cursor: inout Int, _ count: Int, _ element: String) throws -> String
+    {
+        guard cursor + count <= bytes.count else {
+            throw OCRIngestError.aamva(
+                offset: cursor, element: element,
+                message: "needs \(count) digits but the payload ends at byte \(bytes.count) (truncated)")
+        }
+        let slice = bytes[cursor..<(cursor + count)]
+        guard slice.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw OCRIngestError.aamva(
+                offset: cursor, element: element,
+                message: "expected \(count) digits, found \(describeRange(bytes, cursor, count))")
+        }
+        cursor += count
+        return String(decoding: slice, as: UTF8.self)
+    }
+
+    private static func number(_ bytes: [UInt8], _ cursor: inout Int, _ count: Int, _ element: String) throws -> Int {
+        Int(try digits(bytes, &cursor, count, element)) ?? 0
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        byte >= 32 && byte < 127
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+    }
+
+    private static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
+        guard offset < bytes.count else { return "the end of the payload" }
+        let slice = bytes[offset..<min(bytes.count, offset + count)]
+        return "'"
+            + slice.map { $0 >= 32 && $0 < 127 ? String(Character(Unicode.Scalar($0))) : "\\x\(String($0, radix: 16))" }
+            .joined() + "'"
+    }
+}

@@ -31,7 +31,7 @@ public final class GenerationCancellation: @unchecked Sendable {  // @unchecked:
 /// sampled last and not yet run through the model (the generation ended on it) is kept and goes first next time.
 /// (`@unchecked Sendable`: all mutable state, and the evaluator, which need not be Sendable, is used under `lock`.)
 public final class GenerationLoop: @unchecked Sendable {
-    public let evaluator: any TokenEvaluator
+    private let evaluator: any TokenEvaluator
     /// Events the generation thread may run ahead of the stream's consumer.
     public static let eventsAhead = 4
 

@@ -1,28 +1,10 @@
 import Foundation
 import SanadCore
 
-/// A set flag aborts `llama_decode` (through the context's abort callback) and stops the generation loop.
-final class AbortFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-
-    func set(_ newValue: Bool) {
-        lock.lock()
-        value = newValue
-        lock.unlock()
-    }
-}
-
-/// The abort callback installed on every context; `data` is the session's `AbortFlag`.
+/// The abort callback installed while a generation decodes; `data` is the generation's `GenerationCancellation`.
 let llamaAbortCallback: LlamaAbortCallback = { data in
     guard let data else { return false }
-    return Unmanaged<AbortFlag>.fromOpaque(data).takeUnretainedValue().isSet
+    return Unmanaged<GenerationCancellation>.fromOpaque(data).takeUnretainedValue().isCancelled
 }
 
 /// Token, position, sequence and output-flag arrays for `llama_batch`, allocated once per context.
@@ -133,9 +115,9 @@ final class LlamaModelContext {
         buffers = BatchBuffers(capacity: batchSize)
     }
 
-    /// Runs `body` with `flag` as the context's abort flag: setting it aborts `llama_decode` within one graph
+    /// Runs `body` with `flag` as the context's abort flag: cancelling it aborts `llama_decode` within one graph
     /// node. The callback is removed afterwards, so the flag never outlives its use.
-    func withAbortFlag<T>(_ flag: AbortFlag, _ body: () throws -> T) rethrows -> T {
+    func withAbortFlag<T>(_ flag: GenerationCancellation, _ body: () throws -> T) rethrows -> T {
         library.setAbortCallback(context, llamaAbortCallback, Unmanaged.passUnretained(flag).toOpaque())
         defer { library.setAbortCallback(context, nil, nil) }
         return try body()
@@ -230,21 +212,18 @@ final class LlamaModelContext {
     }
 }
 
-/// A loaded model with its KV cache (see `InferenceSession`). Every operation takes the session's lock, so calls
-/// from several tasks run one after another.
+/// A loaded model with its KV cache (see `InferenceSession`). Generation is the core's `GenerationLoop` over a
+/// `LlamaEvaluator`; every operation takes the loop's lock, so calls from several tasks run one after another.
 final class LlamaSession: InferenceSession, @unchecked Sendable {
     let model: ModelDescription
     private let core: LlamaModelContext
-    private let lock = NSLock()
     private let templateOverride: String?
-    /// Tokens in the KV cache, in order (the repetition penalty looks at their tail).
-    private var history: [LlamaToken] = []
-    private var cached: Int { history.count }
-    /// The last sampled token, not yet decoded (decoded first by the next `generate`).
-    private var pendingToken: LlamaToken?
+    /// The shared generation loop; it knows what the cache holds.
+    private let loop: GenerationLoop
 
     init(library: LlamaLibrary, url: URL, options: ModelLoadOptions) throws {
         core = try LlamaModelContext(library: library, url: url, options: options) { _, _ in }
+        loop = GenerationLoop(evaluator: LlamaEvaluator(core: core))
         templateOverride = options.engineOptions["template"]?.stringValue
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
         let bos = library.vocabBOS(core.vocab)
@@ -278,43 +257,24 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
     }
 
     func reset() {
-        lock.lock()
-        defer { lock.unlock() }
-        resetLocked()
+        loop.reset()
     }
 
     func append(_ tokens: [Int32]) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try core.checkTokens(tokens)
-        let pending = (pendingToken.map { [$0] } ?? []) + tokens
-        guard history.count + pending.count <= core.contextLength else {
-            throw SanadError.promptTooLong(tokens: history.count + pending.count, context: core.contextLength)
-        }
-        pendingToken = nil
-        let last = pending.count - 1
-        guard try core.decode(pending, start: history.count, output: { $0 == last }) else {
-            throw CancellationError()
-        }
-        history.append(contentsOf: pending)
-    }
-
-    private func resetLocked() {
-        core.clearMemory()
-        history.removeAll(keepingCapacity: true)
-        pendingToken = nil
+        try loop.append(tokens)
     }
 
     func evaluateLogits(_ tokens: [Int32], rows: Range<Int>?) throws -> [[Float]] {
-        lock.lock()
-        defer { lock.unlock() }
         try core.checkTokens(tokens)
         guard tokens.count <= core.contextLength else {
             throw SanadError.promptTooLong(tokens: tokens.count, context: core.contextLength)
         }
         let wanted = (rows ?? 0..<tokens.count).clamped(to: 0..<tokens.count)
-        resetLocked()
-        defer { resetLocked() }
+        return try loop.withEmptyCache { try logits(tokens, wanted) }
+    }
+
+    /// The logits of the `wanted` positions of `tokens`, decoded from an empty cache.
+    private func logits(_ tokens: [Int32], _ wanted: Range<Int>) throws -> [[Float]] {
         var out: [[Float]] = []
         out.reserveCapacity(wanted.count)
         let n = core.vocabularySize
@@ -335,170 +295,6 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
     func generate(_ input: GenerationInput, parameters: GenerationParameters) -> AsyncThrowingStream<
         GenerationEvent, Error
     > {
-        AsyncThrowingStream { continuation in
-            // One flag per generation: a cancelled stream can never stop (or fail to stop) another one.
-            let flag = AbortFlag()
-            continuation.onTermination = { termination in
-                if case .cancelled = termination { flag.set(true) }
-            }
-            let thread = Thread { [self] in
-                do {
-                    try self.run(input, parameters, flag, continuation)
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            thread.name = "sanad.llama.generate"
-            thread.start()
-        }
-    }
-
-    // MARK: Generation
-
-    private func samplerChain(_ p: SamplingParameters) throws -> OpaquePointer {
-        let lib = core.library
-        guard let chain = lib.newSamplerChain(LlamaSamplerChainParams(noPerf: true)) else {
-            throw LlamaCppError.invalidOption(key: "sampling", problem: "llama_sampler_chain_init returned NULL")
-        }
-        // Same stages and order as the pure-Swift engine: penalties → top-k → top-p → min-p → temperature → pick.
-        if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
-            lib.samplerChainAdd(
-                chain,
-                lib.samplerInitPenalties(
-                    Int32(core.vocabularySize), Int32(clamping: p.repetitionWindow), p.repetitionPenalty, 0, 0))
-        }
-        if p.isGreedy {
-            lib.samplerChainAdd(chain, lib.samplerInitGreedy())
-            return chain
-        }
-        if p.topK > 0 { lib.samplerChainAdd(chain, lib.samplerInitTopK(Int32(clamping: p.topK))) }
-        if p.topP < 1 { lib.samplerChainAdd(chain, lib.samplerInitTopP(p.topP, 1)) }
-        if p.minP > 0 { lib.samplerChainAdd(chain, lib.samplerInitMinP(p.minP, 1)) }
-        lib.samplerChainAdd(chain, lib.samplerInitTemp(p.temperature))
-        // llama.cpp seeds are 32-bit, and 0xFFFFFFFF means "random": fold the 64-bit seed and avoid that value.
-        var seed = UInt32(truncatingIfNeeded: p.seed ^ (p.seed >> 32))
-        if seed == UInt32.max { seed = 0 }
-        lib.samplerChainAdd(chain, lib.samplerInitDist(seed))
-        return chain
-    }
-
-    private func run(
-        _ input: GenerationInput, _ parameters: GenerationParameters, _ flag: AbortFlag,
-        _ continuation: AsyncThrowingStream<GenerationEvent, Error>.Continuation
-    ) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try core.withAbortFlag(flag) {
-            try generateLocked(input, parameters, flag, continuation)
-        }
-    }
-
-    private func generateLocked(
-        _ input: GenerationInput, _ parameters: GenerationParameters, _ flag: AbortFlag,
-        _ continuation: AsyncThrowingStream<GenerationEvent, Error>.Continuation
-    ) throws {
-        let lib = core.library
-        if flag.isSet {
-            continuation.yield(.finished(.cancelled, GenerationStats()))
-            return
-        }
-
-        var prompt: [LlamaToken]
-        switch input {
-        case .text(let text, let parseSpecial):
-            prompt = try core.tokenize(text, addSpecial: cached == 0 && pendingToken == nil, parseSpecial: parseSpecial)
-        case .tokens(let tokens):
-            try core.checkTokens(tokens)
-            prompt = tokens
-        }
-        if let pending = pendingToken { prompt.insert(pending, at: 0) }
-        let available = core.contextLength - cached
-        if prompt.count > available {
-            guard parameters.truncatePrompt, available > 1 else {
-                throw SanadError.promptTooLong(tokens: cached + prompt.count, context: core.contextLength)
-            }
-            // Keep the last tokens, leaving room for at least one generated token.
-            prompt = Array(prompt.suffix(available - 1))
-        }
-        guard !prompt.isEmpty || cached > 0 else {
-            throw LlamaCppError.invalidOption(
-                key: "prompt", problem: "the prompt is empty and the session holds nothing")
-        }
-        pendingToken = nil
-
-        let chain = try samplerChain(parameters.sampling)
-        defer { lib.samplerFree(chain) }
-        // The penalty window looks at the most recent tokens of the context, the prompt included.
-        for t in (history + prompt).suffix(max(0, parameters.sampling.repetitionWindow)) {
-            lib.samplerAccept(chain, t)
-        }
-
-        var stats = GenerationStats(promptTokens: prompt.count)
-        let promptStart = DispatchTime.now().uptimeNanoseconds
-        if !prompt.isEmpty {
-            let last = prompt.count - 1
-            let completed = try core.decode(prompt, start: cached, output: { $0 == last })
-            guard completed else {
-                syncAfterAbort(decoding: prompt)
-                continuation.yield(.finished(.cancelled, stats))
-                return
-            }
-            history += prompt
-        }
-        let generationStart = DispatchTime.now().uptimeNanoseconds
-        stats.promptSeconds = Double(generationStart - promptStart) / 1e9
-
-        var decoder = UTF8StreamDecoder()
-        var stops = StopStringMatcher(parameters.stopStrings)
-        func finish(_ reason: StopReason) {
-            stats.generationSeconds = Double(DispatchTime.now().uptimeNanoseconds - generationStart) / 1e9
-            continuation.yield(.finished(reason, stats))
-        }
-        guard parameters.maxTokens > 0 else { return finish(.maxTokens) }
-
-        while true {
-            if flag.isSet { return finish(.cancelled) }
-            let token = lib.samplerSample(chain, core.context, -1)
-            if lib.vocabIsEOG(core.vocab, token) {
-                let held = stops.flush()
-                if !held.isEmpty { continuation.yield(.token(id: token, text: held)) }
-                pendingToken = token
-                return finish(.endOfGeneration)
-            }
-            stats.generatedTokens += 1
-            // The sampled token goes to position `cached`; it no longer fits when the cache is full.
-            let contextFull = cached >= core.contextLength
-            let isLast = stats.generatedTokens >= parameters.maxTokens || contextFull
-            var text = decoder.append(core.piece(token, special: true))
-            if isLast { text += decoder.flush() }
-            let (emit, stopped) = stops.feed(text)
-            if stopped {
-                continuation.yield(.token(id: token, text: emit))
-                pendingToken = token
-                return finish(.stopString)
-            }
-            continuation.yield(.token(id: token, text: isLast ? emit + stops.flush() : emit))
-            if stats.generatedTokens >= parameters.maxTokens {
-                pendingToken = token
-                return finish(.maxTokens)
-            }
-            if contextFull { return finish(.contextFull) }
-            let completed = try core.decode([token], start: cached, output: { _ in true })
-            guard completed else {
-                syncAfterAbort(decoding: [token])
-                return finish(.cancelled)
-            }
-            history.append(token)
-        }
-    }
-
-    /// After an aborted decode of `tokens` the micro-batches already processed stay in the cache; continue after
-    /// them.
-    private func syncAfterAbort(decoding tokens: [LlamaToken]) {
-        let lib = core.library
-        let kept = Int(max(-1, lib.memorySeqPosMax(lib.getMemory(core.context), 0))) + 1
-        history = Array((history + tokens).prefix(max(0, kept)))
-        pendingToken = nil
+        loop.generate(input, parameters: parameters, threadName: "sanad.llama.generate")
     }
 }

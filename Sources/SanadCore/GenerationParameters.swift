@@ -40,7 +40,8 @@ public struct GenerationParameters: Sendable, Equatable {
     public var sampling: SamplingParameters
     /// Generation stops when the text contains one of these; the stop string itself is not emitted.
     public var stopStrings: [String]
-    /// When the prompt does not fit the context: `false` = error, `true` = keep its last tokens.
+    /// When the prompt does not fit the context: `false` = `SanadError.promptTooLong`, `true` = keep its most recent
+    /// tokens, leaving room for `maxTokens` but at least half the free context for the prompt (`GenerationLoop`).
     public var truncatePrompt: Bool
 
     public init(

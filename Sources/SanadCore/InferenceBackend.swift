@@ -169,9 +169,10 @@ public protocol InferenceSession: AnyObject, Sendable {
     /// The model's chat template applied to `messages`; `addAssistantPrompt` opens the assistant turn.
     func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String
 
-    /// Generates a continuation of `input` after whatever the session already holds. Cancelling the consuming task
-    /// (or dropping the stream) stops work within one token. A prompt that does not fit the context throws
-    /// `SanadError.promptTooLong`.
+    /// Generates a continuation of `input` after whatever the session already holds, by the shared
+    /// `GenerationLoop`'s policies (README.md, "Generation"). Cancelling the consuming task (or dropping the stream)
+    /// stops work within a few tokens. A prompt that does not fit the context throws `SanadError.promptTooLong`
+    /// unless `parameters.truncatePrompt`.
     func generate(_ input: GenerationInput, parameters: GenerationParameters) -> AsyncThrowingStream<
         GenerationEvent, Error
     >

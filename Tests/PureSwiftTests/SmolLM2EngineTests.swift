@@ -146,8 +146,8 @@ struct SmolLM2EngineTests {
         }
         _ = await task.result
         let seen = await counter.value
-        // The engine checks the cancellation flag before every token, and its stream's buffer keeps it at most
-        // `eventsAhead` (4) events ahead of the consumer, however starved the consumer is: it stops within a few
+        // The generation loop checks the cancellation flag before every token, and its stream's buffer keeps it at
+        // most `GenerationLoop.eventsAhead` (4) events ahead of the consumer, however starved the consumer is: it stops within a few
         // tokens of the cancel.
         #expect(seen >= 1 && seen < 8)
         // `tokenCount` waits for the generation thread: it stopped long before the 400 requested.
@@ -184,7 +184,7 @@ struct SmolLM2EngineTests {
         let first = try await SmolLM2Fixtures.generate(
             session, .text("The weather today", parseSpecial: false), parameters)
         #expect(first.ids.count == 12)
-        #expect(first.text == session.detokenize(first.ids, renderSpecial: false))
+        #expect(first.text == session.detokenize(first.ids, renderSpecial: true))
         let held = session.tokenCount
         let more = try await SmolLM2Fixtures.generate(session, .text(" and tomorrow", parseSpecial: false), parameters)
         #expect(session.tokenCount > held + more.ids.count)

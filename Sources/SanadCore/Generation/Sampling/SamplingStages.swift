@@ -4,7 +4,7 @@ import Foundation
 // after `sortDescending` they are ordered by logit, highest first. Each stage keeps at least one candidate.
 
 /// A token still in the running, with its (possibly transformed) logit and, after `normalize`, its probability.
-public struct Candidate: Sendable, Equatable {
+public struct SamplingCandidate: Sendable, Equatable {
     public var token: Int32
     public var logit: Float
     public var probability: Float
@@ -41,19 +41,19 @@ public func argmax(_ logits: UnsafeBufferPointer<Float>) -> Int {
 }
 
 /// Sorts by logit, highest first (ties by lower token id, so results do not depend on the sort's stability).
-public func sortDescending(_ candidates: inout [Candidate]) {
+public func sortDescending(_ candidates: inout [SamplingCandidate]) {
     candidates.sort { $0.logit > $1.logit || ($0.logit == $1.logit && $0.token < $1.token) }
 }
 
 /// Whether `a` ranks below `b` (lower logit; on equal logits the higher token id ranks lower).
 @inline(__always)
-func ranksBelow(_ a: Candidate, _ b: Candidate) -> Bool {
+func ranksBelow(_ a: SamplingCandidate, _ b: SamplingCandidate) -> Bool {
     a.logit < b.logit || (a.logit == b.logit && a.token > b.token)
 }
 
 /// Keeps the `k` highest logits, sorted (k ≤ 0 keeps all, sorted). Selection runs through a k-element min-heap,
 /// O(n log k), so a 50 000-token vocabulary is not sorted whole.
-public func topK(_ candidates: inout [Candidate], k: Int) {
+public func topK(_ candidates: inout [SamplingCandidate], k: Int) {
     if k > 0 && k < candidates.count {
         var heap = Array(candidates[0..<k])
         func siftDown(_ start: Int) {
@@ -80,7 +80,7 @@ public func topK(_ candidates: inout [Candidate], k: Int) {
 }
 
 /// Sets each candidate's probability to the softmax of the logits.
-public func normalize(_ candidates: inout [Candidate]) {
+public func normalize(_ candidates: inout [SamplingCandidate]) {
     guard let maxLogit = candidates.map(\.logit).max() else { return }
     var sum: Double = 0
     for i in candidates.indices {
@@ -93,7 +93,7 @@ public func normalize(_ candidates: inout [Candidate]) {
 }
 
 /// Keeps the smallest prefix (of sorted candidates) whose probability reaches `p` (p ≥ 1 keeps all).
-public func topP(_ candidates: inout [Candidate], p: Float) {
+public func topP(_ candidates: inout [SamplingCandidate], p: Float) {
     guard p < 1, candidates.count > 1 else { return }
     normalize(&candidates)
     var cumulative: Float = 0
@@ -109,7 +109,7 @@ public func topP(_ candidates: inout [Candidate], p: Float) {
 }
 
 /// Drops candidates whose probability is below `minP` times the largest (compared on logits, as llama.cpp does).
-public func minP(_ candidates: inout [Candidate], minP: Float) {
+public func minP(_ candidates: inout [SamplingCandidate], minP: Float) {
     guard minP > 0, candidates.count > 1, let maxLogit = candidates.map(\.logit).max() else { return }
     let threshold = maxLogit + logf(minP)
     let kept = candidates.filter { $0.logit >= threshold }
@@ -117,13 +117,13 @@ public func minP(_ candidates: inout [Candidate], minP: Float) {
 }
 
 /// Divides logits by the temperature (> 0).
-public func applyTemperature(_ candidates: inout [Candidate], temperature: Float) {
+public func applyTemperature(_ candidates: inout [SamplingCandidate], temperature: Float) {
     guard temperature > 0, temperature != 1 else { return }
     for i in candidates.indices { candidates[i].logit /= temperature }
 }
 
 /// Draws one candidate from the softmax of the logits.
-public func pick(_ candidates: inout [Candidate], using generator: inout SeededGenerator) -> Int32 {
+public func pick(_ candidates: inout [SamplingCandidate], using generator: inout SeededGenerator) -> Int32 {
     normalize(&candidates)
     let r = generator.nextUnitFloat()
     var cumulative: Float = 0

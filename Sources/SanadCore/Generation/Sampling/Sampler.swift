@@ -1,5 +1,3 @@
-import SanadCore
-
 /// A stage that forbids tokens before sampling: grammar and JSON-schema constraints plug in here.
 public protocol LogitConstraint: AnyObject {
     /// Sets the logits of tokens that may not come next to −∞.
@@ -16,7 +14,7 @@ public final class Sampler {
     /// Optional constraint stage (reserved for grammar/JSON-schema constrained generation).
     public var constraint: LogitConstraint?
     private var generator: SeededGenerator
-    private var candidates: [Candidate] = []
+    private var candidates: [SamplingCandidate] = []
 
     public init(parameters: SamplingParameters, constraint: LogitConstraint? = nil) {
         self.parameters = parameters
@@ -43,7 +41,7 @@ public final class Sampler {
         } else {
             candidates.removeAll(keepingCapacity: true)
             for i in 0..<logits.count where logits[i] > -Float.infinity {
-                candidates.append(Candidate(token: Int32(i), logit: logits[i]))
+                candidates.append(SamplingCandidate(token: Int32(i), logit: logits[i]))
             }
             if candidates.isEmpty {
                 token = Int32(argmax(UnsafeBufferPointer(logits)))

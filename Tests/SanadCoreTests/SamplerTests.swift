@@ -1,5 +1,3 @@
-import PureSwiftBackend
-import PureSwiftKernels
 import SanadCore
 import Testing
 
@@ -7,8 +5,8 @@ import Testing
 struct SamplerTests {
     /// A fixed, slightly bumpy distribution over 200 tokens whose maximum is at 137.
     static func logits() -> [Float] {
-        var r = TestRandom(42)
-        var l = (0..<200).map { _ in r.float(-4...4) }
+        var r = SeededGenerator(seed: 42)
+        var l = (0..<200).map { _ in r.nextUnitFloat() * 8 - 4 }
         l[137] = 6
         l[12] = 5.5
         return l
@@ -71,7 +69,10 @@ struct SamplerTests {
 
     @Test("top-p keeps the smallest set reaching p; min-p drops the unlikely; each keeps at least one")
     func truncationStages() {
-        var candidates = [Candidate(token: 0, logit: 3), Candidate(token: 1, logit: 2), Candidate(token: 2, logit: 0)]
+        var candidates = [
+            SamplingCandidate(token: 0, logit: 3), SamplingCandidate(token: 1, logit: 2),
+            SamplingCandidate(token: 2, logit: 0),
+        ]
         topK(&candidates, k: 0)
         #expect(candidates.map(\.token) == [0, 1, 2])
         var p = candidates
@@ -83,7 +84,10 @@ struct SamplerTests {
         p = candidates
         minP(&p, minP: 0.3)  // e^(2−3) ≈ 0.37 ≥ 0.3, e^(0−3) ≈ 0.05 < 0.3
         #expect(p.map(\.token) == [0, 1])
-        var k = [Candidate(token: 5, logit: 1), Candidate(token: 2, logit: 4), Candidate(token: 9, logit: 4)]
+        var k = [
+            SamplingCandidate(token: 5, logit: 1), SamplingCandidate(token: 2, logit: 4),
+            SamplingCandidate(token: 9, logit: 4),
+        ]
         topK(&k, k: 2)
         #expect(k.map(\.token) == [2, 9])  // equal logits: lower id first
     }

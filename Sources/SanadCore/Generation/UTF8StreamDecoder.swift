@@ -1,29 +1,19 @@
-/// Turns generated token ids into text as they arrive, never splitting a character: a token may end in the middle
-/// of a UTF-8 sequence (byte-level BPE pieces and SentencePiece `<0xNN>` byte tokens often do, for Arabic letters
-/// and emoji), so the bytes of an unfinished code point are held back until the tokens that complete it arrive.
-/// Every chunk returned is whole code points; the chunks joined are the text of all tokens, with `flush()`
-/// returning what is left at the end (an unfinished sequence there becomes U+FFFD).
-///
-/// Pieces are those of `Tokenizer.pieceBytes` (no leading-space removal: generated text continues a prompt).
-public struct StreamingDecoder: Sendable {
-    public let tokenizer: Tokenizer
-    /// Whether control tokens (`<|im_end|>`, …) are written out.
-    public let renderSpecial: Bool
+/// Turns the bytes of generated tokens into text as they arrive, never splitting a character: a token may end in the
+/// middle of a UTF-8 sequence (byte-level BPE pieces and SentencePiece `<0xNN>` byte tokens often do, for Arabic
+/// letters and emoji), so the bytes of an unfinished code point are held back until the bytes that complete it
+/// arrive. Every chunk returned is whole code points; bytes that can never become valid are released at once (as
+/// U+FFFD). At the end of a stream `flush()` writes an unfinished sequence as U+FFFD and `dropPending()` drops it.
+public struct UTF8StreamDecoder: Sendable {
     /// Bytes of a code point that is not complete yet (at most 3).
     private var pending: [UInt8] = []
 
-    public init(tokenizer: Tokenizer, renderSpecial: Bool = false) {
-        self.tokenizer = tokenizer
-        self.renderSpecial = renderSpecial
-    }
+    public init() {}
 
-    /// Adds one token and returns the text that is now complete (possibly empty).
-    public mutating func append(_ token: Int32) -> String {
-        append(bytes: tokenizer.pieceBytes(token, renderSpecial: renderSpecial))
-    }
+    /// True while bytes of an unfinished character are held.
+    public var hasPendingBytes: Bool { !pending.isEmpty }
 
     /// Adds raw bytes and returns the text that is now complete (possibly empty).
-    public mutating func append(bytes: [UInt8]) -> String {
+    public mutating func append(_ bytes: some Sequence<UInt8>) -> String {
         pending.append(contentsOf: bytes)
         let cut = Self.completePrefixLength(pending)
         guard cut > 0 else { return "" }
@@ -35,7 +25,15 @@ public struct StreamingDecoder: Sendable {
     /// Returns what is held back (an unfinished sequence as U+FFFD) and resets.
     public mutating func flush() -> String {
         defer { pending.removeAll() }
-        return String(decoding: pending, as: UTF8.self)
+        return pending.isEmpty ? "" : String(decoding: pending, as: UTF8.self)
+    }
+
+    /// Forgets the bytes of an unfinished character (the stream ended before the bytes that complete it); returns
+    /// how many there were.
+    @discardableResult
+    public mutating func dropPending() -> Int {
+        defer { pending.removeAll() }
+        return pending.count
     }
 
     /// The length of the longest prefix that ends on a code point boundary, keeping back only a trailing sequence

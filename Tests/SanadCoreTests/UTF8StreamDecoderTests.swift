@@ -1,4 +1,4 @@
-import LlamaCppBackend
+import SanadCore
 import Testing
 
 @Suite("streaming UTF-8")
@@ -37,5 +37,23 @@ struct UTF8StreamDecoderTests {
         _ = d.append([0xE2, 0x82])
         #expect(d.flush() == "\u{FFFD}")
         #expect(!d.hasPendingBytes)
+    }
+
+    @Test func bytesThatCanNeverBeValidAreNotHeld() {
+        var d = UTF8StreamDecoder()
+        #expect(d.append([0xD9]).isEmpty)  // first byte of "م"
+        #expect(d.append([0x85, 0x61]) == "مa")
+        #expect(d.append([0xF0, 0x9F]).isEmpty)  // half of an emoji
+        #expect(d.flush() == "\u{FFFD}")  // an unfinished character at the end
+        #expect(d.append([0xFF, 0x62]) == "\u{FFFD}b")  // a byte that starts nothing is not held
+        #expect(d.append([0xE0, 0x80]) == "\u{FFFD}\u{FFFD}")  // E0 80 can never start a valid sequence
+    }
+
+    @Test func droppingAnUnfinishedCharacter() {
+        var d = UTF8StreamDecoder()
+        #expect(d.append([0x61, 0xE2, 0x82]) == "a")
+        #expect(d.dropPending() == 2)
+        #expect(!d.hasPendingBytes)
+        #expect(d.append([0x62]) == "b")
     }
 }

@@ -1,3 +1,5 @@
+import AbsherData
+import SanadChat
 import SanadCore
 
 /// The renewal services a proactive alert leads to; the raw value is the deep link's `serviceType`.
@@ -96,4 +98,15 @@ public func deriveAlerts(from documents: [UserDocument], today: CivilDate, windo
     return alerts.sorted { a, b in
         a.1.daysRemaining != b.1.daysRemaining ? a.1.daysRemaining < b.1.daysRemaining : a.0 < b.0
     }.map(\.1)
+}
+
+extension DocumentType {
+    /// The renewal service an expiring document of this kind leads to.
+    public var renewalService: AlertServiceType {
+        switch self {
+        case .drivingLicense: return .drivingLicenseRenewal
+        case .passport: return .passportRenewal
+        case .nationalID: return .nationalIDRenewal
+        }
+    }
 }

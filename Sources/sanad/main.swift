@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// Every subcommand, in the order `sanad --help` lists them. Add a command here and in its own file.
 nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [

@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -118,7 +120,7 @@ struct ChatSessionTests {
         "a tapped chip's reply: kept with a ✓ note when it states the facts, else the template with a ⚠ note; the link is attached"
     )
     func groundedReplies() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
         let alerts = ProactiveAlertsPlugin(userData: data, now: { sampleNow })
         let good = ["رخصة ", "قيادتك", " على وشك الانتهاء، باقي ", "45", " يوم. جددها الآن."]
@@ -143,7 +145,7 @@ struct ChatSessionTests {
 
     @Test("history is saved and restored exactly; a dismissed chat refuses input until /back")
     func history() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let (alerts, dependents) = try makePlugins(
             try JSONValue.parse(Data(contentsOf: url)).withoutNote, now: sampleNow)
         let session = await openChat([alerts, dependents], engine: ScriptedSession(replies: [["نص"]]))
@@ -171,7 +173,7 @@ struct ChatSessionTests {
     func options() throws {
         let dir = try TestPaths.temporaryDirectory()
         let config = dir.appendingPathComponent("tier-x.json")
-        let sample = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let sample = try #require(AbsherSettings.sampleUserDataURL)
         func make(_ options: [String: JSONValue]) throws -> ProactiveAlertsPlugin {
             try ProactiveAlertsPlugin(context: PluginContext(options: options, dataDirectory: dir, configFile: config))
         }
@@ -224,7 +226,7 @@ struct ChatSessionTests {
 
     @Test("the host's open_deep_link tool and the plugins' tools")
     func tools() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let (alerts, dependents) = try makePlugins(
             try JSONValue.parse(Data(contentsOf: url)).withoutNote, now: sampleNow)
         let open = OpenDeepLinkTool(plugins: [alerts, dependents])

@@ -1,4 +1,6 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
 import Testing
 

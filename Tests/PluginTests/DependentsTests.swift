@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -9,7 +11,7 @@ import Testing
 struct DependentsTests {
     @Test("the sample user's son: the exact message of the issue, with a dependents link")
     func sample() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
         let plugin = DependentsPlugin(
             list: try DependentList(data.dependents, file: url.path, plugin: "t"), now: { sampleNow })

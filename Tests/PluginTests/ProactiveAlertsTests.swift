@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -42,7 +44,7 @@ struct ProactiveAlertsTests {
     @Test(
         "the sample user at 2026-11-22: licence in 45 days, then passport in 75; the national ID is outside the window")
     func sample() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let plugin = ProactiveAlertsPlugin(userData: try UserData.load(from: url, plugin: "t"), now: { sampleNow })
         #expect(plugin.today.description == "2026-11-22")
         #expect(plugin.alerts.map(\.serviceType) == [.drivingLicenseRenewal, .passportRenewal])

@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadHost
 import SanadTestSupport
 import Testing
 

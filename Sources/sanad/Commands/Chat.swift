@@ -1,5 +1,8 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad chat`: a chat session with the tier's engine and plugins, in the terminal or fed from a pipe.
 enum ChatCommand: SanadCommand {
@@ -7,7 +10,7 @@ enum ChatCommand: SanadCommand {
     static let summary = "Chat with the tier's model and plugins (suggestions, streamed replies, deep links)"
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
-                          [--template NAME] [--now DATE]
+                          [--template NAME] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -36,6 +39,7 @@ enum ChatCommand: SanadCommand {
           -t, --threads N        compute threads (default: the tier's)
           --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
         \(PluginHost.clockHelp)
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
 
@@ -47,8 +51,9 @@ enum ChatCommand: SanadCommand {
         let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? 1.1
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
-        let template = try arguments.option("--template").map { try ChatTemplate.resolve(jinja: nil, override: $0) }
+        let template = try arguments.option("--template").map(parseTemplate)
         let clock = try PluginHost.clock(&arguments)
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         guard temperature >= 0, repeatPenalty > 0 else {
@@ -56,20 +61,22 @@ enum ChatCommand: SanadCommand {
         }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(template: template)
+        var configuration = ChatConfiguration(
+            greeting: AbsherSettings.greeting, systemPrompt: AbsherSettings.systemPrompt, template: template)
         configuration.generation.maxTokens = maxTokens
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)
+        try host.validateBackendID(backendID)
+        let request = ModelRequest(
+            model: modelName, backend: backendID, threads: threads, contextLength: context,
+            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
         let loader: EngineLoader = {
-            let url = try host.resolveModel(modelName)
-            let backend = try host.backend(backendID)
-            let options = host.loadOptions(backend: backend.id, threads: threads, context: context)
-            _ = try host.checkMemory(
-                model: url, contextLength: options.contextLength ?? host.config.contextLength, backend: backend)
-            printError("[loading \(url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
+            let plan = try host.planModel(request)
+            let backend = plan.backend
+            printError("[loading \(plan.url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
             let start = Date()
-            let session = try await backend.loadModel(at: url, options: options)
+            let session = try await host.opener.open(plan)
             printError(
                 "[ready: \(session.model.name), \(backend.id), context \(session.model.contextLength), "
                     + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s]")

@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad config`: the tier in force, why, and what it resolves to.
 enum ConfigCommand: SanadCommand {

@@ -1,6 +1,8 @@
 import Foundation
 import GGUF
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad models`: every GGUF in the models folder.
 enum ModelsCommand: SanadCommand {

@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad tools`: list and call the tools of the tier's plugins directly.
 enum ToolsCommand: SanadCommand {

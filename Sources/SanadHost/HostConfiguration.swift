@@ -1,23 +1,13 @@
 import Foundation
+import SanadCore
 
 /// One host config: a memory tier's choice of engines, model, context, embedding backend and plugins.
 ///
 /// Files live in `configs/` (one per tier). Decoding is strict: an unknown key, an unknown backend/plugin id or a
 /// wrong type is an error naming the file, the key path and the valid choices.
 public struct HostConfiguration: Sendable, Equatable {
-    /// An engine in the preference list with its options (for example `{"library": "/opt/lib/libllama.so"}`) and
-    /// why it stands at its place in the list (`why`, shown by `sanad config`; measurements belong there).
-    public struct BackendChoice: Sendable, Equatable {
-        public var id: String
-        public var options: [String: JSONValue]
-        public var why: String?
-
-        public init(id: String, options: [String: JSONValue] = [:], why: String? = nil) {
-            self.id = id
-            self.options = options
-            self.why = why
-        }
-    }
+    /// An engine in the preference list (defined in the core, where the registry picks from such lists).
+    public typealias BackendChoice = SanadCore.BackendChoice
 
     /// The embedding engine and its model.
     public struct EmbeddingChoice: Sendable, Equatable {
@@ -67,9 +57,12 @@ public struct HostConfiguration: Sendable, Equatable {
         "backends", "embedding", "plugins",
     ]
 
-    /// Reads and validates `url`. `backendIDs`, `embeddingIDs` and `pluginIDs` are the registered ids.
+    /// Reads and validates `url` . `backendIDs`, `embeddingIDs` and `pluginIDs`
+    /// are the registered ids; `validateOptions` checks an engine's `options` (see `BackendRegistry.validateOptions`),
+    /// its error reported under the key path `backends[i].options`.
     public static func load(
-        from url: URL, backendIDs: [String], embeddingIDs: [String], pluginIDs: [String]
+        from url: URL, backendIDs: [String], embeddingIDs: [String], pluginIDs: [String],
+        validateOptions: ((_ id: String, _ options: [String: JSONValue]) throws -> Void)? = nil
     ) throws -> HostConfiguration {
         let file = url.path
         let data: Data
@@ -99,10 +92,16 @@ public struct HostConfiguration: Sendable, Equatable {
         for entry in backendsReader {
             let o = try entry.object(allowed: ["id", "options", "why"])
             let id = try o.required("id").string(oneOf: backendIDs)
-            backends.append(
-                BackendChoice(
-                    id: id, options: try o.optional("options")?.objectValue() ?? [:],
-                    why: try o.optional("why")?.string()))
+            let options = try o.optional("options")
+            let values = try options?.objectValue() ?? [:]
+            if let validateOptions, let options {
+                do {
+                    try validateOptions(id, values)
+                } catch {
+                    throw options.fail("\(error)")
+                }
+            }
+            backends.append(BackendChoice(id: id, options: values, why: try o.optional("why")?.string()))
         }
         var embedding: EmbeddingChoice?
         if let e = try object.optional("embedding") {

@@ -1,3 +1,6 @@
+import Foundation
+import SanadCore
+
 /// What a plugin asks the engine when one of its suggestions is tapped, and how the host checks the answer.
 ///
 /// Small models write poorly, so a plugin never trusts the generated text with facts: it grounds the prompt with
@@ -77,7 +80,7 @@ public enum GroundingCheck {
     public static func verify(_ text: String, against reply: GroundedReply) -> GroundingVerdict {
         let normalized = normalizeArabic(text)
         var reasons: [String] = []
-        if normalized.trimmingSpaces().isEmpty {
+        if normalized.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             return .rejected(reasons: ["النص فارغ"])
         }
         for fact in reply.facts where !fact.accepted.contains(where: { normalized.contains(normalizeArabic($0)) }) {

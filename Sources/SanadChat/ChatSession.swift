@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// Fixed texts and generation settings of a chat.
 public struct ChatConfiguration: Sendable {
@@ -26,9 +27,10 @@ public struct ChatConfiguration: Sendable {
         self.template = template
     }
 
-    public static let defaultGreeting = "مرحباً، أنا سند، مساعدك في أبشر. كيف أقدر أخدمك اليوم؟"
-    public static let defaultSystemPrompt =
-        "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
+    /// A neutral greeting; a product sets its own (the Absher one is `AbsherSettings.greeting`).
+    public static let defaultGreeting = "Hello. How can I help you today?"
+    /// A neutral system prompt; a product sets its own (`AbsherSettings.systemPrompt`).
+    public static let defaultSystemPrompt = "You are a helpful assistant. Answer briefly and politely."
     /// 96 tokens, greedy with a mild repetition penalty, stopping at every known end-of-turn marker.
     public static let defaultGeneration = GenerationParameters(
         maxTokens: 96,

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// One message of a chat as the user sees it (the role/content pairs a model's template takes are `ChatMessage`).
 ///

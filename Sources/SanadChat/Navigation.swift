@@ -1,3 +1,5 @@
+import SanadCore
+
 /// A screen of the app that a deep link opens, with the context it was opened with. The CLI renders it as text
 /// (`text`); tools return it as JSON (`json`).
 public struct Destination: Sendable, Equatable, Codable {

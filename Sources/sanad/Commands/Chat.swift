@@ -87,6 +87,8 @@ enum ChatCommand: SanadCommand {
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
+        // The first SIGINT/SIGTERM during a reply stops it and returns to the prompt; at the prompt it exits (130).
+        Interruption.shared.install()
         let piped = isatty(STDIN_FILENO) == 0
         while true {
             if !piped { writeOut("> ") }
@@ -98,10 +100,11 @@ enum ChatCommand: SanadCommand {
                 if line.hasPrefix("/") {
                     if try await command(line, session: session, printer: printer, handler: handler) == false { break }
                 } else if let n = Int(line), n >= 1, n <= (await session.suggestions.count) {
-                    try await session.sendSuggestion(number: n, onEvent: handler)
+                    try await Interruption.shared.run { try await session.sendSuggestion(number: n, onEvent: handler) }
                 } else {
-                    try await session.send(line, onEvent: handler)
+                    try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
                 }
+                if Interruption.shared.interrupted { print("(أُوقف الرد)") }
             } catch ChatError.navigationFailed, ChatError.invalidDeepLink {
                 // Already shown: the session adds an error message to the chat.
             } catch {

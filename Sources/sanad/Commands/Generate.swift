@@ -68,6 +68,7 @@ enum GenerateCommand: SanadCommand {
             }
             seed = s
         }
+        guard temperature >= 0 else { throw UsageError("'--temp' must be ≥ 0 (0 = greedy), got \(temperature)") }
         guard (0...1).contains(topP), (0...1).contains(minP), repeatPenalty > 0 else {
             throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
         }
@@ -96,18 +97,38 @@ enum GenerateCommand: SanadCommand {
                 temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
                 seed: seed),
             stopStrings: stops, truncatePrompt: truncate)
-        for try await event in session.generate(.text(text, parseSpecial: true), parameters: parameters) {
-            switch event {
-            case .token(_, let piece):
-                if !piece.isEmpty { writeOut(piece) }
-            case .finished(let reason, let stats):
-                writeOut("\n")
-                printError(
-                    "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
-                        + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) tokens, "
-                        + "\(format(stats.generationSeconds)) s, \(format(stats.generationTokensPerSecond)) tokens/s | "
-                        + "stop: \(reason.rawValue) | backend: \(backend.id)")
+        // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
+        Interruption.shared.install()
+        let input = GenerationInput.text(text, parseSpecial: true)
+        let engineID = backend.id
+        let summary = try await Interruption.shared.run { () -> (finished: Bool, generated: Int, seconds: Double) in
+            let start = Date()
+            var generated = 0
+            for try await event in session.generate(input, parameters: parameters) {
+                switch event {
+                case .token(_, let piece):
+                    generated += 1
+                    if !piece.isEmpty { writeOut(piece) }
+                case .finished(let reason, let stats):
+                    writeOut("\n")
+                    printError(
+                        "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
+                            + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) "
+                            + "tokens, \(format(stats.generationSeconds)) s, "
+                            + "\(format(stats.generationTokensPerSecond)) tokens/s | stop: \(reason.rawValue) | "
+                            + "backend: \(engineID)")
+                    return (true, generated, Date().timeIntervalSince(start))
+                }
             }
+            return (false, generated, Date().timeIntervalSince(start))
+        }
+        if !summary.finished || Interruption.shared.interrupted {
+            if !summary.finished { writeOut("\n") }
+            let rate = summary.seconds > 0 ? Double(summary.generated) / summary.seconds : 0
+            printError(
+                "generation: \(summary.generated) tokens, \(format(summary.seconds)) s (prompt included), "
+                    + "\(format(rate)) tokens/s | stop: cancelled (interrupted) | backend: \(engineID)")
+            return Interruption.exitStatus
         }
         return ExitCode.success
     }

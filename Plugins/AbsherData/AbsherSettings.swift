@@ -21,6 +21,23 @@ public struct AbsherSettings: Sendable {
     public static let systemPrompt =
         "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
 
+    /// The chat's own texts in the Absher app (Arabic), for `ChatConfiguration(wording:)`.
+    public static let wording = ChatWording(
+        greeting: greeting, systemPrompt: systemPrompt,
+        suggestionsFailed: { "تعذّر جلب اقتراحات \($0): \($1)" },
+        engineFailed: { "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة. (\($0))" },
+        replyPreparationFailed: { "تعذّر تجهيز الرد: \($0)" },
+        engineNotReady: "المحرك غير جاهز.",
+        replyFailed: { "تعذّر إكمال الرد: \($0)" },
+        followUpsFailed: { "تعذّر إضافة رسائل \($0): \($1)" },
+        linkFailed: { "تعذّر فتح الرابط: \($0)" },
+        verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
+        rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
+        emptyText: "النص فارغ",
+        missingFact: { "لم يذكر \($0)" },
+        foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
+        notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" })
+
     /// The user's data file, read and validated.
     public var userData: UserData
     public var windowDays: Int

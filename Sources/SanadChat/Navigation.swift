@@ -51,7 +51,7 @@ public struct Destination: Sendable, Equatable, Codable {
             let indent = section.heading == nil ? "" : "    "
             for field in section.fields { lines.append("\(indent)\(field.label): \(field.value)") }
         }
-        for note in notes { lines.append("ملاحظة: \(note)") }
+        for note in notes { lines.append("※ \(note)") }
         lines.append("(\(screen) ← \(link.url))")
         return lines.joined(separator: "\n")
     }

@@ -79,7 +79,7 @@ struct ChatSessionTests {
         let attempts = Counter()
         let engine = ScriptedSession(replies: [["أهلاً"]])
         let session = ChatSession(
-            plugins: [], now: { sampleNow },
+            plugins: [], configuration: ChatConfiguration(wording: AbsherSettings.wording), now: { sampleNow },
             loadEngine: {
                 if attempts.increment() == 1 { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) }
                 return engine
@@ -263,5 +263,30 @@ extension JSONValue {
         o["note"] = nil
         o["user"] = nil
         return .object(o)
+    }
+}
+
+@Suite("Chat wording")
+struct ChatWordingTests {
+    /// Arabic letters in `text`.
+    func arabicLetters(_ text: String) -> Int {
+        text.unicodeScalars.filter { (0x0600...0x06FF).contains($0.value) }.count
+    }
+
+    @Test("the chat layer's own texts are neutral; the Absher wording comes from AbsherData")
+    func neutralDefaults() async throws {
+        let session = ChatSession(
+            plugins: [], now: { sampleNow },
+            loadEngine: { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) })
+        await session.open()
+        let messages = await session.messages
+        #expect(messages.count == 2 && messages.allSatisfy { arabicLetters($0.content) == 0 }, "\(messages)")
+        #expect(messages[1].content.contains("m.gguf"))
+        let reply = GroundedReply(
+            messages: [], facts: [GroundingFact(name: "days", accepted: ["45"])], fallback: "45 days")
+        let verdict = GroundingCheck.verify("", against: reply)
+        #expect(arabicLetters(verdict.note(ChatWording())) == 0)
+        let absher = GroundingCheck.verify("", against: reply, wording: AbsherSettings.wording)
+        #expect(absher == .rejected(reasons: ["النص فارغ"]) && absher.note(AbsherSettings.wording).hasPrefix("⚠"))
     }
 }

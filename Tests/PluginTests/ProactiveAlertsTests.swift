@@ -25,7 +25,9 @@ func openChat(
 )
     async -> ChatSession
 {
-    let session = ChatSession(plugins: plugins, now: { now }, loadEngine: { engine })
+    let session = ChatSession(
+        plugins: plugins, configuration: ChatConfiguration(wording: AbsherSettings.wording), now: { now },
+        loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })
     return session
 }
@@ -97,7 +99,7 @@ struct ProactiveAlertsTests {
             }
             #expect(Set(chips.map(\.id)).count == chips.count, c.label)
             let messages = await session.messages
-            #expect(messages.count == 1 && messages.first?.content == ChatConfiguration.defaultGreeting, c.label)
+            #expect(messages.count == 1 && messages.first?.content == AbsherSettings.greeting, c.label)
         }
     }
 

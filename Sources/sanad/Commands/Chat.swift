@@ -61,8 +61,7 @@ enum ChatCommand: SanadCommand {
         }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(
-            greeting: AbsherSettings.greeting, systemPrompt: AbsherSettings.systemPrompt, template: template)
+        var configuration = ChatConfiguration(wording: AbsherSettings.wording, template: template)
         configuration.generation.maxTokens = maxTokens
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
@@ -83,7 +82,7 @@ enum ChatCommand: SanadCommand {
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
-        let printer = ChatPrinter()
+        let printer = ChatPrinter(wording: configuration.wording)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -183,7 +182,12 @@ enum ChatCommand: SanadCommand {
 /// Prints chat events as a transcript and numbers the links it shows.
 final class ChatPrinter: @unchecked Sendable {
     private let lock = NSLock()
+    private let wording: ChatWording
     private var shownLinks: [DeepLink] = []
+
+    init(wording: ChatWording) {
+        self.wording = wording
+    }
     /// A reply is being streamed (its line is open).
     private var streaming = false
 
@@ -235,7 +239,7 @@ final class ChatPrinter: @unchecked Sendable {
             writeOut("\n")
             switch verdict {
             case .some(.verified(let facts)):
-                print("    " + GroundingVerdict.verified(facts: facts).note)
+                print("    " + GroundingVerdict.verified(facts: facts).note(wording))
             case .some(.rejected):
                 print("سند: \(m.content)")
             case .none:

@@ -21,6 +21,9 @@ public struct AbsherSettings: Sendable {
     public static let systemPrompt =
         "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
 
+    /// The Absher app's deep link URLs: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
+    public static let linkFormat = DeepLinkFormat(scheme: "absher", host: "service")
+
     /// The chat's own texts in the Absher app (Arabic), for `ChatConfiguration(wording:)`.
     public static let wording = ChatWording(
         greeting: greeting, systemPrompt: systemPrompt,

@@ -74,7 +74,8 @@ public final class DependentsPlugin: FeaturePlugin {
                             "id": .string(d.id), "name": .string(d.name), "relationship": .string(d.relationship),
                             "service": .string(d.service), "dueDate": .string(d.dueDate.description),
                             "daysRemaining": .number(Double(days)), "reminder": .bool(active.contains(d.id)),
-                            "message": .string(d.message(daysRemaining: days)), "url": .string(d.deepLink.url),
+                            "message": .string(d.message(daysRemaining: days)),
+                            "url": .string(d.deepLink.url(AbsherSettings.linkFormat)),
                         ])
                     }),
                 "skipped": .array(
@@ -98,11 +99,11 @@ public final class DependentsPlugin: FeaturePlugin {
                 args.values["dependentId"] == nil ? list.dependents.first?.id ?? "" : try args.string("dependentId")
             let title = list.dependents.first { $0.id == id }?.deepLink.title ?? "التابعين"
             let link = DeepLink(serviceType: Self.linkType, title: title, alertId: id.isEmpty ? "none" : id)
-            if list.dependents.isEmpty { return page(link: link).json }
+            if list.dependents.isEmpty { return page(link: link).json(AbsherSettings.linkFormat) }
             guard let page = try await destination(for: link) else {
                 throw ToolError(tool: "open_dependents_page", "not a dependents link")
             }
-            return page.json
+            return page.json(AbsherSettings.linkFormat)
         }
     }
 

@@ -43,7 +43,7 @@ extension ProactiveAlertsPlugin {
             let title = userData.documents.first { $0.id == alertId }?.type.renewalService.title ?? service.title
             return try servicePage(
                 service: service, link: DeepLink(serviceType: service.rawValue, title: title, alertId: alertId)
-            ).json
+            ).json(AbsherSettings.linkFormat)
         }
     }
 }

@@ -76,7 +76,8 @@ public struct ProactiveAlert: Sendable, Equatable {
         var o: [String: JSONValue] = [
             "alertId": .string(id), "serviceType": .string(serviceType.rawValue), "title": .string(title),
             "service": .string(serviceType.serviceName), "daysRemaining": .number(Double(daysRemaining)),
-            "expiryDate": .string(document.expiryDate.description), "url": .string(deepLink.url),
+            "expiryDate": .string(document.expiryDate.description),
+            "url": .string(deepLink.url(AbsherSettings.linkFormat)),
             "chip": .string(ProactiveAlertsPlugin.chipPrefix + title),
         ]
         if let n = document.number { o["documentNumber"] = .string(n) }

@@ -11,12 +11,16 @@ public struct ChatConfiguration: Sendable {
     public var historyMessages: Int
     /// A chat template family to apply instead of the engine's (for models whose file has no template).
     public var template: ChatTemplate?
+    /// The product's deep link URLs (`follow(url:)` parses them).
+    public var linkFormat: DeepLinkFormat
 
     public init(
-        wording: ChatWording = ChatWording(), generation: GenerationParameters = ChatConfiguration.defaultGeneration,
-        historyMessages: Int = 6, template: ChatTemplate? = nil
+        wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
+        generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
+        template: ChatTemplate? = nil
     ) {
         self.wording = wording
+        self.linkFormat = linkFormat
         self.generation = generation
         self.historyMessages = max(0, historyMessages)
         self.template = template
@@ -342,7 +346,7 @@ public actor ChatSession {
     public func follow(url: String, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
         let link: DeepLink
         do {
-            link = try DeepLink(url: url)
+            link = try DeepLink(url: url, format: configuration.linkFormat)
         } catch {
             addError(configuration.wording.linkFailed("\(error)"), onEvent)
             throw error

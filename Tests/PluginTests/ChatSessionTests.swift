@@ -229,7 +229,7 @@ struct ChatSessionTests {
         let url = try #require(AbsherSettings.sampleUserDataURL)
         let (alerts, dependents) = try makePlugins(
             try JSONValue.parse(Data(contentsOf: url)).withoutNote, now: sampleNow)
-        let open = OpenDeepLinkTool(plugins: [alerts, dependents])
+        let open = OpenDeepLinkTool(plugins: [alerts, dependents], format: AbsherSettings.linkFormat)
         let page = try await open.call(.object(["url": .string("absher://service/dependents?alert=dep-1")]))
         #expect(page["screen"] == .string("dependents"))
         await #expect(throws: ToolError.self) { try await open.call(.object(["url": .string("absher://nope")])) }

@@ -88,7 +88,7 @@ struct DependentsTests {
             }
             for (link, screen) in links {
                 let session = await openChat([alerts, dependents], now: now)
-                let page = try await session.follow(url: link.url)
+                let page = try await session.follow(url: link.url(AbsherSettings.linkFormat))
                 #expect(page.screen == screen && page.link == link, c.label)
             }
             #expect(
@@ -117,7 +117,9 @@ struct DependentsTests {
                 #expect(values.contains(d.dueDate.description), c.label)
                 #expect(values.contains { $0.contains("\(abs(days))") }, c.label)
                 #expect(section.fields.allSatisfy { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }, c.label)
-                #expect(page.text.contains(d.name) && page.text.contains(d.service), c.label)
+                #expect(
+                    page.text(AbsherSettings.linkFormat).contains(d.name)
+                        && page.text(AbsherSettings.linkFormat).contains(d.service), c.label)
             }
             #expect(page.notes.contains { $0.contains("\(all.skipped.count) سجل") } == !all.skipped.isEmpty, c.label)
         }

@@ -26,7 +26,9 @@ func openChat(
     async -> ChatSession
 {
     let session = ChatSession(
-        plugins: plugins, configuration: ChatConfiguration(wording: AbsherSettings.wording), now: { now },
+        plugins: plugins,
+        configuration: ChatConfiguration(wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat),
+        now: { now },
         loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })
     return session
@@ -111,7 +113,11 @@ struct ProactiveAlertsTests {
                 randomUserJSON(&rng, today: CivilDate.today(now, in: riyadh)), now: now)
             for alert in alerts.alerts {
                 let session = await openChat([alerts, dependents], now: now)
-                let link = rng.bool() ? alert.deepLink : try DeepLink(url: alert.deepLink.url)
+                let link =
+                    rng.bool()
+                    ? alert.deepLink
+                    : try DeepLink(
+                        url: alert.deepLink.url(AbsherSettings.linkFormat), format: AbsherSettings.linkFormat)
                 let page = try await session.follow(link)
                 #expect(page.screen == "dashboard" && page.link == link, c.label)
                 let shown = await session.snapshot()
@@ -122,7 +128,9 @@ struct ProactiveAlertsTests {
                 #expect(fields["الأيام المتبقية"] == "\(alert.daysRemaining)", c.label)
                 #expect(
                     fields["الرسوم"] == (alert.document.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"), c.label)
-                #expect(page.text.contains(alert.id) && page.text.contains(link.url), c.label)
+                #expect(
+                    page.text(AbsherSettings.linkFormat).contains(alert.id)
+                        && page.text(AbsherSettings.linkFormat).contains(link.url(AbsherSettings.linkFormat)), c.label)
                 await session.returnToChat()
                 let back = await session.snapshot()
                 #expect(back.presented == nil && back.isInputEnabled, c.label)

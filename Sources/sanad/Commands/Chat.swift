@@ -61,7 +61,8 @@ enum ChatCommand: SanadCommand {
         }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(wording: AbsherSettings.wording, template: template)
+        var configuration = ChatConfiguration(
+            wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat, template: template)
         configuration.generation.maxTokens = maxTokens
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
@@ -82,7 +83,7 @@ enum ChatCommand: SanadCommand {
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
-        let printer = ChatPrinter(wording: configuration.wording)
+        let printer = ChatPrinter(wording: configuration.wording, linkFormat: configuration.linkFormat)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -147,7 +148,7 @@ enum ChatCommand: SanadCommand {
                 print("[\(formatISO8601(m.timestamp))] \(m.isUser ? "أنت" : "سند"): \(m.content)")
                 if let link = m.deepLink {
                     n += 1
-                    print("    [رابط \(n)] \(link.url)")
+                    print("    [رابط \(n)] \(link.url(printer.linkFormat))")
                 }
             }
         case "/save":
@@ -183,10 +184,12 @@ enum ChatCommand: SanadCommand {
 final class ChatPrinter: @unchecked Sendable {
     private let lock = NSLock()
     private let wording: ChatWording
+    let linkFormat: DeepLinkFormat
     private var shownLinks: [DeepLink] = []
 
-    init(wording: ChatWording) {
+    init(wording: ChatWording, linkFormat: DeepLinkFormat) {
         self.wording = wording
+        self.linkFormat = linkFormat
     }
     /// A reply is being streamed (its line is open).
     private var streaming = false
@@ -209,7 +212,7 @@ final class ChatPrinter: @unchecked Sendable {
             shownLinks.append(link)
             return shownLinks.count
         }
-        print("    [رابط \(n)] \(link.url)")
+        print("    [رابط \(n)] \(link.url(linkFormat))")
     }
 
     func handle(_ event: ChatEvent) {
@@ -253,7 +256,7 @@ final class ChatPrinter: @unchecked Sendable {
                 )
             }
         case .navigated(let d):
-            print(d.text)
+            print(d.text(linkFormat))
             print("(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)")
         }
     }

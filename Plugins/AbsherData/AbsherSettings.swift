@@ -41,6 +41,11 @@ public struct AbsherSettings: Sendable {
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
         notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" })
 
+    /// The look-ahead window of these settings, on `now`.
+    public func window(now: @escaping @Sendable () -> Date) -> AbsherWindow {
+        AbsherWindow(days: windowDays, timeZone: timeZone, now: now)
+    }
+
     /// The user's data file, read and validated.
     public var userData: UserData
     public var windowDays: Int
@@ -87,4 +92,24 @@ public struct AbsherSettings: Sendable {
             "Resources/sample-user.json")
         return FileManager.default.fileExists(atPath: source.path) ? source : nil
     }
+}
+
+/// How far ahead the Absher plugins look: alerts and reminders are due within `days` days of today, where today is
+/// taken from the clock `now` in `timeZone`.
+public struct AbsherWindow: Sendable {
+    public var days: Int
+    public var timeZone: TimeZone
+    public let now: @Sendable () -> Date
+
+    public init(
+        days: Int = AbsherSettings.defaultWindowDays, timeZone: TimeZone = AbsherSettings.defaultTimeZone,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.days = days
+        self.timeZone = timeZone
+        self.now = now
+    }
+
+    /// Today in `timeZone`, from the clock.
+    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
 }

@@ -19,37 +19,29 @@ public final class DependentsPlugin: FeaturePlugin {
 
     public let id = DependentsPlugin.pluginID
     public let list: DependentList
-    public let windowDays: Int
-    public let timeZone: TimeZone
-    let now: @Sendable () -> Date
+    /// Services due within `window.days` days of `window.today` are reminded of.
+    public let window: AbsherWindow
 
     /// Reads the options and the user data file; errors name the config file, the option or the data key.
     public convenience init(context: PluginContext) throws {
         let settings = try AbsherSettings(plugin: Self.pluginID, context: context)
+        let file = settings.userData.file.path
         self.init(
-            list: try DependentList(
-                settings.userData.dependents, file: settings.userData.file.path, plugin: Self.pluginID),
-            windowDays: settings.windowDays, timeZone: settings.timeZone, now: context.now)
+            list: try DependentList(settings.userData.dependents, file: file, plugin: Self.pluginID),
+            window: settings.window(now: context.now))
     }
 
-    public init(
-        list: DependentList, windowDays: Int = AbsherSettings.defaultWindowDays,
-        timeZone: TimeZone = AbsherSettings.defaultTimeZone, now: @escaping @Sendable () -> Date
-    ) {
+    public init(list: DependentList, window: AbsherWindow) {
         self.list = list
-        self.windowDays = windowDays
-        self.timeZone = timeZone
-        self.now = now
+        self.window = window
     }
-
-    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
 
     /// Dependents whose service is due in `0...windowDays` days, soonest first (ties keep file order).
     public var activeReminders: [(dependent: Dependent, daysRemaining: Int)] {
-        let t = today
+        let t = window.today
         return list.dependents.enumerated()
             .map { (offset: $0.offset, dependent: $0.element, days: t.days(until: $0.element.dueDate)) }
-            .filter { $0.days >= 0 && $0.days <= windowDays }
+            .filter { $0.days >= 0 && $0.days <= window.days }
             .sorted { $0.days != $1.days ? $0.days < $1.days : $0.offset < $1.offset }
             .map { (dependent: $0.dependent, daysRemaining: $0.days) }
     }
@@ -63,10 +55,10 @@ public final class DependentsPlugin: FeaturePlugin {
             description:
                 "Lists the user's dependents with the service due and days remaining, the reminders within the window, and the entries left out for missing fields."
         ) { [self] _ in
-            let t = today
+            let t = window.today
             let active = Set(activeReminders.map(\.dependent.id))
             return .object([
-                "today": .string(t.description), "windowDays": .number(Double(windowDays)),
+                "today": .string(t.description), "windowDays": .number(Double(window.days)),
                 "dependents": .array(
                     list.dependents.map { d in
                         let days = t.days(until: d.dueDate)
@@ -130,7 +122,7 @@ public final class DependentsPlugin: FeaturePlugin {
     /// The dependents page: every complete dependent with name, relationship, service, due date and days
     /// remaining; the one the link names is marked.
     public func page(link: DeepLink) -> Destination {
-        let t = today
+        let t = window.today
         let sections = list.dependents.map { d -> Destination.Section in
             let days = t.days(until: d.dueDate)
             return Destination.Section(

@@ -11,7 +11,7 @@ extension ProactiveAlertsPlugin {
                 "Lists the user's documents that expire within the alert window, soonest first, with days remaining and links."
         ) { [self] _ in
             .object([
-                "today": .string(today.description), "windowDays": .number(Double(windowDays)),
+                "today": .string(window.today.description), "windowDays": .number(Double(window.days)),
                 "alerts": .array(alerts.map(\.json)),
             ])
         }

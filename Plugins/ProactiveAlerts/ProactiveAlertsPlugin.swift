@@ -21,37 +21,26 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
 
     public let id = ProactiveAlertsPlugin.pluginID
     public let userData: UserData
-    public let windowDays: Int
-    public let timeZone: TimeZone
-    let now: @Sendable () -> Date
+    /// Documents expiring within `window.days` days of `window.today` are alerts.
+    public let window: AbsherWindow
 
     /// Reads the options and the user data file; errors name the config file, the option or the data key.
     public convenience init(context: PluginContext) throws {
         let settings = try AbsherSettings(plugin: Self.pluginID, context: context)
-        self.init(
-            userData: settings.userData, windowDays: settings.windowDays, timeZone: settings.timeZone,
-            now: context.now)
+        self.init(userData: settings.userData, window: settings.window(now: context.now))
     }
 
-    public init(
-        userData: UserData, windowDays: Int = ProactiveAlertsPlugin.defaultWindowDays,
-        timeZone: TimeZone = ProactiveAlertsPlugin.defaultTimeZone, now: @escaping @Sendable () -> Date
-    ) {
+    public init(userData: UserData, window: AbsherWindow) {
         self.userData = userData
-        self.windowDays = windowDays
-        self.timeZone = timeZone
-        self.now = now
+        self.window = window
     }
 
     /// Asia/Riyadh (`AbsherSettings.defaultTimeZone`).
     public static let defaultTimeZone = AbsherSettings.defaultTimeZone
 
-    /// Today in the plugin's time zone, from the injected clock.
-    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
-
     /// The active alerts now, soonest first.
     public var alerts: [ProactiveAlert] {
-        deriveAlerts(from: userData.documents, today: today, windowDays: windowDays)
+        deriveAlerts(from: userData.documents, today: window.today, windowDays: window.days)
     }
 
     public var tools: [any Tool] { [listAlertsTool, openServicePageTool] }
@@ -96,7 +85,7 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
                 link: link,
                 reason: "the alert '\(doc.id)' is a \(doc.type.renewalService.rawValue) alert, not \(service.rawValue)")
         }
-        let days = today.days(until: doc.expiryDate)
+        let days = window.today.days(until: doc.expiryDate)
         var fields = [
             Destination.Field("الخدمة", service.serviceName),
             Destination.Field("الوثيقة", service.documentName),

@@ -122,7 +122,7 @@ struct ChatSessionTests {
     func groundedReplies() async throws {
         let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
-        let alerts = ProactiveAlertsPlugin(userData: data, now: { sampleNow })
+        let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(now: { sampleNow }))
         let good = ["رخصة ", "قيادتك", " على وشك الانتهاء، باقي ", "45", " يوم. جددها الآن."]
         let bad = ["Your ", "licence ", "expires ", "in 30 days."]
         let engine = ScriptedSession(replies: [good, bad])
@@ -177,7 +177,7 @@ struct ChatSessionTests {
         func make(_ options: [String: JSONValue]) throws -> ProactiveAlertsPlugin {
             try ProactiveAlertsPlugin(context: PluginContext(options: options, dataDirectory: dir, configFile: config))
         }
-        #expect(try make(["userData": .string(sample.path), "windowDays": .number(30)]).windowDays == 30)
+        #expect(try make(["userData": .string(sample.path), "windowDays": .number(30)]).window.days == 30)
         let cases: [([String: JSONValue], String)] = [
             ([:], "option 'userData': missing"),
             (["userData": .string("nope.json")], "\(dir.path)/nope.json does not exist"),

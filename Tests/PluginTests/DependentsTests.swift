@@ -14,7 +14,8 @@ struct DependentsTests {
         let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
         let plugin = DependentsPlugin(
-            list: try DependentList(data.dependents, file: url.path, plugin: "t"), now: { sampleNow })
+            list: try DependentList(data.dependents, file: url.path, plugin: "t"),
+            window: AbsherWindow(now: { sampleNow }))
         #expect(plugin.list.dependents.count == 2 && plugin.list.skipped.map(\.index) == [2])
         let chip = ChatSuggestion(id: "c", text: "t", pluginID: "proactive-alerts")
         let reply = ChatEntry(content: "r", isUser: false, timestamp: sampleNow)

@@ -10,10 +10,10 @@ import Testing
 /// Plugins over generated data, with the clock fixed at `now`.
 func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (ProactiveAlertsPlugin, DependentsPlugin) {
     let data = try UserData.decode(json, file: generatedFile, plugin: "test")
-    let alerts = ProactiveAlertsPlugin(userData: data, windowDays: window, now: { now })
+    let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(days: window, now: { now }))
     let dependents = DependentsPlugin(
-        list: try DependentList(data.dependents, file: generatedFile.path, plugin: "test"), windowDays: window,
-        now: { now })
+        list: try DependentList(data.dependents, file: generatedFile.path, plugin: "test"),
+        window: AbsherWindow(days: window, now: { now }))
     return (alerts, dependents)
 }
 
@@ -49,8 +49,9 @@ struct ProactiveAlertsTests {
         "the sample user at 2026-11-22: licence in 45 days, then passport in 75; the national ID is outside the window")
     func sample() async throws {
         let url = try #require(AbsherSettings.sampleUserDataURL)
-        let plugin = ProactiveAlertsPlugin(userData: try UserData.load(from: url, plugin: "t"), now: { sampleNow })
-        #expect(plugin.today.description == "2026-11-22")
+        let plugin = ProactiveAlertsPlugin(
+            userData: try UserData.load(from: url, plugin: "t"), window: AbsherWindow(now: { sampleNow }))
+        #expect(plugin.window.today.description == "2026-11-22")
         #expect(plugin.alerts.map(\.serviceType) == [.drivingLicenseRenewal, .passportRenewal])
         #expect(plugin.alerts.map(\.daysRemaining) == [45, 75])
         let chips = try await plugin.suggestions()
@@ -65,7 +66,7 @@ struct ProactiveAlertsTests {
             let today = CivilDate.today(now, in: riyadh)
             let window = rng.int(0...120)
             let data = try UserData.decode(randomUserJSON(&rng, today: today), file: generatedFile, plugin: "t")
-            let alerts = ProactiveAlertsPlugin(userData: data, windowDays: window, now: { now }).alerts
+            let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(days: window, now: { now })).alerts
             var expected: [(Int, UserDocument)] = []
             for doc in data.documents {
                 let days = try referenceDays(from: now, to: doc.expiryDate)

@@ -83,9 +83,10 @@ let package = Package(
         // Test support: writes tiny synthetic GGUF files, finds models and fixtures.
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "SanadTestSupport"], path: "Tests/GGUFTests"),
+        .testTarget(name: "SanadCoreTests", dependencies: ["SanadCore"], path: "Tests/SanadCoreTests"),
         .testTarget(
-            name: "SanadCoreTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
-            path: "Tests/SanadCoreTests"),
+            name: "SanadHostTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
+            path: "Tests/SanadHostTests"),
         .testTarget(
             name: "PureSwiftTests",
             dependencies: ["PureSwiftBackend", "PureSwiftKernels", "SanadCore", "GGUF", "SanadTestSupport"],

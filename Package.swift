@@ -21,6 +21,8 @@ let package = Package(
     products: [
         .executable(name: "sanad", targets: ["sanad"]),
         .library(name: "SanadCore", targets: ["SanadCore"]),
+        .library(name: "SanadHost", targets: ["SanadHost"]),
+        .library(name: "SanadChat", targets: ["SanadChat"]),
         .library(name: "GGUF", targets: ["GGUF"]),
     ],
     targets: [
@@ -28,8 +30,14 @@ let package = Package(
         .target(name: "GGUF", path: "Sources/GGUF"),
         // Optional native libraries found and opened at run time (dlopen), with a reason and a fix when missing.
         .target(name: "SanadNative", path: "Sources/SanadNative"),
-        // Protocols, registries, host configuration, memory tiers and estimates, chat templates, errors.
-        .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore"),
+        // The engine contract: backends, sessions, generation parameters, chat messages and templates, JSON values,
+        // errors, the backend registry.
+        .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore", exclude: ["README.md"]),
+        // The host: tier configs, memory tiers and estimates, model summaries, opening a session.
+        .target(
+            name: "SanadHost", dependencies: ["SanadCore", "GGUF"], path: "Sources/SanadHost", exclude: ["README.md"]),
+        // The chat and plugin layer: chat session, entries, deep links, navigation, grounding, plugins, tools.
+        .target(name: "SanadChat", dependencies: ["SanadCore"], path: "Sources/SanadChat", exclude: ["README.md"]),
         // The pure-Swift engine's kernels (portable build) and their per-CPU builds.
         .target(
             name: "PureSwiftKernels", dependencies: ["GGUF"], path: "Backends/PureSwift/Kernels",
@@ -54,18 +62,23 @@ let package = Package(
             exclude: ["README.md"]),
         // llama.cpp's libllama through dlopen, with an ABI guard.
         .target(name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF"], path: "Backends/LlamaCpp"),
-        // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md).
+        // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md). AbsherData is what the
+        // Absher plugins share (the user's data file, civil dates, their common options); no plugin imports another.
         .target(
-            name: "ProactiveAlertsPlugin", dependencies: ["SanadCore"], path: "Plugins/ProactiveAlerts",
-            resources: [.copy("Resources")]),
+            name: "AbsherData", dependencies: ["SanadCore", "SanadChat"], path: "Plugins/AbsherData",
+            exclude: ["README.md"], resources: [.copy("Resources")]),
         .target(
-            name: "DependentsPlugin", dependencies: ["SanadCore", "ProactiveAlertsPlugin"], path: "Plugins/Dependents"),
+            name: "ProactiveAlertsPlugin", dependencies: ["SanadCore", "SanadChat", "AbsherData"],
+            path: "Plugins/ProactiveAlerts"),
+        .target(
+            name: "DependentsPlugin", dependencies: ["SanadCore", "SanadChat", "AbsherData"],
+            path: "Plugins/Dependents"),
         // The CLI: the only place that wires engines and plugins into the registries.
         .executableTarget(
             name: "sanad",
             dependencies: [
-                "SanadCore", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend", "ProactiveAlertsPlugin",
-                "DependentsPlugin",
+                "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin",
             ],
             path: "Sources/sanad"
         ),
@@ -73,8 +86,10 @@ let package = Package(
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
         .testTarget(name: "SanadNativeTests", dependencies: ["SanadNative"], path: "Tests/SanadNativeTests"),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "SanadTestSupport"], path: "Tests/GGUFTests"),
+        .testTarget(name: "SanadCoreTests", dependencies: ["SanadCore"], path: "Tests/SanadCoreTests"),
         .testTarget(
-            name: "SanadCoreTests", dependencies: ["SanadCore", "SanadTestSupport"], path: "Tests/SanadCoreTests"),
+            name: "SanadHostTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
+            path: "Tests/SanadHostTests"),
         .testTarget(
             name: "PureSwiftTests",
             dependencies: ["PureSwiftBackend", "PureSwiftKernels", "SanadCore", "GGUF", "SanadTestSupport"],
@@ -92,7 +107,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PluginTests",
-            dependencies: ["ProactiveAlertsPlugin", "DependentsPlugin", "SanadCore", "SanadTestSupport"],
+            dependencies: [
+                "ProactiveAlertsPlugin", "DependentsPlugin", "AbsherData", "SanadChat", "SanadCore", "SanadTestSupport",
+            ],
             path: "Tests/PluginTests"
         ),
         .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),

@@ -21,7 +21,7 @@ import SanadCore
 /// Engine options (`BLASOptions`): `library` (path), `cache-weights` (keep F32 copies of the weights; the memory
 /// estimate counts them), `minimum-batch` (default 32), `kernels` (passed to the pure-Swift
 /// engine).
-public struct BLASBackend: InferenceBackend {
+public struct BLASBackend: OptionsValidatingBackend {
     /// A library path that takes precedence over `SANAD_BLAS` and the loader's search.
     public let library: String?
 
@@ -69,8 +69,7 @@ public struct BLASBackend: InferenceBackend {
         let settings = try self.settings(options)
         switch BLASLibrary.resolve(option: settings.library) {
         case .success(let library):
-            let kernels = try KernelBuilds.select(
-                settings.kernels?.stringValue ?? ProcessInfo.processInfo.environment["SANAD_KERNELS"])
+            let kernels = try KernelBuilds.select(PureSwiftOptions.kernelBuildName(settings.kernels?.stringValue))
             return BLASProducts(
                 library: library, threads: threads, minimumBatch: settings.minimumBatch,
                 cacheWeights: settings.cacheWeights, kernels: kernels)
@@ -86,6 +85,10 @@ public struct BLASBackend: InferenceBackend {
         return cacheWeights
             ? EngineMemory(bytes: sizes.reduce(0, +), label: "BLAS F32 weights (cache-weights)")
             : EngineMemory(bytes: sizes.max() ?? 0, label: "BLAS dequantization scratch")
+    }
+
+    public func validateOptions(_ options: [String: JSONValue]) throws {
+        _ = try BLASOptions(parsing: options)
     }
 
     /// The options, with the init parameter as the library unless the options name one.

@@ -10,7 +10,7 @@ import SanadCore
 ///
 /// Engine options: `library` (path), `template` (chat template family, overriding the model's), `pooling`
 /// (`mean`/`cls`/`last`, embeddings only).
-public struct LlamaCppBackend: InferenceBackend, EmbeddingBackend {
+public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
     /// A library path that takes precedence over `SANAD_LIBLLAMA` and the default locations.
     public let library: String?
 
@@ -79,14 +79,12 @@ public struct LlamaCppBackend: InferenceBackend, EmbeddingBackend {
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    public func validateOptions(_ options: [String: JSONValue]) throws {
+        _ = try LlamaOptions(parsing: options)
+    }
+
     private func resolvedLibrary(_ options: ModelLoadOptions) throws -> LlamaLibrary {
-        var path = library
-        if let value = options.engineOptions["library"] {
-            guard let p = value.stringValue else {
-                throw LlamaCppError.invalidOption(key: "library", problem: "expected a path string, got \(value)")
-            }
-            path = p
-        }
+        let path = try LlamaOptions(parsing: options.engineOptions).library ?? library
         switch LlamaLibrary.resolve(option: path) {
         case .success(let lib): return lib
         case .failure(let error): throw SanadError.backendUnavailable(id: id, reason: error.reason)

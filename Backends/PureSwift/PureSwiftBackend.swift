@@ -6,16 +6,29 @@ import GGUF
 import SanadCore
 
 /// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped).
-public struct PureSwiftBackend: InferenceBackend {
+public struct PureSwiftBackend: OptionsValidatingBackend {
     public init() {}
     public var id: String { "pure-swift" }
     public var summary: String {
         "pure-Swift CPU transformer (GGUF: \(ArchitectureRegistry.supported.joined(separator: ", ")); always available)"
     }
-    public var availability: BackendAvailability {
-        .available(
-            detail: "built in; kernels: \(KernelBuilds.runnable[0].name) (this CPU runs "
-                + KernelBuilds.runnable.map(\.name).joined(separator: ", ") + "; SANAD_KERNELS picks one)")
+    public var availability: BackendAvailability { availability(options: [:]) }
+
+    /// Unavailable when the options are wrong or the kernel build they (or `SANAD_KERNELS`) name cannot run here,
+    /// so a config falls back to its next engine instead of failing at load.
+    public func availability(options: [String: JSONValue]) -> BackendAvailability {
+        do {
+            let kernels = try PureSwiftOptions(parsing: options).selectKernels()
+            return .available(
+                detail: "built in; kernels: \(kernels.name) (this CPU runs "
+                    + KernelBuilds.runnable.map(\.name).joined(separator: ", ") + "; SANAD_KERNELS picks one)")
+        } catch {
+            return .unavailable(reason: "\(error)")
+        }
+    }
+
+    public func validateOptions(_ options: [String: JSONValue]) throws {
+        _ = try PureSwiftOptions(parsing: options)
     }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {

@@ -29,11 +29,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
     public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
         let file = try GGUFFile(path: path)
-        let repackOption = options.engineOptions["repack-weights"]
-        if let repackOption, repackOption.boolValue == nil {
-            throw SanadError.engine(
-                "pure-swift: engine option 'repack-weights' is \(repackOption); use true (the default) or false")
-        }
+        let settings = try PureSwiftOptions(parsing: options.engineOptions)
         // The tokenizer's tables are built on another thread while the weights load (and are repacked).
         let tokenizerResult = TokenizerLoad()
         let tokenizerGroup = DispatchGroup()
@@ -42,7 +38,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         }
         let network: any LanguageModel
         do {
-            network = try ArchitectureRegistry.load(file, repackWeights: repackOption?.boolValue ?? true)
+            network = try ArchitectureRegistry.load(file, repackWeights: settings.repackWeights)
         } catch {
             tokenizerGroup.wait()
             throw error
@@ -53,13 +49,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         guard context > 0 else {
             throw SanadError.engine("the context length must be positive (got \(context)); pass -c N")
         }
-        let kernelOption = options.engineOptions["kernels"]
-        if let kernelOption, kernelOption.stringValue == nil {
-            throw SanadError.engine(
-                "pure-swift: engine option 'kernels' is \(kernelOption); use a build name such as \"auto\"")
-        }
-        let kernels = try KernelBuilds.select(
-            kernelOption?.stringValue ?? ProcessInfo.processInfo.environment["SANAD_KERNELS"])
+        let kernels = try settings.selectKernels()
         self.file = file
         self.network = network
         self.tokenizer = tokenizer

@@ -1,4 +1,5 @@
-import ProactiveAlertsPlugin
+import AbsherData
+import SanadChat
 import SanadCore
 
 /// A dependent (التابع) with a service due: a child's first licence, a spouse's passport, …

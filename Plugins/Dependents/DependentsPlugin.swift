@@ -1,5 +1,6 @@
+import AbsherData
 import Foundation
-import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 
 /// Dependents (التابعين): after the reply to a proactive alert, one message per dependent whose service is due
@@ -14,55 +15,93 @@ public final class DependentsPlugin: FeaturePlugin {
     public static let linkType = "dependents"
     /// The destination screen of `dependents` links.
     public static let pageScreen = "dependents"
-    public static let optionKeys = ["userData", "windowDays", "timeZone"]
+    public static let optionKeys = AbsherSettings.optionKeys
 
     public let id = DependentsPlugin.pluginID
     public let list: DependentList
-    public let windowDays: Int
-    public let timeZone: TimeZone
-    let now: @Sendable () -> Date
+    /// Services due within `window.days` days of `window.today` are reminded of.
+    public let window: AbsherWindow
 
+    /// Reads the options and the user data file; errors name the config file, the option or the data key.
     public convenience init(context: PluginContext) throws {
-        let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
-        guard let file = try options.file("userData") else {
-            throw PluginError.invalidOption(
-                plugin: Self.pluginID, configFile: context.configFile?.path, key: "userData",
-                problem: "missing; name the user's JSON file (the same as proactive-alerts uses)")
-        }
-        let data = try UserData.load(from: file, plugin: Self.pluginID)
+        let settings = try AbsherSettings(plugin: Self.pluginID, context: context)
+        let file = settings.userData.file.path
         self.init(
-            list: try DependentList(data.dependents, file: file.path, plugin: Self.pluginID),
-            windowDays: try options.int("windowDays", range: 0...3650) ?? ProactiveAlertsPlugin.defaultWindowDays,
-            timeZone: try options.timeZone("timeZone") ?? ProactiveAlertsPlugin.defaultTimeZone, now: context.now)
+            list: try DependentList(settings.userData.dependents, file: file, plugin: Self.pluginID),
+            window: settings.window(now: context.now))
     }
 
-    public init(
-        list: DependentList, windowDays: Int = ProactiveAlertsPlugin.defaultWindowDays,
-        timeZone: TimeZone = ProactiveAlertsPlugin.defaultTimeZone, now: @escaping @Sendable () -> Date
-    ) {
+    public init(list: DependentList, window: AbsherWindow) {
         self.list = list
-        self.windowDays = windowDays
-        self.timeZone = timeZone
-        self.now = now
+        self.window = window
     }
-
-    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
 
     /// Dependents whose service is due in `0...windowDays` days, soonest first (ties keep file order).
     public var activeReminders: [(dependent: Dependent, daysRemaining: Int)] {
-        let t = today
+        let t = window.today
         return list.dependents.enumerated()
             .map { (offset: $0.offset, dependent: $0.element, days: t.days(until: $0.element.dueDate)) }
-            .filter { $0.days >= 0 && $0.days <= windowDays }
+            .filter { $0.days >= 0 && $0.days <= window.days }
             .sorted { $0.days != $1.days ? $0.days < $1.days : $0.offset < $1.offset }
             .map { (dependent: $0.dependent, daysRemaining: $0.days) }
     }
 
-    public var tools: [any Tool] { [ListDependentsTool(plugin: self), OpenDependentsPageTool(plugin: self)] }
+    public var tools: [any Tool] { [listDependentsTool, openDependentsPageTool] }
+
+    /// `list_dependents`: every complete dependent with days remaining, and the entries left out.
+    var listDependentsTool: PluginTool {
+        PluginTool(
+            name: "list_dependents",
+            description:
+                "Lists the user's dependents with the service due and days remaining, the reminders within the window, and the entries left out for missing fields."
+        ) { [self] _ in
+            let t = window.today
+            let active = Set(activeReminders.map(\.dependent.id))
+            return .object([
+                "today": .string(t.description), "windowDays": .number(Double(window.days)),
+                "dependents": .array(
+                    list.dependents.map { d in
+                        let days = t.days(until: d.dueDate)
+                        return .object([
+                            "id": .string(d.id), "name": .string(d.name), "relationship": .string(d.relationship),
+                            "service": .string(d.service), "dueDate": .string(d.dueDate.description),
+                            "daysRemaining": .number(Double(days)), "reminder": .bool(active.contains(d.id)),
+                            "message": .string(d.message(daysRemaining: days)),
+                            "url": .string(d.deepLink.url(AbsherSettings.linkFormat)),
+                        ])
+                    }),
+                "skipped": .array(
+                    list.skipped.map {
+                        .object([
+                            "index": .number(Double($0.index)), "problems": .array($0.problems.map(JSONValue.string)),
+                        ])
+                    }),
+            ])
+        }
+    }
+
+    /// `open_dependents_page`: the dependents page.
+    var openDependentsPageTool: PluginTool {
+        PluginTool(
+            name: "open_dependents_page",
+            description: "Opens the dependents page listing every dependent with the service due and days remaining.",
+            arguments: [ToolArgument("dependentId")]
+        ) { [self] args in
+            let id =
+                args.values["dependentId"] == nil ? list.dependents.first?.id ?? "" : try args.string("dependentId")
+            let title = list.dependents.first { $0.id == id }?.deepLink.title ?? "التابعين"
+            let link = DeepLink(serviceType: Self.linkType, title: title, alertId: id.isEmpty ? "none" : id)
+            if list.dependents.isEmpty { return page(link: link).json(AbsherSettings.linkFormat) }
+            guard let page = try await destination(for: link) else {
+                throw ToolError(tool: "open_dependents_page", "not a dependents link")
+            }
+            return page.json(AbsherSettings.linkFormat)
+        }
+    }
 
     /// After the reply to a proactive alert chip: one message per active dependent reminder.
     public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] {
-        guard reply.suggestion?.pluginID == ProactiveAlertsPlugin.pluginID else { return [] }
+        guard reply.suggestion?.pluginID == AbsherSettings.proactiveAlertsPluginID else { return [] }
         return activeReminders.map {
             ChatFollowUp(
                 content: $0.dependent.message(daysRemaining: $0.daysRemaining), deepLink: $0.dependent.deepLink)
@@ -83,7 +122,7 @@ public final class DependentsPlugin: FeaturePlugin {
     /// The dependents page: every complete dependent with name, relationship, service, due date and days
     /// remaining; the one the link names is marked.
     public func page(link: DeepLink) -> Destination {
-        let t = today
+        let t = window.today
         let sections = list.dependents.map { d -> Destination.Section in
             let days = t.days(until: d.dueDate)
             return Destination.Section(
@@ -104,77 +143,5 @@ public final class DependentsPlugin: FeaturePlugin {
             notes.append("لم يُعرض \(list.skipped.count) سجل لنقص في بياناته (\(detail)).")
         }
         return Destination(screen: Self.pageScreen, title: "التابعين", link: link, sections: sections, notes: notes)
-    }
-}
-
-/// `list_dependents`: every complete dependent with days remaining, and the entries left out.
-struct ListDependentsTool: Tool {
-    let plugin: DependentsPlugin
-
-    var name: String { "list_dependents" }
-    var description: String {
-        "Lists the user's dependents with the service due and days remaining, the reminders within the window, and the entries left out for missing fields."
-    }
-    var argumentsSchema: JSONValue {
-        .object(["type": .string("object"), "properties": .object([:]), "additionalProperties": .bool(false)])
-    }
-
-    func call(_ arguments: JSONValue) async throws -> JSONValue {
-        _ = try ToolArguments(tool: name, arguments, allowed: [])
-        let t = plugin.today
-        let active = Set(plugin.activeReminders.map(\.dependent.id))
-        return .object([
-            "today": .string(t.description), "windowDays": .number(Double(plugin.windowDays)),
-            "dependents": .array(
-                plugin.list.dependents.map { d in
-                    let days = t.days(until: d.dueDate)
-                    return .object([
-                        "id": .string(d.id), "name": .string(d.name), "relationship": .string(d.relationship),
-                        "service": .string(d.service), "dueDate": .string(d.dueDate.description),
-                        "daysRemaining": .number(Double(days)), "reminder": .bool(active.contains(d.id)),
-                        "message": .string(d.message(daysRemaining: days)), "url": .string(d.deepLink.url),
-                    ])
-                }),
-            "skipped": .array(
-                plugin.list.skipped.map {
-                    .object(["index": .number(Double($0.index)), "problems": .array($0.problems.map(JSONValue.string))])
-                }),
-        ])
-    }
-}
-
-/// `open_dependents_page`: the dependents page.
-struct OpenDependentsPageTool: Tool {
-    let plugin: DependentsPlugin
-
-    var name: String { "open_dependents_page" }
-    var description: String {
-        "Opens the dependents page listing every dependent with the service due and days remaining."
-    }
-    var argumentsSchema: JSONValue {
-        .object([
-            "type": .string("object"),
-            "properties": .object(["dependentId": .object(["type": .string("string")])]),
-            "additionalProperties": .bool(false),
-        ])
-    }
-
-    func call(_ arguments: JSONValue) async throws -> JSONValue {
-        let args = try ToolArguments(tool: name, arguments, allowed: ["dependentId"])
-        let id =
-            args.values["dependentId"] == nil ? plugin.list.dependents.first?.id ?? "" : try args.string("dependentId")
-        let title = plugin.list.dependents.first { $0.id == id }?.deepLink.title ?? "التابعين"
-        let link = DeepLink(serviceType: DependentsPlugin.linkType, title: title, alertId: id.isEmpty ? "none" : id)
-        if plugin.list.dependents.isEmpty { return plugin.page(link: link).json }
-        do {
-            guard let page = try await plugin.destination(for: link) else {
-                throw ToolError(tool: name, "not a dependents link")
-            }
-            return page.json
-        } catch let error as ToolError {
-            throw error
-        } catch {
-            throw ToolError(tool: name, "\(error)")
-        }
     }
 }

@@ -1,3 +1,5 @@
+import AbsherData
+import SanadChat
 import SanadCore
 
 /// How the reply to a tapped alert chip is asked for and checked (see `GroundedReply`).

@@ -1,3 +1,5 @@
+import AbsherData
+import SanadChat
 import SanadCore
 
 /// The renewal services a proactive alert leads to; the raw value is the deep link's `serviceType`.
@@ -74,7 +76,8 @@ public struct ProactiveAlert: Sendable, Equatable {
         var o: [String: JSONValue] = [
             "alertId": .string(id), "serviceType": .string(serviceType.rawValue), "title": .string(title),
             "service": .string(serviceType.serviceName), "daysRemaining": .number(Double(daysRemaining)),
-            "expiryDate": .string(document.expiryDate.description), "url": .string(deepLink.url),
+            "expiryDate": .string(document.expiryDate.description),
+            "url": .string(deepLink.url(AbsherSettings.linkFormat)),
             "chip": .string(ProactiveAlertsPlugin.chipPrefix + title),
         ]
         if let n = document.number { o["documentNumber"] = .string(n) }
@@ -96,4 +99,15 @@ public func deriveAlerts(from documents: [UserDocument], today: CivilDate, windo
     return alerts.sorted { a, b in
         a.1.daysRemaining != b.1.daysRemaining ? a.1.daysRemaining < b.1.daysRemaining : a.0 < b.0
     }.map(\.1)
+}
+
+extension DocumentType {
+    /// The renewal service an expiring document of this kind leads to.
+    public var renewalService: AlertServiceType {
+        switch self {
+        case .drivingLicense: return .drivingLicenseRenewal
+        case .passport: return .passportRenewal
+        case .nationalID: return .nationalIDRenewal
+        }
+    }
 }

@@ -1,4 +1,6 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
 
 /// Proactive alerts (التنبيه الاستباقي): documents that expire soon become chips when the chat opens; tapping one
@@ -9,79 +11,39 @@ import SanadCore
 /// `Asia/Riyadh`: the zone in which "today" is taken from the clock).
 public final class ProactiveAlertsPlugin: FeaturePlugin {
     /// The id configs use.
-    public static let pluginID = "proactive-alerts"
+    public static let pluginID = AbsherSettings.proactiveAlertsPluginID
     /// Every chip's text starts with this, followed by the alert's title.
     public static let chipPrefix = "عندك إشعار من التنبيه الاستباقي: "
     /// The destination screen of the user's own alerts.
     public static let dashboardScreen = "dashboard"
-    public static let defaultWindowDays = 90
-    public static let optionKeys = ["userData", "windowDays", "timeZone"]
+    public static let defaultWindowDays = AbsherSettings.defaultWindowDays
+    public static let optionKeys = AbsherSettings.optionKeys
 
     public let id = ProactiveAlertsPlugin.pluginID
     public let userData: UserData
-    public let windowDays: Int
-    public let timeZone: TimeZone
-    let now: @Sendable () -> Date
+    /// Documents expiring within `window.days` days of `window.today` are alerts.
+    public let window: AbsherWindow
 
     /// Reads the options and the user data file; errors name the config file, the option or the data key.
     public convenience init(context: PluginContext) throws {
-        let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
-        guard let file = try options.file("userData") else {
-            throw PluginError.invalidOption(
-                plugin: Self.pluginID, configFile: context.configFile?.path, key: "userData",
-                problem:
-                    "missing; name the user's JSON file (for example \"../Plugins/ProactiveAlerts/Resources/sample-user.json\")"
-            )
-        }
-        self.init(
-            userData: try UserData.load(from: file, plugin: Self.pluginID),
-            windowDays: try options.int("windowDays", range: 0...3650) ?? Self.defaultWindowDays,
-            timeZone: try options.timeZone("timeZone") ?? Self.defaultTimeZone, now: context.now)
+        let settings = try AbsherSettings(plugin: Self.pluginID, context: context)
+        self.init(userData: settings.userData, window: settings.window(now: context.now))
     }
 
-    public init(
-        userData: UserData, windowDays: Int = ProactiveAlertsPlugin.defaultWindowDays,
-        timeZone: TimeZone = ProactiveAlertsPlugin.defaultTimeZone, now: @escaping @Sendable () -> Date
-    ) {
+    public init(userData: UserData, window: AbsherWindow) {
         self.userData = userData
-        self.windowDays = windowDays
-        self.timeZone = timeZone
-        self.now = now
+        self.window = window
     }
 
-    /// Asia/Riyadh (UTC+3 all year).
-    public static let defaultTimeZone =
-        TimeZone(identifier: "Asia/Riyadh") ?? TimeZone(secondsFromGMT: 3 * 3600) ?? .current
-
-    /// The sample user shipped in the plugin's resources (a driving licence expiring 45 days after 2026-11-22, a
-    /// passport after 75, a national ID after 480; dependents), found without `Bundle.module` (which stops the
-    /// process when the bundle is missing): next to the executable, else in the source tree. Nil when neither exists.
-    public static var sampleUserDataURL: URL? {
-        var candidates: [URL] = []
-        let bundleName = "Sanad_ProactiveAlertsPlugin.resources"
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent(bundleName))
-        if let r = Bundle.main.resourceURL { candidates.append(r.appendingPathComponent(bundleName)) }
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
-        for dir in candidates {
-            for path in ["Resources/sample-user.json", "sample-user.json"] {
-                let url = dir.appendingPathComponent(path)
-                if FileManager.default.fileExists(atPath: url.path) { return url }
-            }
-        }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-            "Resources/sample-user.json")
-        return FileManager.default.fileExists(atPath: source.path) ? source : nil
-    }
-
-    /// Today in the plugin's time zone, from the injected clock.
-    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
+    /// Asia/Riyadh (`AbsherSettings.defaultTimeZone`).
+    public static let defaultTimeZone = AbsherSettings.defaultTimeZone
 
     /// The active alerts now, soonest first.
     public var alerts: [ProactiveAlert] {
-        deriveAlerts(from: userData.documents, today: today, windowDays: windowDays)
+        deriveAlerts(from: userData.documents, today: window.today, windowDays: window.days)
     }
 
-    public var tools: [any Tool] { [ListAlertsTool(plugin: self), OpenServicePageTool(plugin: self)] }
+    public var tools: [any Tool] { [listAlertsTool, openServicePageTool] }
 
     /// One chip per active alert, in alert order: `عندك إشعار من التنبيه الاستباقي: <title>`.
     public func suggestions() async throws -> [ChatSuggestion] {
@@ -123,7 +85,7 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
                 link: link,
                 reason: "the alert '\(doc.id)' is a \(doc.type.renewalService.rawValue) alert, not \(service.rawValue)")
         }
-        let days = today.days(until: doc.expiryDate)
+        let days = window.today.days(until: doc.expiryDate)
         var fields = [
             Destination.Field("الخدمة", service.serviceName),
             Destination.Field("الوثيقة", service.documentName),

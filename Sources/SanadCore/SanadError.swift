@@ -22,6 +22,8 @@ public enum SanadError: Error, Equatable, Sendable, CustomStringConvertible {
     case backendUnavailable(id: String, reason: String)
     /// Anything else an engine reports, already worded for the user.
     case engine(String)
+    /// A JSON file is not strict JSON (`StrictJSON`): where (1-based line and column) and what.
+    case invalidJSON(line: Int, column: Int, problem: String)
 
     public var description: String {
         switch self {
@@ -51,6 +53,8 @@ public enum SanadError: Error, Equatable, Sendable, CustomStringConvertible {
             return "backend '\(id)' is unavailable: \(reason)"
         case .engine(let message):
             return message
+        case .invalidJSON(let line, let column, let problem):
+            return "invalid JSON at line \(line), column \(column): \(problem)"
         }
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// A usage error: wrong flags or values. Printed as `Error: …`, `Usage: …`, `See 'sanad X --help'`; exit 64.
 struct UsageError: Error, CustomStringConvertible {

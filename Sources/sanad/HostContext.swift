@@ -1,6 +1,8 @@
 import Foundation
 import GGUF
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// Where Sanad's files are and which config is in force for this command.
 struct HostContext {
@@ -40,7 +42,7 @@ struct HostContext {
         func load(_ url: URL) throws -> HostConfiguration {
             try HostConfiguration.load(
                 from: url, backendIDs: registry.inferenceIDs, embeddingIDs: registry.embeddingIDs,
-                pluginIDs: Wiring.plugins.ids)
+                pluginIDs: Wiring.plugins.ids, validateOptions: registry.validateOptions)
         }
         var tiers: [HostConfiguration] = []
         if let configsDirectory {
@@ -105,64 +107,75 @@ struct HostContext {
         return nil
     }
 
-    /// A model path: an existing path as given, else a file name in the models folder; nil = the config's model.
-    func resolveModel(_ nameOrPath: String?) throws -> URL {
-        let name = nameOrPath ?? config.model
-        let direct = URL(fileURLWithPath: name)
-        if name.contains("/") || FileManager.default.fileExists(atPath: direct.path) && nameOrPath != nil {
-            guard FileManager.default.fileExists(atPath: direct.path) else {
-                throw SanadError.modelNotFound(name: name, searched: [direct.path])
-            }
-            return direct
-        }
-        let inFolder = modelsDirectory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: inFolder.path) else {
-            throw SanadError.modelNotFound(name: name, searched: [modelsDirectory.path])
-        }
-        return inFolder
+    /// The one way commands open a model (see `ModelOpener`).
+    var opener: ModelOpener {
+        ModelOpener(registry: registry, config: config, tiers: tiers, modelsDirectory: modelsDirectory)
     }
 
-    /// The engine `id`, or the first available one of the config's preference list. Skipped engines are reported
-    /// on stderr with their reasons.
-    func backend(_ id: String?) throws -> any InferenceBackend {
-        if let id {
-            let b = try registry.backend(id)
-            if case .unavailable(let reason) = b.availability(options: engineOptions(id)) {
-                throw SanadError.backendUnavailable(id: id, reason: reason)
-            }
-            return b
-        }
-        let chosen = try registry.firstAvailable(config.backends)
-        for s in chosen.skipped { printError("note: skipping backend \(s)") }
-        return chosen.backend
-    }
+    /// A model path: an existing path as given, else a file name in the models folder; nil = the config's model.
+    func resolveModel(_ nameOrPath: String?) throws -> URL { try opener.resolveModel(nameOrPath) }
 
     /// The config's options for engine `id` (empty when the config does not list it).
-    func engineOptions(_ id: String) -> [String: JSONValue] {
-        config.backends.first { $0.id == id }?.options ?? [:]
+    func engineOptions(_ id: String) -> [String: JSONValue] { opener.engineOptions(id) }
+
+    /// Refuses an engine id that is not registered, as a usage error (exit 64).
+    func validateBackendID(_ id: String?) throws {
+        guard let id, registry.inference[id] == nil else { return }
+        throw UsageError("unknown backend '\(id)'; known backends: \(registry.inferenceIDs.joined(separator: ", "))")
     }
 
-    /// Load options from the config, overridden by flags.
-    func loadOptions(backend: String, threads: Int? = nil, context: Int? = nil, seed: UInt64? = nil) -> ModelLoadOptions
-    {
-        let engineOptions = engineOptions(backend)
-        return ModelLoadOptions(
-            threads: threads ?? config.threads ?? ProcessInfo.processInfo.activeProcessorCount,
-            contextLength: context ?? config.contextLength, batchSize: config.batchSize, seed: seed ?? 0xC0FFEE,
-            engineOptions: engineOptions)
+    /// Plans the request (model, engine with the reasons earlier ones were skipped, context and memory checks),
+    /// reports skipped engines on stderr, and loads. Every command that loads a model comes through here.
+    func openModel(_ request: ModelRequest) async throws -> (session: any InferenceSession, plan: ModelPlan) {
+        let plan = try planModel(request)
+        return (try await opener.open(plan), plan)
+    }
+
+    /// The checks of `openModel` without the load.
+    func planModel(_ request: ModelRequest) throws -> ModelPlan {
+        try validateBackendID(request.backend)
+        let plan = try opener.plan(request)
+        for s in plan.skipped { printError("note: skipping backend \(s)") }
+        if !request.checkMemory, plan.estimate.totalBytes > config.memoryBudgetMiB * 1_048_576 {
+            printError(
+                "note: --no-memory-check: \(plan.estimate.text) exceeds tier '\(config.tier)' budget "
+                    + "\(config.memoryBudgetMiB) MiB")
+        }
+        if request.allowLongContext, let training = plan.trainingContextLength,
+            let context = plan.options.contextLength, context > training
+        {
+            printError(
+                "note: --allow-long-context: context \(context) is beyond the model's training context \(training); "
+                    + "no RoPE scaling is applied")
+        }
+        return plan
     }
 
     /// Estimates the model's memory at `contextLength` (with what `backend` adds, under the config's options for
     /// it) and refuses when it exceeds the tier's budget.
-    func checkMemory(
-        model url: URL, contextLength: Int, kvElementBytes: Int = 4, backend: (any InferenceBackend)? = nil
-    ) throws -> MemoryEstimate {
-        let file = try GGUFFile(path: url.path)
-        let engine = backend.flatMap { $0.additionalMemory(model: file, options: engineOptions($0.id)) }
-        let estimate = MemoryEstimate(
-            model: ModelSummary(file: file), contextLength: contextLength, batchSize: config.batchSize,
-            kvElementBytes: kvElementBytes, engine: engine)
+    func checkMemory(model url: URL, contextLength: Int, backend: (any InferenceBackend)? = nil) throws
+        -> MemoryEstimate
+    {
+        let estimate = opener.estimate(
+            model: try GGUFFile(path: url.path), contextLength: contextLength, backend: backend)
         try estimate.check(against: config, allTiers: tiers)
         return estimate
+    }
+}
+
+/// The flags every command that loads a model accepts beyond -m, --backend, -c and -t.
+struct LoadFlags {
+    var checkMemory = true
+    var allowLongContext = false
+
+    static let help = """
+          --no-memory-check      load even when the estimate exceeds the tier's memory budget
+          --allow-long-context   allow a context beyond the model's training context
+        """
+
+    static func parse(_ arguments: inout Arguments) -> LoadFlags {
+        LoadFlags(
+            checkMemory: !arguments.flag("--no-memory-check"),
+            allowLongContext: arguments.flag("--allow-long-context"))
     }
 }

@@ -1,9 +1,12 @@
+import AbsherData
 import BLASBackend
 import DependentsPlugin
 import LlamaCppBackend
 import ProactiveAlertsPlugin
 import PureSwiftBackend
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// The only place that knows every engine and plugin: fills the registries the configs refer to.
 enum Wiring {

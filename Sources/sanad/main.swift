@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// Every subcommand, in the order `sanad --help` lists them. Add a command here and in its own file.
 nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
@@ -28,7 +30,7 @@ let topLevelHelp = """
       SANAD_MODELS    models folder (default: models/ in the Sanad checkout)
       SANAD_HOME      the Sanad checkout (configs/, models/); found from the executable's location otherwise
 
-    Exit codes: 0 success, 1 failure, 2 mismatch found (compare), 64 usage error.
+    Exit codes: 0 success, 1 failure, 2 mismatch found (compare), 64 usage error, 130 interrupted.
     See 'sanad <command> --help' for a command's options.
     """
 

@@ -92,8 +92,8 @@ struct BLASAvailabilityTests {
         let wrong = try #require(notBLAS.first)
         let registry = BackendRegistry(inference: [BLASBackend(), PureSwiftBackend()])
         let chosen = try registry.firstAvailable([
-            HostConfiguration.BackendChoice(id: "blas", options: ["library": .string(wrong)]),
-            HostConfiguration.BackendChoice(id: "pure-swift"),
+            BackendChoice(id: "blas", options: ["library": .string(wrong)]),
+            BackendChoice(id: "pure-swift"),
         ])
         #expect(chosen.backend.id == "pure-swift")
         #expect(chosen.skipped.count == 1 && chosen.skipped[0].hasPrefix("blas: "))

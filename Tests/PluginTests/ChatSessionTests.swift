@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -77,7 +79,7 @@ struct ChatSessionTests {
         let attempts = Counter()
         let engine = ScriptedSession(replies: [["أهلاً"]])
         let session = ChatSession(
-            plugins: [], now: { sampleNow },
+            plugins: [], configuration: ChatConfiguration(wording: AbsherSettings.wording), now: { sampleNow },
             loadEngine: {
                 if attempts.increment() == 1 { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) }
                 return engine
@@ -118,9 +120,9 @@ struct ChatSessionTests {
         "a tapped chip's reply: kept with a ✓ note when it states the facts, else the template with a ⚠ note; the link is attached"
     )
     func groundedReplies() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
-        let alerts = ProactiveAlertsPlugin(userData: data, now: { sampleNow })
+        let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(now: { sampleNow }))
         let good = ["رخصة ", "قيادتك", " على وشك الانتهاء، باقي ", "45", " يوم. جددها الآن."]
         let bad = ["Your ", "licence ", "expires ", "in 30 days."]
         let engine = ScriptedSession(replies: [good, bad])
@@ -143,7 +145,7 @@ struct ChatSessionTests {
 
     @Test("history is saved and restored exactly; a dismissed chat refuses input until /back")
     func history() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let (alerts, dependents) = try makePlugins(
             try JSONValue.parse(Data(contentsOf: url)).withoutNote, now: sampleNow)
         let session = await openChat([alerts, dependents], engine: ScriptedSession(replies: [["نص"]]))
@@ -171,11 +173,11 @@ struct ChatSessionTests {
     func options() throws {
         let dir = try TestPaths.temporaryDirectory()
         let config = dir.appendingPathComponent("tier-x.json")
-        let sample = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let sample = try #require(AbsherSettings.sampleUserDataURL)
         func make(_ options: [String: JSONValue]) throws -> ProactiveAlertsPlugin {
             try ProactiveAlertsPlugin(context: PluginContext(options: options, dataDirectory: dir, configFile: config))
         }
-        #expect(try make(["userData": .string(sample.path), "windowDays": .number(30)]).windowDays == 30)
+        #expect(try make(["userData": .string(sample.path), "windowDays": .number(30)]).window.days == 30)
         let cases: [([String: JSONValue], String)] = [
             ([:], "option 'userData': missing"),
             (["userData": .string("nope.json")], "\(dir.path)/nope.json does not exist"),
@@ -224,10 +226,10 @@ struct ChatSessionTests {
 
     @Test("the host's open_deep_link tool and the plugins' tools")
     func tools() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let (alerts, dependents) = try makePlugins(
             try JSONValue.parse(Data(contentsOf: url)).withoutNote, now: sampleNow)
-        let open = OpenDeepLinkTool(plugins: [alerts, dependents])
+        let open = OpenDeepLinkTool(plugins: [alerts, dependents], format: AbsherSettings.linkFormat)
         let page = try await open.call(.object(["url": .string("absher://service/dependents?alert=dep-1")]))
         #expect(page["screen"] == .string("dependents"))
         await #expect(throws: ToolError.self) { try await open.call(.object(["url": .string("absher://nope")])) }
@@ -261,5 +263,30 @@ extension JSONValue {
         o["note"] = nil
         o["user"] = nil
         return .object(o)
+    }
+}
+
+@Suite("Chat wording")
+struct ChatWordingTests {
+    /// Arabic letters in `text`.
+    func arabicLetters(_ text: String) -> Int {
+        text.unicodeScalars.filter { (0x0600...0x06FF).contains($0.value) }.count
+    }
+
+    @Test("the chat layer's own texts are neutral; the Absher wording comes from AbsherData")
+    func neutralDefaults() async throws {
+        let session = ChatSession(
+            plugins: [], now: { sampleNow },
+            loadEngine: { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) })
+        await session.open()
+        let messages = await session.messages
+        #expect(messages.count == 2 && messages.allSatisfy { arabicLetters($0.content) == 0 }, "\(messages)")
+        #expect(messages[1].content.contains("m.gguf"))
+        let reply = GroundedReply(
+            messages: [], facts: [GroundingFact(name: "days", accepted: ["45"])], fallback: "45 days")
+        let verdict = GroundingCheck.verify("", against: reply)
+        #expect(arabicLetters(verdict.note(ChatWording())) == 0)
+        let absher = GroundingCheck.verify("", against: reply, wording: AbsherSettings.wording)
+        #expect(absher == .rejected(reasons: ["النص فارغ"]) && absher.note(AbsherSettings.wording).hasPrefix("⚠"))
     }
 }

@@ -1,4 +1,6 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
 import Testing
 
@@ -15,12 +17,12 @@ struct DeepLinkTests {
     func roundTrip() throws {
         try forAll { rng, c in
             let link = randomLink(&rng)
-            let url = link.url
+            let url = link.url(AbsherSettings.linkFormat)
             #expect(url.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 }, c.label)
             #expect(url.hasPrefix("absher://service/\(link.serviceType)?alert="), c.label)
-            let parsed = try DeepLink(url: url)
+            let parsed = try DeepLink(url: url, format: AbsherSettings.linkFormat)
             #expect(parsed == link, c.label)
-            #expect(parsed.url == url, c.label)
+            #expect(parsed.url(AbsherSettings.linkFormat) == url, c.label)
         }
     }
 
@@ -37,7 +39,7 @@ struct DeepLinkTests {
             ),
         ])
     func parsesExamples(url: String, expected: DeepLink) throws {
-        #expect(try DeepLink(url: url) == expected)
+        #expect(try DeepLink(url: url, format: AbsherSettings.linkFormat) == expected)
     }
 
     @Test(
@@ -58,17 +60,19 @@ struct DeepLinkTests {
         ])
     func invalid(url: String, problem: String) {
         #expect {
-            _ = try DeepLink(url: url)
+            _ = try DeepLink(url: url, format: AbsherSettings.linkFormat)
         } throws: { error in
             guard let e = error as? ChatError, case .invalidDeepLink = e else { return false }
-            return e.description.contains(problem) && e.description.contains(DeepLink.urlPattern)
+            return e.description.contains(problem) && e.description.contains(AbsherSettings.linkFormat.pattern)
         }
     }
 
     @Test("mutated and random strings parse or throw invalidDeepLink, never anything else (300 cases)")
     func fuzz() {
         forAll(cases: 300) { rng, c in
-            var text = rng.bool() ? randomLink(&rng).url : rng.string(from: Alphabet.any, length: 0...60)
+            var text =
+                rng.bool()
+                ? randomLink(&rng).url(AbsherSettings.linkFormat) : rng.string(from: Alphabet.any, length: 0...60)
             for _ in 0..<rng.int(0...4) where !text.isEmpty {
                 var chars = Array(text)
                 let i = rng.int(0...(chars.count - 1))
@@ -80,10 +84,12 @@ struct DeepLinkTests {
                 text = String(chars)
             }
             do {
-                let link = try DeepLink(url: text)
+                let link = try DeepLink(url: text, format: AbsherSettings.linkFormat)
                 // Whatever parses is a valid link whose canonical URL parses to the same link.
                 #expect(DeepLink.isValidServiceType(link.serviceType) && !link.alertId.isEmpty, c.label)
-                #expect(try DeepLink(url: link.url) == link, c.label)
+                #expect(
+                    try DeepLink(url: link.url(AbsherSettings.linkFormat), format: AbsherSettings.linkFormat) == link,
+                    c.label)
             } catch let error as ChatError {
                 guard case .invalidDeepLink = error else {
                     Issue.record("unexpected \(error) for \(text.debugDescription) — \(c)")

@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -9,10 +11,11 @@ import Testing
 struct DependentsTests {
     @Test("the sample user's son: the exact message of the issue, with a dependents link")
     func sample() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
+        let url = try #require(AbsherSettings.sampleUserDataURL)
         let data = try UserData.load(from: url, plugin: "t")
         let plugin = DependentsPlugin(
-            list: try DependentList(data.dependents, file: url.path, plugin: "t"), now: { sampleNow })
+            list: try DependentList(data.dependents, file: url.path, plugin: "t"),
+            window: AbsherWindow(now: { sampleNow }))
         #expect(plugin.list.dependents.count == 2 && plugin.list.skipped.map(\.index) == [2])
         let chip = ChatSuggestion(id: "c", text: "t", pluginID: "proactive-alerts")
         let reply = ChatEntry(content: "r", isUser: false, timestamp: sampleNow)
@@ -86,7 +89,7 @@ struct DependentsTests {
             }
             for (link, screen) in links {
                 let session = await openChat([alerts, dependents], now: now)
-                let page = try await session.follow(url: link.url)
+                let page = try await session.follow(url: link.url(AbsherSettings.linkFormat))
                 #expect(page.screen == screen && page.link == link, c.label)
             }
             #expect(
@@ -115,7 +118,9 @@ struct DependentsTests {
                 #expect(values.contains(d.dueDate.description), c.label)
                 #expect(values.contains { $0.contains("\(abs(days))") }, c.label)
                 #expect(section.fields.allSatisfy { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }, c.label)
-                #expect(page.text.contains(d.name) && page.text.contains(d.service), c.label)
+                #expect(
+                    page.text(AbsherSettings.linkFormat).contains(d.name)
+                        && page.text(AbsherSettings.linkFormat).contains(d.service), c.label)
             }
             #expect(page.notes.contains { $0.contains("\(all.skipped.count) سجل") } == !all.skipped.isEmpty, c.label)
         }

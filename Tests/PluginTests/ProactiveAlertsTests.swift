@@ -1,6 +1,8 @@
+import AbsherData
 import DependentsPlugin
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import SanadTestSupport
 import Testing
@@ -8,10 +10,10 @@ import Testing
 /// Plugins over generated data, with the clock fixed at `now`.
 func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (ProactiveAlertsPlugin, DependentsPlugin) {
     let data = try UserData.decode(json, file: generatedFile, plugin: "test")
-    let alerts = ProactiveAlertsPlugin(userData: data, windowDays: window, now: { now })
+    let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(days: window, now: { now }))
     let dependents = DependentsPlugin(
-        list: try DependentList(data.dependents, file: generatedFile.path, plugin: "test"), windowDays: window,
-        now: { now })
+        list: try DependentList(data.dependents, file: generatedFile.path, plugin: "test"),
+        window: AbsherWindow(days: window, now: { now }))
     return (alerts, dependents)
 }
 
@@ -23,7 +25,11 @@ func openChat(
 )
     async -> ChatSession
 {
-    let session = ChatSession(plugins: plugins, now: { now }, loadEngine: { engine })
+    let session = ChatSession(
+        plugins: plugins,
+        configuration: ChatConfiguration(wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat),
+        now: { now },
+        loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })
     return session
 }
@@ -42,9 +48,10 @@ struct ProactiveAlertsTests {
     @Test(
         "the sample user at 2026-11-22: licence in 45 days, then passport in 75; the national ID is outside the window")
     func sample() async throws {
-        let url = try #require(ProactiveAlertsPlugin.sampleUserDataURL)
-        let plugin = ProactiveAlertsPlugin(userData: try UserData.load(from: url, plugin: "t"), now: { sampleNow })
-        #expect(plugin.today.description == "2026-11-22")
+        let url = try #require(AbsherSettings.sampleUserDataURL)
+        let plugin = ProactiveAlertsPlugin(
+            userData: try UserData.load(from: url, plugin: "t"), window: AbsherWindow(now: { sampleNow }))
+        #expect(plugin.window.today.description == "2026-11-22")
         #expect(plugin.alerts.map(\.serviceType) == [.drivingLicenseRenewal, .passportRenewal])
         #expect(plugin.alerts.map(\.daysRemaining) == [45, 75])
         let chips = try await plugin.suggestions()
@@ -59,7 +66,7 @@ struct ProactiveAlertsTests {
             let today = CivilDate.today(now, in: riyadh)
             let window = rng.int(0...120)
             let data = try UserData.decode(randomUserJSON(&rng, today: today), file: generatedFile, plugin: "t")
-            let alerts = ProactiveAlertsPlugin(userData: data, windowDays: window, now: { now }).alerts
+            let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(days: window, now: { now })).alerts
             var expected: [(Int, UserDocument)] = []
             for doc in data.documents {
                 let days = try referenceDays(from: now, to: doc.expiryDate)
@@ -95,7 +102,7 @@ struct ProactiveAlertsTests {
             }
             #expect(Set(chips.map(\.id)).count == chips.count, c.label)
             let messages = await session.messages
-            #expect(messages.count == 1 && messages.first?.content == ChatConfiguration.defaultGreeting, c.label)
+            #expect(messages.count == 1 && messages.first?.content == AbsherSettings.greeting, c.label)
         }
     }
 
@@ -107,7 +114,11 @@ struct ProactiveAlertsTests {
                 randomUserJSON(&rng, today: CivilDate.today(now, in: riyadh)), now: now)
             for alert in alerts.alerts {
                 let session = await openChat([alerts, dependents], now: now)
-                let link = rng.bool() ? alert.deepLink : try DeepLink(url: alert.deepLink.url)
+                let link =
+                    rng.bool()
+                    ? alert.deepLink
+                    : try DeepLink(
+                        url: alert.deepLink.url(AbsherSettings.linkFormat), format: AbsherSettings.linkFormat)
                 let page = try await session.follow(link)
                 #expect(page.screen == "dashboard" && page.link == link, c.label)
                 let shown = await session.snapshot()
@@ -118,7 +129,9 @@ struct ProactiveAlertsTests {
                 #expect(fields["الأيام المتبقية"] == "\(alert.daysRemaining)", c.label)
                 #expect(
                     fields["الرسوم"] == (alert.document.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"), c.label)
-                #expect(page.text.contains(alert.id) && page.text.contains(link.url), c.label)
+                #expect(
+                    page.text(AbsherSettings.linkFormat).contains(alert.id)
+                        && page.text(AbsherSettings.linkFormat).contains(link.url(AbsherSettings.linkFormat)), c.label)
                 await session.returnToChat()
                 let back = await session.snapshot()
                 #expect(back.presented == nil && back.isInputEnabled, c.label)

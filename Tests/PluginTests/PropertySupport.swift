@@ -1,5 +1,7 @@
+import AbsherData
 import Foundation
 import ProactiveAlertsPlugin
+import SanadChat
 import SanadCore
 import Testing
 

@@ -1,4 +1,6 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
 
 /// A deterministic stand-in for an engine, for the chat host's state machine only (streaming order, processing

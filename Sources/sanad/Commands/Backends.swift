@@ -1,4 +1,6 @@
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad backends`: every engine, available or why not.
 enum BackendsCommand: SanadCommand {

@@ -1,6 +1,8 @@
 import Foundation
 import GGUF
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad bench`: llama-bench's method and output, for every engine.
 enum BenchCommand: SanadCommand {
@@ -30,6 +32,7 @@ enum BenchCommand: SanadCommand {
           -b, --batch-size N   prompt batch size (default: 512)
           -o, --output FORMAT  md (default), json, jsonl or csv
           --no-warmup          skip the warm-up run
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
 
@@ -54,6 +57,7 @@ enum BenchCommand: SanadCommand {
         let batch = try arguments.int("-b", "--batch-size", range: 1...65536) ?? 512
         let format = try arguments.option("-o", "--output") ?? "md"
         let noWarmup = arguments.flag("--no-warmup")
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         guard ["md", "json", "jsonl", "csv"].contains(format) else {
@@ -72,10 +76,7 @@ enum BenchCommand: SanadCommand {
         guard !tests.isEmpty else { throw UsageError("no tests: give -p, -n or -pg with positive sizes") }
         let backendIDs: [String]
         if let backendList, backendList != ["all"] {
-            for id in backendList where host.registry.inference[id] == nil {
-                throw UsageError(
-                    "unknown backend '\(id)'; known: \(host.registry.inferenceIDs.joined(separator: ", "))")
-            }
+            for id in backendList { try host.validateBackendID(id) }
             backendIDs = backendList
         } else {
             backendIDs = host.registry.inferenceIDs
@@ -90,21 +91,30 @@ enum BenchCommand: SanadCommand {
             // their peak memory).
             let info = BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
             for id in backendIDs {
-                let backend = try host.registry.backend(id)
-                if case .unavailable(let reason) = backend.availability(options: host.engineOptions(id)) {
+                let contextNeeded = tests.map { $0.prompt + $0.gen }.max() ?? 512
+                let plan: ModelPlan
+                do {
+                    plan = try host.planModel(
+                        ModelRequest(
+                            model: model.path, backend: id, threads: threads, contextLength: contextNeeded,
+                            batchSize: batch, checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+                } catch {
+                    let reason: String
+                    if case SanadError.backendUnavailable(_, let why) = error {
+                        reason = why
+                    } else {
+                        reason = "\(error)"
+                    }
                     printError("bench: \(id): unavailable — \(reason)")
                     printer.unavailable(model: info, backend: id, threads: threads, reason: reason, tests: tests)
                     continue
                 }
-                let contextNeeded = tests.map { $0.prompt + $0.gen }.max() ?? 512
-                var options = host.loadOptions(backend: id, threads: threads, context: contextNeeded)
-                options.batchSize = batch
                 resetPeakResidentMemory()
                 printError("bench: \(id): loading \(model.lastPathComponent) (\(threads) threads)")
                 let loadStart = monotonicNanoseconds()
                 let session: any InferenceSession
                 do {
-                    session = try await backend.loadModel(at: model, options: options)
+                    session = try await host.opener.open(plan)
                 } catch {
                     printError("bench: \(id): failed to load — \(error)")
                     printer.unavailable(model: info, backend: id, threads: threads, reason: "\(error)", tests: tests)

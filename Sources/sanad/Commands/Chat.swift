@@ -1,5 +1,8 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad chat`: a chat session with the tier's engine and plugins, in the terminal or fed from a pipe.
 enum ChatCommand: SanadCommand {
@@ -7,7 +10,7 @@ enum ChatCommand: SanadCommand {
     static let summary = "Chat with the tier's model and plugins (suggestions, streamed replies, deep links)"
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
-                          [--template NAME] [--now DATE]
+                          [--template NAME] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -36,6 +39,7 @@ enum ChatCommand: SanadCommand {
           -t, --threads N        compute threads (default: the tier's)
           --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
         \(PluginHost.clockHelp)
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
 
@@ -47,8 +51,9 @@ enum ChatCommand: SanadCommand {
         let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? 1.1
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
-        let template = try arguments.option("--template").map { try ChatTemplate.resolve(jinja: nil, override: $0) }
+        let template = try arguments.option("--template").map(parseTemplate)
         let clock = try PluginHost.clock(&arguments)
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         guard temperature >= 0, repeatPenalty > 0 else {
@@ -56,30 +61,34 @@ enum ChatCommand: SanadCommand {
         }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(template: template)
+        var configuration = ChatConfiguration(
+            wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat, template: template)
         configuration.generation.maxTokens = maxTokens
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)
+        try host.validateBackendID(backendID)
+        let request = ModelRequest(
+            model: modelName, backend: backendID, threads: threads, contextLength: context,
+            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
         let loader: EngineLoader = {
-            let url = try host.resolveModel(modelName)
-            let backend = try host.backend(backendID)
-            let options = host.loadOptions(backend: backend.id, threads: threads, context: context)
-            _ = try host.checkMemory(
-                model: url, contextLength: options.contextLength ?? host.config.contextLength, backend: backend)
-            printError("[loading \(url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
+            let plan = try host.planModel(request)
+            let backend = plan.backend
+            printError("[loading \(plan.url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
             let start = Date()
-            let session = try await backend.loadModel(at: url, options: options)
+            let session = try await host.opener.open(plan)
             printError(
                 "[ready: \(session.model.name), \(backend.id), context \(session.model.contextLength), "
                     + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s]")
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
-        let printer = ChatPrinter()
+        let printer = ChatPrinter(wording: configuration.wording, linkFormat: configuration.linkFormat)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
+        // The first SIGINT/SIGTERM during a reply stops it and returns to the prompt; at the prompt it exits (130).
+        Interruption.shared.install()
         let piped = isatty(STDIN_FILENO) == 0
         while true {
             if !piped { writeOut("> ") }
@@ -91,10 +100,11 @@ enum ChatCommand: SanadCommand {
                 if line.hasPrefix("/") {
                     if try await command(line, session: session, printer: printer, handler: handler) == false { break }
                 } else if let n = Int(line), n >= 1, n <= (await session.suggestions.count) {
-                    try await session.sendSuggestion(number: n, onEvent: handler)
+                    try await Interruption.shared.run { try await session.sendSuggestion(number: n, onEvent: handler) }
                 } else {
-                    try await session.send(line, onEvent: handler)
+                    try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
                 }
+                if Interruption.shared.interrupted { print("(أُوقف الرد)") }
             } catch ChatError.navigationFailed, ChatError.invalidDeepLink {
                 // Already shown: the session adds an error message to the chat.
             } catch {
@@ -138,7 +148,7 @@ enum ChatCommand: SanadCommand {
                 print("[\(formatISO8601(m.timestamp))] \(m.isUser ? "أنت" : "سند"): \(m.content)")
                 if let link = m.deepLink {
                     n += 1
-                    print("    [رابط \(n)] \(link.url)")
+                    print("    [رابط \(n)] \(link.url(printer.linkFormat))")
                 }
             }
         case "/save":
@@ -173,7 +183,14 @@ enum ChatCommand: SanadCommand {
 /// Prints chat events as a transcript and numbers the links it shows.
 final class ChatPrinter: @unchecked Sendable {
     private let lock = NSLock()
+    private let wording: ChatWording
+    let linkFormat: DeepLinkFormat
     private var shownLinks: [DeepLink] = []
+
+    init(wording: ChatWording, linkFormat: DeepLinkFormat) {
+        self.wording = wording
+        self.linkFormat = linkFormat
+    }
     /// A reply is being streamed (its line is open).
     private var streaming = false
 
@@ -195,7 +212,7 @@ final class ChatPrinter: @unchecked Sendable {
             shownLinks.append(link)
             return shownLinks.count
         }
-        print("    [رابط \(n)] \(link.url)")
+        print("    [رابط \(n)] \(link.url(linkFormat))")
     }
 
     func handle(_ event: ChatEvent) {
@@ -225,7 +242,7 @@ final class ChatPrinter: @unchecked Sendable {
             writeOut("\n")
             switch verdict {
             case .some(.verified(let facts)):
-                print("    " + GroundingVerdict.verified(facts: facts).note)
+                print("    " + GroundingVerdict.verified(facts: facts).note(wording))
             case .some(.rejected):
                 print("سند: \(m.content)")
             case .none:
@@ -239,7 +256,7 @@ final class ChatPrinter: @unchecked Sendable {
                 )
             }
         case .navigated(let d):
-            print(d.text)
+            print(d.text(linkFormat))
             print("(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)")
         }
     }

@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad compare`: run the same model on two engines and report where they disagree.
 enum CompareCommand: SanadCommand {
@@ -34,6 +36,7 @@ enum CompareCommand: SanadCommand {
                                  one-token path; -b 16 compares both engines on the one-token arithmetic
           -t, --threads N        compute threads (default: the tier's)
           --json                 one JSON object on standard output instead of the table
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
 
         Exit codes: 0 every continuation identical, 2 some continuation (or prompt tokenization) differs,
@@ -75,8 +78,10 @@ enum CompareCommand: SanadCommand {
         guard ids.count == 2 else {
             throw UsageError("--backends takes exactly two engine ids, got \(ids.count): \(ids.joined(separator: ","))")
         }
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
+        for id in ids { try host.validateBackendID(id) }
         let prompts = try promptsFile.map(readPrompts) ?? defaultPrompts
         guard !prompts.isEmpty else { throw UsageError("\(promptsFile ?? "--prompts"): no prompts in the file") }
         let text: String?
@@ -89,13 +94,15 @@ enum CompareCommand: SanadCommand {
             text = nil
         }
 
-        let url = try host.resolveModel(modelName)
         var sessions: [any InferenceSession] = []
+        var url = try host.resolveModel(modelName)
         for id in ids {
-            let backend = try host.backend(id)
-            var options = host.loadOptions(backend: backend.id, threads: threads, context: context)
-            if let batch { options.batchSize = batch }
-            sessions.append(try await backend.loadModel(at: url, options: options))
+            let (session, plan) = try await host.openModel(
+                ModelRequest(
+                    model: modelName, backend: id, threads: threads, contextLength: context, batchSize: batch,
+                    checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+            sessions.append(session)
+            url = plan.url
         }
         let engines = zip(ids, sessions).map { Engine(id: $0, session: $1) }
 

@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad config`: the tier in force, why, and what it resolves to.
 enum ConfigCommand: SanadCommand {
@@ -7,6 +9,9 @@ enum ConfigCommand: SanadCommand {
     static let summary = "Show the host config in force: tier, why, backend and plugins"
     static let help = """
         Usage: sanad config [--tier NAME | --config FILE] [--models DIR] [--json]
+
+        Exits 1 when the selected setup cannot run: no engine of its list is available, the model file is missing,
+        or the estimate exceeds the tier's budget.
 
         Shows which tier config applies to this machine and why (physical memory, cgroup limit), the engine it
         resolves to (the first available one of its preference list; the others with their reasons), the model with
@@ -47,8 +52,11 @@ enum ConfigCommand: SanadCommand {
         }
         var modelRow: [String: JSONValue] = ["name": .string(c.model)]
         var estimateText = "not found in \(host.modelsDirectory.path) — run scripts/setup"
-        var fits = true
-        if let url = try? host.resolveModel(nil) {
+        // The setup can run only with an engine, the model file, and an estimate within the budget.
+        var fits = chosen != nil
+        let resolved = try? host.resolveModel(nil)
+        if resolved == nil { fits = false }
+        if let url = resolved {
             modelRow["path"] = .string(url.path)
             do {
                 let e = try host.checkMemory(

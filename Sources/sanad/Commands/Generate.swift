@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad generate`: stream a model's continuation of a prompt.
 enum GenerateCommand: SanadCommand {
@@ -8,7 +10,7 @@ enum GenerateCommand: SanadCommand {
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
         [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
-        [-t THREADS] [--truncate] [-f FILE | PROMPT]
+        [-t THREADS] [--truncate] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
         and generation speeds and why generation stopped go to standard error. PROMPT '-' reads standard input.
@@ -31,6 +33,7 @@ enum GenerateCommand: SanadCommand {
           -t, --threads N        compute threads (default: the tier's)
           --truncate             keep the end of a prompt that does not fit the context instead of failing
           -f, --file FILE        read the prompt from FILE ('-' = standard input)
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
 
@@ -50,10 +53,11 @@ enum GenerateCommand: SanadCommand {
         let minP = try arguments.double("--min-p").map(Float.init) ?? defaults.minP
         let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? defaults.repetitionPenalty
         let system = try arguments.option("--system")
-        let template = try arguments.option("--template")
+        let template = try arguments.option("--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let prompt = try promptText(
             positionals: try arguments.positionals(max: 1, names: "PROMPT"), file: file, dropTrailingNewline: true)
@@ -64,15 +68,17 @@ enum GenerateCommand: SanadCommand {
             }
             seed = s
         }
+        guard temperature >= 0 else { throw UsageError("'--temp' must be ≥ 0 (0 = greedy), got \(temperature)") }
         guard (0...1).contains(topP), (0...1).contains(minP), repeatPenalty > 0 else {
             throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
         }
         if system != nil && !chat { throw UsageError("--system needs --chat") }
 
-        let url = try host.resolveModel(modelName)
-        let backend = try host.backend(backendID)
-        let options = host.loadOptions(backend: backend.id, threads: threads, context: context, seed: seed)
-        let session = try await backend.loadModel(at: url, options: options)
+        let (session, plan) = try await host.openModel(
+            ModelRequest(
+                model: modelName, backend: backendID, threads: threads, contextLength: context, seed: seed,
+                checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+        let backend = plan.backend
 
         var text = prompt
         if chat {
@@ -80,8 +86,7 @@ enum GenerateCommand: SanadCommand {
             if let system { messages.append(.system(system)) }
             messages.append(.user(prompt))
             if let template {
-                text = try ChatTemplate.resolve(jinja: nil, override: template).apply(
-                    messages, addAssistantPrompt: true)
+                text = template.apply(messages, addAssistantPrompt: true)
             } else {
                 text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
             }
@@ -92,18 +97,38 @@ enum GenerateCommand: SanadCommand {
                 temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
                 seed: seed),
             stopStrings: stops, truncatePrompt: truncate)
-        for try await event in session.generate(.text(text, parseSpecial: true), parameters: parameters) {
-            switch event {
-            case .token(_, let piece):
-                if !piece.isEmpty { writeOut(piece) }
-            case .finished(let reason, let stats):
-                writeOut("\n")
-                printError(
-                    "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
-                        + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) tokens, "
-                        + "\(format(stats.generationSeconds)) s, \(format(stats.generationTokensPerSecond)) tokens/s | "
-                        + "stop: \(reason.rawValue) | backend: \(backend.id)")
+        // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
+        Interruption.shared.install()
+        let input = GenerationInput.text(text, parseSpecial: true)
+        let engineID = backend.id
+        let summary = try await Interruption.shared.run { () -> (finished: Bool, generated: Int, seconds: Double) in
+            let start = Date()
+            var generated = 0
+            for try await event in session.generate(input, parameters: parameters) {
+                switch event {
+                case .token(_, let piece):
+                    generated += 1
+                    if !piece.isEmpty { writeOut(piece) }
+                case .finished(let reason, let stats):
+                    writeOut("\n")
+                    printError(
+                        "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
+                            + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) "
+                            + "tokens, \(format(stats.generationSeconds)) s, "
+                            + "\(format(stats.generationTokensPerSecond)) tokens/s | stop: \(reason.rawValue) | "
+                            + "backend: \(engineID)")
+                    return (true, generated, Date().timeIntervalSince(start))
+                }
             }
+            return (false, generated, Date().timeIntervalSince(start))
+        }
+        if !summary.finished || Interruption.shared.interrupted {
+            if !summary.finished { writeOut("\n") }
+            let rate = summary.seconds > 0 ? Double(summary.generated) / summary.seconds : 0
+            printError(
+                "generation: \(summary.generated) tokens, \(format(summary.seconds)) s (prompt included), "
+                    + "\(format(rate)) tokens/s | stop: cancelled (interrupted) | backend: \(engineID)")
+            return Interruption.exitStatus
         }
         return ExitCode.success
     }
@@ -111,19 +136,3 @@ enum GenerateCommand: SanadCommand {
 
 /// Two decimals.
 private func format(_ value: Double) -> String { String(format: "%.2f", value) }
-
-/// Every value of a repeatable option (`NAME VALUE` or `NAME=VALUE`), in order.
-func repeatedValues(of name: String, in items: [String]) -> [String] {
-    var values: [String] = []
-    var i = 0
-    while i < items.count {
-        if items[i] == name, i + 1 < items.count {
-            values.append(items[i + 1])
-            i += 2
-            continue
-        }
-        if items[i].hasPrefix(name + "=") { values.append(String(items[i].dropFirst(name.count + 1))) }
-        i += 1
-    }
-    return values
-}

@@ -1,6 +1,8 @@
 import Foundation
 import GGUF
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad models`: every GGUF in the models folder.
 enum ModelsCommand: SanadCommand {
@@ -26,7 +28,14 @@ enum ModelsCommand: SanadCommand {
         let host = try HostContext.load(&arguments)
         var files = try arguments.positionals().map { URL(fileURLWithPath: $0) }
         if files.isEmpty {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: host.modelsDirectory.path)) ?? []
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: host.modelsDirectory.path)
+            } catch {
+                throw SanadError.engine(
+                    "the models folder \(host.modelsDirectory.path) cannot be listed (it does not exist or is not a "
+                        + "readable folder); pass --models DIR, set SANAD_MODELS, or run scripts/setup")
+            }
             files = names.filter { $0.hasSuffix(".gguf") }.sorted().map {
                 host.modelsDirectory.appendingPathComponent($0)
             }

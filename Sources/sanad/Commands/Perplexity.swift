@@ -1,5 +1,7 @@
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad perplexity`: llama-perplexity's measurement (b11434, tools/perplexity/perplexity.cpp) on any engine.
 enum PerplexityCommand: SanadCommand {
@@ -21,6 +23,7 @@ enum PerplexityCommand: SanadCommand {
           -b, --batch N       tokens per forward pass (default: CTX)
           -t, --threads N     compute threads (default: the tier's)
           --backend ID        engine to use (default: the first available of the tier's list)
+        \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
 
@@ -31,17 +34,21 @@ enum PerplexityCommand: SanadCommand {
         let batch = try arguments.int("-b", "--batch", range: 1...1 << 20)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let backendID = try arguments.option("--backend")
+        let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
+        try host.validateBackendID(backendID)
 
         // As llama.cpp's -f: one trailing newline is dropped.
         var text = try readText(file)
         if text.hasSuffix("\n") { text.removeLast() }
-        let url = try host.resolveModel(modelName)
-        let backend = try host.backend(backendID)
-        var options = host.loadOptions(backend: backend.id, threads: threads, context: context)
-        options.batchSize = min(batch ?? context, context)
-        let session = try await backend.loadModel(at: url, options: options)
+        let (session, plan) = try await host.openModel(
+            ModelRequest(
+                model: modelName, backend: backendID, threads: threads, contextLength: context,
+                batchSize: min(batch ?? context, context), checkMemory: load.checkMemory,
+                allowLongContext: load.allowLongContext))
+        let backend = plan.backend
+        let options = plan.options
 
         let started = Date()
         var tokens = try session.tokenize(text, addSpecial: true, parseSpecial: false)

@@ -1,5 +1,8 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
+import SanadHost
 
 /// `sanad tools`: list and call the tools of the tier's plugins directly.
 enum ToolsCommand: SanadCommand {
@@ -132,7 +135,7 @@ enum PluginHost {
     /// Every plugin's tools, then the host's `open_deep_link`.
     static func tools(_ plugins: [any FeaturePlugin]) -> [(plugin: String, tool: any Tool)] {
         plugins.flatMap { p in p.tools.map { (plugin: p.id, tool: $0) } } + [
-            (plugin: "host", tool: OpenDeepLinkTool(plugins: plugins))
+            (plugin: "host", tool: OpenDeepLinkTool(plugins: plugins, format: AbsherSettings.linkFormat))
         ]
     }
 }

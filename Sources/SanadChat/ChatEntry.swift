@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// One message of a chat as the user sees it (the role/content pairs a model's template takes are `ChatMessage`).
 ///
@@ -126,9 +127,9 @@ public enum ChatError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidDeepLink(let url, let problem):
-            return "invalid deep link '\(url)': \(problem); expected \(DeepLink.urlPattern)"
+            return "invalid deep link '\(url)': \(problem)"
         case .navigationFailed(let link, let reason):
-            return "cannot open \(link.url): \(reason)"
+            return "cannot open the '\(link.serviceType)' link to '\(link.alertId)': \(reason)"
         case .emptyMessage:
             return "the message is empty; type some text"
         case .busy:

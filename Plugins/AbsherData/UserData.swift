@@ -1,4 +1,5 @@
 import Foundation
+import SanadChat
 import SanadCore
 
 /// The user's documents and dependents, read from the JSON file the host config names (`userData`).
@@ -138,15 +139,6 @@ public enum DocumentType: String, Sendable, CaseIterable, Codable {
     case drivingLicense = "driving_license"
     case passport
     case nationalID = "national_id"
-
-    /// The renewal service an expiring document of this kind leads to.
-    public var renewalService: AlertServiceType {
-        switch self {
-        case .drivingLicense: return .drivingLicenseRenewal
-        case .passport: return .passportRenewal
-        case .nationalID: return .nationalIDRenewal
-        }
-    }
 }
 
 /// One of the user's documents.

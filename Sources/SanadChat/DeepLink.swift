@@ -1,10 +1,10 @@
 /// A link from a chat message to a screen of the app, carrying the context the screen needs.
 ///
 /// JSON form (inside a chat message): `{"serviceType": …, "title": …, "alertId": …}`.
-/// URL form: `absher://service/<serviceType>?alert=<alertId>&title=<title>` with every value percent-encoded as
+/// URL form (in a product's `DeepLinkFormat`, e.g. the Absher app's): `absher://service/<serviceType>?alert=<alertId>&title=<title>` with every value percent-encoded as
 /// UTF-8 (only `A–Z a–z 0–9 - . _ ~` are left as they are); `title` is left out when it is empty.
-/// `DeepLink(url:)` and `url` round-trip: `DeepLink(url: link.url) == link` for every link, and
-/// `DeepLink(url: s).url == s` for every URL this type writes. An invalid URL throws `ChatError.invalidDeepLink`.
+/// `DeepLink(url:format:)` and `url(_:)` round-trip: `DeepLink(url: link.url(f), format: f) == link` for every link,
+/// and `DeepLink(url: s, format: f).url(f) == s` for every URL this type writes. An invalid URL throws `ChatError.invalidDeepLink`.
 public struct DeepLink: Sendable, Codable, Equatable, Hashable {
     /// What the link opens: a service (`driving_license_renewal`) or a page (`dependents`). Lower-case letters,
     /// digits and `_`.
@@ -14,36 +14,31 @@ public struct DeepLink: Sendable, Codable, Equatable, Hashable {
     /// The alert (or record) the destination shows.
     public var alertId: String
 
-    /// The URL scheme (`absher`).
-    public static let scheme = "absher"
-    /// The URL host (`service`).
-    public static let host = "service"
-    /// What a valid URL looks like, for error messages.
-    public static let urlPattern = "absher://service/<serviceType>?alert=<alertId>[&title=<title>]"
-
     public init(serviceType: String, title: String, alertId: String) {
         self.serviceType = serviceType
         self.title = title
         self.alertId = alertId
     }
 
-    /// The URL form, e.g. `absher://service/driving_license_renewal?alert=dl-1&title=%D8%B1…`.
-    public var url: String {
-        var text = "\(Self.scheme)://\(Self.host)/\(percentEncode(serviceType))?alert=\(percentEncode(alertId))"
+    /// The URL form in `format`, e.g. `absher://service/driving_license_renewal?alert=dl-1&title=%D8%B1…`.
+    public func url(_ format: DeepLinkFormat) -> String {
+        var text = "\(format.scheme)://\(format.host)/\(percentEncode(serviceType))?alert=\(percentEncode(alertId))"
         if !title.isEmpty { text += "&title=" + percentEncode(title) }
         return text
     }
 
     /// Parses the URL form. Throws `ChatError.invalidDeepLink` naming the problem: another scheme or host, a
     /// missing or malformed service type, a missing `alert`, an unknown or repeated parameter, bad percent-encoding.
-    public init(url text: String) throws {
-        func fail(_ problem: String) -> ChatError { .invalidDeepLink(url: text, problem: problem) }
-        let prefix = "\(Self.scheme)://\(Self.host)/"
+    public init(url text: String, format: DeepLinkFormat) throws {
+        func fail(_ problem: String) -> ChatError {
+            .invalidDeepLink(url: text, problem: "\(problem); expected \(format.pattern)")
+        }
+        let prefix = "\(format.scheme)://\(format.host)/"
         guard text.hasPrefix(prefix) else {
             if let schemeEnd = text.range(of: "://") {
                 let scheme = text[..<schemeEnd.lowerBound]
-                if scheme != Self.scheme { throw fail("the scheme is '\(scheme)', not '\(Self.scheme)'") }
-                throw fail("the host must be '\(Self.host)'")
+                if scheme != format.scheme { throw fail("the scheme is '\(scheme)', not '\(format.scheme)'") }
+                throw fail("the host must be '\(format.host)'")
             }
             throw fail("it does not start with '\(prefix)'")
         }
@@ -141,4 +136,23 @@ func percentDecode(_ text: Substring) -> String? {
     }
     let text = String(decoding: bytes, as: UTF8.self)
     return Array(text.utf8) == bytes ? text : nil
+}
+
+/// The scheme and host of a product's deep link URLs (`absher://service/…` in the Absher app).
+public struct DeepLinkFormat: Sendable, Equatable, Hashable {
+    /// The URL scheme (`absher`).
+    public var scheme: String
+    /// The URL host (`service`).
+    public var host: String
+
+    public init(scheme: String, host: String = "service") {
+        self.scheme = scheme
+        self.host = host
+    }
+
+    /// A neutral format for hosts that name none (`sanad://service/…`).
+    public static let standard = DeepLinkFormat(scheme: "sanad")
+
+    /// What a valid URL looks like, for error messages: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
+    public var pattern: String { "\(scheme)://\(host)/<serviceType>?alert=<alertId>[&title=<title>]" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadHost
 import SanadTestSupport
 import Testing
 
@@ -61,7 +62,7 @@ struct HostConfigurationTests {
             (
                 "negative context",
                 #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":-4,"backends":[{"id":"llama"}]}"#,
-                "contextLength: must be at least 16"
+                "contextLength: -4 is out of range: must be in 16…"
             ),
             ("not JSON", "{tier", "invalid JSON"),
         ])
@@ -127,5 +128,57 @@ struct TierSelectionTests {
         try Data("max\n".utf8).write(to: dir.appendingPathComponent("memory.max"))
         #expect(SystemMemory.cgroupLimit(root: dir.path) == nil)
         #expect(SystemMemory.current().physicalBytes > 0)
+    }
+}
+
+@Suite("Host configuration: strict reading and ranges")
+struct HostConfigurationStrictTests {
+    func problem(_ text: String) -> String {
+        do {
+            _ = try loadConfig(text)
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(
+        "absurd numbers are refused naming the key, never trapping",
+        arguments: [
+            ("\"contextLength\": 512", "\"contextLength\": 9e14", "contextLength"),
+            ("\"contextLength\": 512", "\"contextLength\": 5e9", "contextLength"),
+            ("\"memoryBudgetMiB\": 500", "\"memoryBudgetMiB\": 1e13", "memoryBudgetMiB"),
+            ("\"contextLength\": 512", "\"contextLength\": 512, \"threads\": 5e9", "threads"),
+            ("\"contextLength\": 512", "\"contextLength\": 512.5", "contextLength"),
+        ])
+    func ranges(original: String, replacement: String, key: String) {
+        let text = validConfig.replacingOccurrences(of: original, with: replacement)
+        let p = problem(text)
+        #expect(p.contains(": \(key): "), "\(p)")
+        #expect(p.contains("out of range") || p.contains("whole number"), "\(p)")
+    }
+
+    @Test("trailing commas and duplicate keys are refused with line and column")
+    func strict() {
+        let trailing = problem(validConfig.replacingOccurrences(of: "\"fastest here\"}", with: "\"fastest here\",}"))
+        #expect(trailing.contains("line 2") && trailing.contains("trailing comma"), "\(trailing)")
+        let duplicate = problem(
+            validConfig.replacingOccurrences(of: "\"tier\": \"t\",", with: "\"tier\": \"t\", \"tier\": \"u\","))
+        #expect(duplicate.contains("line 1") && duplicate.contains("duplicate key 'tier'"), "\(duplicate)")
+    }
+
+    @Test("engine options are checked at load with the key path")
+    func engineOptions() throws {
+        let url = try writeConfig(validConfig)
+        do {
+            _ = try HostConfiguration.load(
+                from: url, backendIDs: backendIDs, embeddingIDs: ["llama"], pluginIDs: pluginIDs,
+                validateOptions: { id, options in
+                    if id == "llama", options["library"] != nil { throw SanadError.engine("option 'library': no") }
+                })
+            Issue.record("accepted")
+        } catch {
+            #expect("\(error)".contains("backends[0].options: option 'library': no"), "\(error)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,6 @@
+import Foundation
+import SanadCore
+
 /// What a plugin asks the engine when one of its suggestions is tapped, and how the host checks the answer.
 ///
 /// Small models write poorly, so a plugin never trusts the generated text with facts: it grounds the prompt with
@@ -50,7 +53,7 @@ public struct GroundingFact: Sendable, Equatable {
 public enum GroundingVerdict: Sendable, Equatable {
     /// The text states every fact, has no foreign numbers and is in the required language.
     case verified(facts: [String])
-    /// Why the text was not kept (in Arabic, for the note).
+    /// Why the text was not kept (worded by `ChatWording`, for the note).
     case rejected(reasons: [String])
 
     public var isVerified: Bool {
@@ -58,13 +61,11 @@ public enum GroundingVerdict: Sendable, Equatable {
         return false
     }
 
-    /// The note appended to the stored message.
-    public var note: String {
+    /// The note appended to the stored message, in `wording`.
+    public func note(_ wording: ChatWording) -> String {
         switch self {
-        case .verified(let facts):
-            return "✓ نص من النموذج، وتحقق سند من أنه يذكر: \(facts.joined(separator: "، "))."
-        case .rejected(let reasons):
-            return "⚠ نص النموذج لم يجتز التحقق (\(reasons.joined(separator: "، "))) فهذه جملة القالب."
+        case .verified(let facts): return wording.verifiedNote(facts)
+        case .rejected(let reasons): return wording.rejectedNote(reasons)
         }
     }
 }
@@ -74,14 +75,17 @@ public enum GroundingCheck {
     /// Share of letters that must be Arabic when `requireArabic` is set.
     public static let minimumArabicShare = 0.6
 
-    public static func verify(_ text: String, against reply: GroundedReply) -> GroundingVerdict {
+    /// The verdict on `text`; failure reasons are worded by `wording`.
+    public static func verify(
+        _ text: String, against reply: GroundedReply, wording: ChatWording = ChatWording()
+    ) -> GroundingVerdict {
         let normalized = normalizeArabic(text)
         var reasons: [String] = []
-        if normalized.trimmingSpaces().isEmpty {
-            return .rejected(reasons: ["النص فارغ"])
+        if normalized.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return .rejected(reasons: [wording.emptyText])
         }
         for fact in reply.facts where !fact.accepted.contains(where: { normalized.contains(normalizeArabic($0)) }) {
-            reasons.append("لم يذكر \(fact.name)")
+            reasons.append(wording.missingFact(fact.name))
         }
         if let allowed = reply.allowedNumbers {
             let allowedSet = Set(allowed.map { canonicalNumber(normalizeArabic($0)) })
@@ -89,12 +93,12 @@ public enum GroundingCheck {
             for number in digitRuns(normalized) where !allowedSet.contains(canonicalNumber(number)) {
                 if !foreign.contains(number) { foreign.append(number) }
             }
-            if !foreign.isEmpty { reasons.append("ذكر أرقاماً ليست في البيانات: \(foreign.joined(separator: "، "))") }
+            if !foreign.isEmpty { reasons.append(wording.foreignNumbers(foreign)) }
         }
         if reply.requireArabic {
             let share = arabicLetterShare(text)
             if share < minimumArabicShare {
-                reasons.append("ليس بالعربية (\(Int((share * 100).rounded()))٪ من الحروف عربية)")
+                reasons.append(wording.notArabic(Int((share * 100).rounded())))
             }
         }
         return reasons.isEmpty ? .verified(facts: reply.facts.map(\.name)) : .rejected(reasons: reasons)

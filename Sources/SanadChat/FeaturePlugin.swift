@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// What the host gives a plugin: its options from the config, where to keep data, a clock, and the engines.
 public struct PluginContext: Sendable {
@@ -49,52 +50,6 @@ extension FeaturePlugin {
     public func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply? { nil }
     public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] { [] }
     public func destination(for link: DeepLink) async throws -> Destination? { nil }
-}
-
-/// Registry entries: ids mapped to factories. The CLI is the only place that fills them; configs refer to ids.
-public struct BackendRegistry: Sendable {
-    public let inference: [String: any InferenceBackend]
-    public let embedding: [String: any EmbeddingBackend]
-
-    public init(inference: [any InferenceBackend], embedding: [any EmbeddingBackend] = []) {
-        var table: [String: any InferenceBackend] = [:]
-        for b in inference { table[b.id] = b }
-        self.inference = table
-        var e: [String: any EmbeddingBackend] = [:]
-        for b in embedding { e[b.id] = b }
-        self.embedding = e
-    }
-
-    /// Inference backend ids, sorted.
-    public var inferenceIDs: [String] { inference.keys.sorted() }
-    public var embeddingIDs: [String] { embedding.keys.sorted() }
-
-    public func backend(_ id: String) throws -> any InferenceBackend {
-        guard let b = inference[id] else { throw SanadError.unknownBackend(id: id, known: inferenceIDs) }
-        return b
-    }
-
-    /// The first available backend of `preference`, with the reasons the earlier ones were skipped.
-    public func firstAvailable(_ preference: [String]) throws -> (backend: any InferenceBackend, skipped: [String]) {
-        try firstAvailable(preference.map { HostConfiguration.BackendChoice(id: $0) })
-    }
-
-    /// The first backend of a config's preference list that is available with its options, with the reasons the
-    /// earlier ones were skipped.
-    public func firstAvailable(_ preference: [HostConfiguration.BackendChoice]) throws -> (
-        backend: any InferenceBackend, skipped: [String]
-    ) {
-        var skipped: [String] = []
-        for choice in preference {
-            let id = choice.id
-            let b = try backend(id)
-            switch b.availability(options: choice.options) {
-            case .available: return (b, skipped)
-            case .unavailable(let reason): skipped.append("\(id): \(reason)")
-            }
-        }
-        throw SanadError.noBackendAvailable(reasons: skipped)
-    }
 }
 
 /// Plugin factories by id.

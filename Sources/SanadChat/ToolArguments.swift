@@ -1,3 +1,5 @@
+import SanadCore
+
 /// Reads an arguments object strictly for a tool: unknown keys and wrong types name the argument.
 public struct ToolArguments: Sendable {
     public let tool: String

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// An error a plugin reports about its options or its data files, naming the file, the key and the fix.
 public enum PluginError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -77,5 +78,14 @@ public struct PluginOptions: Sendable {
             throw fail(key, "'\(name)' is not a time zone identifier such as Asia/Riyadh")
         }
         return zone
+    }
+}
+
+extension PluginOptions {
+    /// A required file path option (see `file(_:)`); when it is missing the error names the key and `hint` (what
+    /// to put there).
+    public func requiredFile(_ key: String, hint: String) throws -> URL {
+        guard let url = try file(key) else { throw fail(key, "missing; \(hint)") }
+        return url
     }
 }

@@ -1,3 +1,5 @@
+import SanadCore
+
 /// A screen of the app that a deep link opens, with the context it was opened with. The CLI renders it as text
 /// (`text`); tools return it as JSON (`json`).
 public struct Destination: Sendable, Equatable, Codable {
@@ -41,27 +43,27 @@ public struct Destination: Sendable, Equatable, Codable {
         self.notes = notes
     }
 
-    /// The screen as text, one field per line.
-    public var text: String {
+    /// The screen as text, one field per line; the link in `format`.
+    public func text(_ format: DeepLinkFormat) -> String {
         var lines = ["══ \(title) ══"]
         for section in sections {
             if let heading = section.heading { lines.append("• \(heading)") }
             let indent = section.heading == nil ? "" : "    "
             for field in section.fields { lines.append("\(indent)\(field.label): \(field.value)") }
         }
-        for note in notes { lines.append("ملاحظة: \(note)") }
-        lines.append("(\(screen) ← \(link.url))")
+        for note in notes { lines.append("※ \(note)") }
+        lines.append("(\(screen) ← \(link.url(format)))")
         return lines.joined(separator: "\n")
     }
 
     /// `{"screen", "title", "link": {…, "url"}, "sections": [{"heading", "fields": [{"label","value"}]}], "notes"}`.
-    public var json: JSONValue {
+    public func json(_ format: DeepLinkFormat) -> JSONValue {
         .object([
             "screen": .string(screen), "title": .string(title),
             "link": .object([
                 "serviceType": .string(link.serviceType), "title": .string(link.title),
                 "alertId": .string(link.alertId),
-                "url": .string(link.url),
+                "url": .string(link.url(format)),
             ]),
             "sections": .array(
                 sections.map { s in
@@ -97,20 +99,23 @@ public func navigate(_ link: DeepLink, plugins: [any FeaturePlugin]) async throw
 /// The host's own tool: follows a deep link URL through the plugins and returns the destination screen.
 public struct OpenDeepLinkTool: Tool {
     let plugins: [any FeaturePlugin]
+    /// The product's link URLs.
+    let format: DeepLinkFormat
 
-    public init(plugins: [any FeaturePlugin]) {
+    public init(plugins: [any FeaturePlugin], format: DeepLinkFormat) {
         self.plugins = plugins
+        self.format = format
     }
 
     public var name: String { "open_deep_link" }
     public var description: String {
-        "Opens a deep link (\(DeepLink.urlPattern)) and returns the screen it leads to."
+        "Opens a deep link (\(format.pattern)) and returns the screen it leads to."
     }
     public var argumentsSchema: JSONValue {
         .object([
             "type": .string("object"),
             "properties": .object([
-                "url": .object(["type": .string("string"), "description": .string(DeepLink.urlPattern)])
+                "url": .object(["type": .string("string"), "description": .string(format.pattern)])
             ]),
             "required": .array([.string("url")]),
             "additionalProperties": .bool(false),
@@ -121,12 +126,12 @@ public struct OpenDeepLinkTool: Tool {
         let url = try ToolArguments(tool: name, arguments, allowed: ["url"]).string("url")
         let link: DeepLink
         do {
-            link = try DeepLink(url: url)
+            link = try DeepLink(url: url, format: format)
         } catch {
             throw ToolError(tool: name, "\(error)")
         }
         do {
-            return try await navigate(link, plugins: plugins).json
+            return try await navigate(link, plugins: plugins).json(format)
         } catch {
             throw ToolError(tool: name, "\(error)")
         }

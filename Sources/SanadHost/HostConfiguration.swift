@@ -1,23 +1,13 @@
 import Foundation
+import SanadCore
 
 /// One host config: a memory tier's choice of engines, model, context, embedding backend and plugins.
 ///
 /// Files live in `configs/` (one per tier). Decoding is strict: an unknown key, an unknown backend/plugin id or a
 /// wrong type is an error naming the file, the key path and the valid choices.
 public struct HostConfiguration: Sendable, Equatable {
-    /// An engine in the preference list with its options (for example `{"library": "/opt/lib/libllama.so"}`) and
-    /// why it stands at its place in the list (`why`, shown by `sanad config`; measurements belong there).
-    public struct BackendChoice: Sendable, Equatable {
-        public var id: String
-        public var options: [String: JSONValue]
-        public var why: String?
-
-        public init(id: String, options: [String: JSONValue] = [:], why: String? = nil) {
-            self.id = id
-            self.options = options
-            self.why = why
-        }
-    }
+    /// An engine in the preference list (defined in the core, where the registry picks from such lists).
+    public typealias BackendChoice = SanadCore.BackendChoice
 
     /// The embedding engine and its model.
     public struct EmbeddingChoice: Sendable, Equatable {
@@ -62,14 +52,30 @@ public struct HostConfiguration: Sendable, Equatable {
     public var embedding: EmbeddingChoice?
     public var plugins: [PluginChoice]
 
+    /// The ranges a config's numbers must fall in: wide enough for any real machine and model, narrow enough that
+    /// every product the host and the engines form from them (bytes from MiB, C `int32_t` context and thread counts)
+    /// stays representable.
+    public enum Limits {
+        /// 16 M tokens (`-c` accepts the same).
+        public static let contextLength = 16...(1 << 24)
+        /// 1 MiB … 1 PiB.
+        public static let memoryMiB = 1...(1 << 30)
+        public static let minimumMemoryMiB = 0...(1 << 30)
+        public static let threads = 1...1024
+        public static let batchSize = 1...(1 << 20)
+    }
+
     static let keys = [
         "tier", "summary", "minimumMemoryMiB", "memoryBudgetMiB", "model", "contextLength", "threads", "batchSize",
         "backends", "embedding", "plugins",
     ]
 
-    /// Reads and validates `url`. `backendIDs`, `embeddingIDs` and `pluginIDs` are the registered ids.
+    /// Reads and validates `url` (strict JSON, see `StrictJSON`). `backendIDs`, `embeddingIDs` and `pluginIDs`
+    /// are the registered ids; `validateOptions` checks an engine's `options` (see `BackendRegistry.validateOptions`),
+    /// its error reported under the key path `backends[i].options`.
     public static func load(
-        from url: URL, backendIDs: [String], embeddingIDs: [String], pluginIDs: [String]
+        from url: URL, backendIDs: [String], embeddingIDs: [String], pluginIDs: [String],
+        validateOptions: ((_ id: String, _ options: [String: JSONValue]) throws -> Void)? = nil
     ) throws -> HostConfiguration {
         let file = url.path
         let data: Data
@@ -81,7 +87,7 @@ public struct HostConfiguration: Sendable, Equatable {
         }
         let json: JSONValue
         do {
-            json = try JSONValue.parse(data)
+            json = try StrictJSON().parse(data)
         } catch {
             throw SanadError.invalidConfig(file: file, keyPath: "", problem: "\(error)")
         }
@@ -99,10 +105,16 @@ public struct HostConfiguration: Sendable, Equatable {
         for entry in backendsReader {
             let o = try entry.object(allowed: ["id", "options", "why"])
             let id = try o.required("id").string(oneOf: backendIDs)
-            backends.append(
-                BackendChoice(
-                    id: id, options: try o.optional("options")?.objectValue() ?? [:],
-                    why: try o.optional("why")?.string()))
+            let options = try o.optional("options")
+            let values = try options?.objectValue() ?? [:]
+            if let validateOptions, let options {
+                do {
+                    try validateOptions(id, values)
+                } catch {
+                    throw options.fail("\(error)")
+                }
+            }
+            backends.append(BackendChoice(id: id, options: values, why: try o.optional("why")?.string()))
         }
         var embedding: EmbeddingChoice?
         if let e = try object.optional("embedding") {
@@ -119,12 +131,12 @@ public struct HostConfiguration: Sendable, Equatable {
         }
         return HostConfiguration(
             file: url, tier: tier, summary: try object.optional("summary")?.string() ?? "",
-            minimumMemoryMiB: try object.required("minimumMemoryMiB").int(min: 0),
-            memoryBudgetMiB: try object.required("memoryBudgetMiB").int(min: 1),
+            minimumMemoryMiB: try object.required("minimumMemoryMiB").int(in: Limits.minimumMemoryMiB),
+            memoryBudgetMiB: try object.required("memoryBudgetMiB").int(in: Limits.memoryMiB),
             model: try object.required("model").string(),
-            contextLength: try object.required("contextLength").int(min: 16),
-            threads: try object.optional("threads")?.int(min: 1),
-            batchSize: try object.optional("batchSize")?.int(min: 1) ?? 512,
+            contextLength: try object.required("contextLength").int(in: Limits.contextLength),
+            threads: try object.optional("threads")?.int(in: Limits.threads),
+            batchSize: try object.optional("batchSize")?.int(in: Limits.batchSize) ?? 512,
             backends: backends, embedding: embedding, plugins: plugins)
     }
 }
@@ -162,9 +174,12 @@ struct ConfigReader {
         return s
     }
 
-    func int(min: Int) throws -> Int {
-        guard let i = value.intValue else { throw fail("expected an integer, found \(value)") }
-        guard i >= min else { throw fail("must be at least \(min), found \(i)") }
+    func int(in range: ClosedRange<Int>) throws -> Int {
+        guard case .number(let n) = value else { throw fail("expected an integer, found \(value)") }
+        guard n.rounded() == n else { throw fail("expected a whole number, found \(value)") }
+        guard n >= Double(range.lowerBound) && n <= Double(range.upperBound), let i = Int(exactly: n) else {
+            throw fail("\(value) is out of range: must be in \(range.lowerBound)…\(range.upperBound)")
+        }
         return i
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import SanadCore
 
 /// What `sanad models` and the memory estimate need to know about a GGUF model, read from its metadata alone.
 public struct ModelSummary: Sendable, Equatable {

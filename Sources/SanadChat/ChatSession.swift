@@ -1,34 +1,36 @@
 import Foundation
+import SanadCore
 
-/// Fixed texts and generation settings of a chat.
+/// Texts and generation settings of a chat.
 public struct ChatConfiguration: Sendable {
-    /// The first message of every chat.
-    public var greeting: String
-    /// The system prompt for typed text (a plugin's grounded reply brings its own).
-    public var systemPrompt: String
+    /// What the chat itself says (greeting, system prompt, error messages, grounding notes).
+    public var wording: ChatWording
     /// How replies are generated. Keep `maxTokens` small so a small device answers quickly.
     public var generation: GenerationParameters
     /// How many earlier messages go with typed text to the engine.
     public var historyMessages: Int
     /// A chat template family to apply instead of the engine's (for models whose file has no template).
     public var template: ChatTemplate?
+    /// The product's deep link URLs (`follow(url:)` parses them).
+    public var linkFormat: DeepLinkFormat
 
     public init(
-        greeting: String = ChatConfiguration.defaultGreeting,
-        systemPrompt: String = ChatConfiguration.defaultSystemPrompt,
+        wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
         template: ChatTemplate? = nil
     ) {
-        self.greeting = greeting
-        self.systemPrompt = systemPrompt
+        self.wording = wording
+        self.linkFormat = linkFormat
         self.generation = generation
         self.historyMessages = max(0, historyMessages)
         self.template = template
     }
 
-    public static let defaultGreeting = "مرحباً، أنا سند، مساعدك في أبشر. كيف أقدر أخدمك اليوم؟"
-    public static let defaultSystemPrompt =
-        "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
+    /// The first message of every chat (`wording.greeting`).
+    public var greeting: String { wording.greeting }
+    /// The system prompt for typed text (`wording.systemPrompt`); a plugin's grounded reply brings its own.
+    public var systemPrompt: String { wording.systemPrompt }
+
     /// 96 tokens, greedy with a mild repetition penalty, stopping at every known end-of-turn marker.
     public static let defaultGeneration = GenerationParameters(
         maxTokens: 96,
@@ -139,7 +141,9 @@ public actor ChatSession {
                 chips += try await plugin.suggestions()
             } catch {
                 add(
-                    ChatEntry(content: "تعذّر جلب اقتراحات \(plugin.id): \(error)", isUser: false, timestamp: stamp()),
+                    ChatEntry(
+                        content: configuration.wording.suggestionsFailed(plugin.id, "\(error)"), isUser: false,
+                        timestamp: stamp()),
                     onEvent)
             }
         }
@@ -167,7 +171,7 @@ public actor ChatSession {
             onEvent(.engineStateChanged(engineState))
             add(
                 ChatEntry(
-                    content: "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة. (\(error))", isUser: false,
+                    content: configuration.wording.engineFailed("\(error)"), isUser: false,
                     timestamp: stamp()),
                 onEvent)
         }
@@ -257,11 +261,11 @@ public actor ChatSession {
                 prompt.append(.user(turn.userMessage.content))
             }
         } catch {
-            addError("تعذّر تجهيز الرد: \(error)", onEvent)
+            addError(configuration.wording.replyPreparationFailed("\(error)"), onEvent)
             return
         }
         guard let engine else {
-            addError("المحرك غير جاهز.", onEvent)
+            addError(configuration.wording.engineNotReady, onEvent)
             return
         }
         let replyID = UUID().uuidString
@@ -290,7 +294,7 @@ public actor ChatSession {
                 }
             }
         } catch {
-            addError("تعذّر إكمال الرد: \(error)", onEvent)
+            addError(configuration.wording.replyFailed("\(error)"), onEvent)
             return
         }
         let generated = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -298,9 +302,9 @@ public actor ChatSession {
         var content = generated.isEmpty ? "…" : generated
         var link: DeepLink?
         if let grounded {
-            let v = GroundingCheck.verify(generated, against: grounded)
+            let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
             verdict = v
-            content = (v.isVerified ? generated : grounded.fallback) + "\n\n" + v.note
+            content = (v.isVerified ? generated : grounded.fallback) + "\n\n" + v.note(configuration.wording)
             link = grounded.deepLink
         }
         let reply = ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link)
@@ -317,7 +321,7 @@ public actor ChatSession {
                         onEvent)
                 }
             } catch {
-                addError("تعذّر إضافة رسائل \(plugin.id): \(error)", onEvent)
+                addError(configuration.wording.followUpsFailed(plugin.id, "\(error)"), onEvent)
             }
         }
     }
@@ -332,7 +336,7 @@ public actor ChatSession {
             onEvent(.navigated(destination))
             return destination
         } catch let error as ChatError {
-            addError("تعذّر فتح الرابط: \(error)", onEvent)
+            addError(configuration.wording.linkFailed("\(error)"), onEvent)
             throw error
         }
     }
@@ -342,9 +346,9 @@ public actor ChatSession {
     public func follow(url: String, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
         let link: DeepLink
         do {
-            link = try DeepLink(url: url)
+            link = try DeepLink(url: url, format: configuration.linkFormat)
         } catch {
-            addError("تعذّر فتح الرابط: \(error)", onEvent)
+            addError(configuration.wording.linkFailed("\(error)"), onEvent)
             throw error
         }
         return try await follow(link, onEvent: onEvent)

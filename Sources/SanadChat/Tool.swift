@@ -1,3 +1,5 @@
+import SanadCore
+
 /// An action a plugin offers to the host or to a model: JSON arguments in, JSON result out.
 public protocol Tool: Sendable {
     /// Unique, snake_case (`list_alerts`).

@@ -1,0 +1,115 @@
+import Foundation
+import SanadChat
+import SanadCore
+
+/// What the Absher plugins share: the options every one of them reads (`userData`, `windowDays`, `timeZone`), the
+/// sample user, and the ids they refer to each other by.
+public struct AbsherSettings: Sendable {
+    /// The options each Absher plugin accepts.
+    public static let optionKeys = ["userData", "windowDays", "timeZone"]
+    /// Reminders and alerts look this many days ahead unless `windowDays` says otherwise.
+    public static let defaultWindowDays = 90
+    /// Asia/Riyadh (UTC+3 all year): the zone in which "today" is taken from the clock.
+    public static let defaultTimeZone =
+        TimeZone(identifier: "Asia/Riyadh") ?? TimeZone(secondsFromGMT: 3 * 3600) ?? .current
+    /// The id of the proactive-alerts plugin (the dependents plugin follows its replies).
+    public static let proactiveAlertsPluginID = "proactive-alerts"
+
+    /// The chat's first message in the Absher app.
+    public static let greeting = "مرحباً، أنا سند، مساعدك في أبشر. كيف أقدر أخدمك اليوم؟"
+    /// The system prompt for typed text in the Absher app.
+    public static let systemPrompt =
+        "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
+
+    /// The Absher app's deep link URLs: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
+    public static let linkFormat = DeepLinkFormat(scheme: "absher", host: "service")
+
+    /// The chat's own texts in the Absher app (Arabic), for `ChatConfiguration(wording:)`.
+    public static let wording = ChatWording(
+        greeting: greeting, systemPrompt: systemPrompt,
+        suggestionsFailed: { "تعذّر جلب اقتراحات \($0): \($1)" },
+        engineFailed: { "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة. (\($0))" },
+        replyPreparationFailed: { "تعذّر تجهيز الرد: \($0)" },
+        engineNotReady: "المحرك غير جاهز.",
+        replyFailed: { "تعذّر إكمال الرد: \($0)" },
+        followUpsFailed: { "تعذّر إضافة رسائل \($0): \($1)" },
+        linkFailed: { "تعذّر فتح الرابط: \($0)" },
+        verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
+        rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
+        emptyText: "النص فارغ",
+        missingFact: { "لم يذكر \($0)" },
+        foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
+        notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" })
+
+    /// The look-ahead window of these settings, on `now`.
+    public func window(now: @escaping @Sendable () -> Date) -> AbsherWindow {
+        AbsherWindow(days: windowDays, timeZone: timeZone, now: now)
+    }
+
+    /// The user's data file, read and validated.
+    public var userData: UserData
+    public var windowDays: Int
+    public var timeZone: TimeZone
+
+    public init(
+        userData: UserData, windowDays: Int = AbsherSettings.defaultWindowDays,
+        timeZone: TimeZone = AbsherSettings.defaultTimeZone
+    ) {
+        self.userData = userData
+        self.windowDays = windowDays
+        self.timeZone = timeZone
+    }
+
+    /// Reads plugin `plugin`'s options from `context` strictly and loads the user data file they name; errors name
+    /// the config file, the plugin, the option or the data file's key path.
+    public init(plugin: String, context: PluginContext) throws {
+        let options = try PluginOptions(plugin: plugin, context: context, allowed: Self.optionKeys)
+        let file = try options.requiredFile(
+            "userData",
+            hint: "name the user's JSON file (for example \"../Plugins/AbsherData/Resources/sample-user.json\")")
+        self.init(
+            userData: try UserData.load(from: file, plugin: plugin),
+            windowDays: try options.int("windowDays", range: 0...3650) ?? Self.defaultWindowDays,
+            timeZone: try options.timeZone("timeZone") ?? Self.defaultTimeZone)
+    }
+
+    /// The sample user shipped in this target's resources (a driving licence expiring 45 days after 2026-11-22, a
+    /// passport after 75, a national ID after 480; dependents), found without `Bundle.module` (which stops the
+    /// process when the bundle is missing): next to the executable, else in the source tree. Nil when neither exists.
+    public static var sampleUserDataURL: URL? {
+        var candidates: [URL] = []
+        let bundleName = "Sanad_AbsherData.resources"
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent(bundleName))
+        if let r = Bundle.main.resourceURL { candidates.append(r.appendingPathComponent(bundleName)) }
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
+        for dir in candidates {
+            for path in ["Resources/sample-user.json", "sample-user.json"] {
+                let url = dir.appendingPathComponent(path)
+                if FileManager.default.fileExists(atPath: url.path) { return url }
+            }
+        }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Resources/sample-user.json")
+        return FileManager.default.fileExists(atPath: source.path) ? source : nil
+    }
+}
+
+/// How far ahead the Absher plugins look: alerts and reminders are due within `days` days of today, where today is
+/// taken from the clock `now` in `timeZone`.
+public struct AbsherWindow: Sendable {
+    public var days: Int
+    public var timeZone: TimeZone
+    public let now: @Sendable () -> Date
+
+    public init(
+        days: Int = AbsherSettings.defaultWindowDays, timeZone: TimeZone = AbsherSettings.defaultTimeZone,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.days = days
+        self.timeZone = timeZone
+        self.now = now
+    }
+
+    /// Today in `timeZone`, from the clock.
+    public var today: CivilDate { CivilDate.today(now(), in: timeZone) }
+}

@@ -100,7 +100,7 @@ struct KernelBuildTests {
         }
     }
 
-    @Test("attention, SwiGLU and RoPE: every runnable build equals the portable build bit for bit")
+    @Test("attention, SwiGLU, GELU and RoPE: every runnable build equals the portable build bit for bit")
     func elementwise() {
         var r = TestRandom(12)
         let dims = 64
@@ -113,7 +113,7 @@ struct KernelBuildTests {
             i % keyStride < count ? halfToFloat(keys[(i % keyStride) * dims + i / keyStride]) : 0
         }
         let valuesF = values.map(halfToFloat)
-        let gate = r.floats(1000, -8...8)
+        let gate = r.floats(1000, -12...12)
         let up = r.floats(1000)
         var table = [Float](repeating: 0, count: dims)
         ropeTable(
@@ -121,26 +121,48 @@ struct KernelBuildTests {
             configuration: RoPEConfiguration(mode: .normal, dimensions: dims, frequencyBase: 10_000))
         let heads = r.floats(3 * dims)
         func run(_ k: any KernelSet) -> [[Float]] {
-            var scratch = [Float](repeating: 0, count: 2 * dims)
-            var vector = [Float](repeating: 0, count: dims)
-            var tiled = vector
-            var weights = [Float](repeating: 0, count: attentionTileSize)
-            k.attendHalfCacheVectorPath(
-                query: query, keys: keys, values: values, stride: dims, count: count, dimensions: dims, scale: 0.125,
-                scratch: &scratch, out: &vector)
-            k.attendFloatCacheTiled(
-                query: query, keysTransposed: keysT, keyStride: keyStride, values: valuesF, valueStride: dims,
-                count: count, dimensions: dims, scale: 0.125, weights: &weights, out: &tiled)
+            var results: [[Float]] = []
+            // Plain, soft-capped, and (tiled) a sliding window starting inside the second tile.
+            for (softCap, first) in [(Float(0), 0), (Float(2), 0), (Float(0), 66)] {
+                var scratch = [Float](repeating: 0, count: 2 * dims)
+                var vector = [Float](repeating: 0, count: dims)
+                var tiled = vector
+                var weights = [Float](repeating: 0, count: attentionTileSize)
+                k.attendHalfCacheVectorPath(
+                    query: query, keys: keys, values: values, stride: dims, count: count, dimensions: dims,
+                    scale: 0.125, softCap: softCap, scratch: &scratch, out: &vector)
+                k.attendFloatCacheTiled(
+                    query: query, keysTransposed: keysT, keyStride: keyStride, values: valuesF, valueStride: dims,
+                    from: first, count: count, dimensions: dims, scale: 0.125, softCap: softCap, weights: &weights,
+                    out: &tiled)
+                results += [vector, tiled]
+            }
             var glu = [Float](repeating: 0, count: gate.count)
             k.swiGLU(gate: gate, up: up, out: &glu, count: gate.count)
+            var gelu = glu
+            var geglu = glu
+            var geluErf = glu
+            var gegluErf = glu
+            k.gelu(gate, up: nil, out: &gelu, count: gate.count)
+            k.gelu(gate, up: up, out: &geglu, count: gate.count)
+            k.geluErf(gate, up: nil, out: &geluErf, count: gate.count)
+            k.geluErf(gate, up: up, out: &gegluErf, count: gate.count)
             var rotated = heads
             k.applyRoPE(&rotated, heads: 3, table: table, dimensions: dims, mode: .normal)
-            return [vector, tiled, glu, rotated]
+            var rotatedNeoX = heads
+            k.applyRoPE(&rotatedNeoX, heads: 3, table: table, dimensions: dims, mode: .neox)
+            return results + [glu, gelu, geglu, geluErf, gegluErf, rotated, rotatedNeoX]
         }
+        let names = [
+            "vector attention", "tiled attention", "soft-capped vector attention", "soft-capped tiled attention",
+            "vector attention (again)", "windowed tiled attention", "SwiGLU", "GELU", "GEGLU", "GELU (erf)",
+            "GEGLU (erf)", "RoPE", "RoPE (NeoX)",
+        ]
         let expected = run(Self.portable)
+        #expect(expected.count == names.count)
         for build in KernelBuilds.runnable {
             let got = run(build)
-            for (i, name) in ["vector attention", "tiled attention", "SwiGLU", "RoPE"].enumerated() {
+            for (i, name) in names.enumerated() {
                 #expect(got[i].map(\.bitPattern) == expected[i].map(\.bitPattern), "\(build.name) \(name)")
             }
         }

@@ -399,8 +399,78 @@ struct KernelTests {
         }
     }
 
-    @Test("attention over a half cache: both paths agree with a double-precision softmax", arguments: [9, 150])
-    func attention(count: Int) {
+    /// Entries of ggml's `ggml_table_gelu_f16` (b11434, read from libggml-cpu.so after `ggml_cpu_init()`): the
+    /// half input and the half GELU stored for it. 0xBFFF is the entry where GCC's fused `1 + 0.044715·x·x` matters.
+    static let ggmlGELUTable: [(UInt16, UInt16)] = [
+        (0xBFFF, 0xA9D3), (0x3C00, 0x3ABB), (0xBC00, 0xB115), (0x4000, 0x3FD2), (0xC000, 0xA9D0), (0x3800, 0x3588),
+        (0x4500, 0x4500), (0xC500, 0x8005), (0x2E66, 0x2AE8),
+    ]
+
+    @Test("GELU: ggml's half table, its ±10 cut-offs, the gated form, and the erf form")
+    func gelu() {
+        for (input, output) in Self.ggmlGELUTable {
+            #expect(geluHalfTable[Int(input)] == halfToFloat(output), "half \(String(input, radix: 16))")
+        }
+        let x: [Float] = [-12, -10, -1.9990234, -0.3, 0, 0.3, 1, 2.5, 9.99, 10, 30]
+        let up: [Float] = x.map { _ in -1.5 }
+        var plain = [Float](repeating: 0, count: x.count)
+        var gated = plain
+        geluExact(x, up: nil, out: &plain, count: x.count)
+        geluExact(x, up: up, out: &gated, count: x.count)
+        for i in x.indices {
+            let v = Double(x[i])
+            let tanhForm = 0.5 * v * (1 + tanh(0.7978845608 * v * (1 + 0.044715 * v * v)))
+            if x[i] <= -10 {
+                #expect(plain[i] == 0 && gated[i].bitPattern == Float(0).bitPattern)  // +0, as ggml writes it
+            } else if x[i] >= 10 {
+                #expect(plain[i] == x[i] && gated[i] == x[i] * up[i])
+            } else {
+                // The input and the result are rounded to half.
+                #expect(abs(Double(plain[i]) - tanhForm) <= 2e-3 * abs(tanhForm) + 1e-4, "x \(x[i])")
+                #expect(gated[i] == plain[i] * up[i])
+            }
+        }
+        var erfForm = plain
+        var erfGated = plain
+        geluErfExact(x, up: nil, out: &erfForm, count: x.count)
+        geluErfExact(x, up: up, out: &erfGated, count: x.count)
+        for i in x.indices {
+            let reference = 0.5 * Double(x[i]) * (1 + erf(Double(x[i]) / 2.0.squareRoot()))
+            #expect(abs(Double(erfForm[i]) - reference) <= 1e-6 * max(1, abs(reference)), "x \(x[i])")
+            #expect(erfGated[i] == erfForm[i] * up[i])
+        }
+    }
+
+    @Test("layer norm: zero mean, unit variance, then weight and bias")
+    func layerNormSmall() {
+        let x: [Float] = (0..<20).map { Float($0) * 0.7 - 3 }
+        let weight: [Float] = (0..<20).map { 1 + Float($0) / 10 }
+        let bias: [Float] = (0..<20).map { Float($0) / 100 - 0.1 }
+        var out = [Float](repeating: 0, count: 20)
+        layerNorm(x, weight: nil, bias: nil, out: &out, count: 20, epsilon: 1e-12)
+        let mean = out.reduce(0, +) / 20
+        let variance = out.map { $0 * $0 }.reduce(0, +) / 20
+        #expect(abs(mean) < 1e-6 && abs(variance - 1) < 1e-5)
+        var scaled = out
+        layerNorm(x, weight: weight, bias: bias, out: &scaled, count: 20, epsilon: 1e-12)
+        for i in 0..<20 { #expect(scaled[i] == out[i] * weight[i] + bias[i]) }
+        var inPlace = x
+        inPlace.withUnsafeMutableBufferPointer {
+            layerNorm($0.baseAddress!, weight: weight, bias: bias, out: $0.baseAddress!, count: 20, epsilon: 1e-12)
+        }
+        #expect(inPlace == scaled)
+    }
+
+    @Test(
+        "attention over a half cache: both paths agree with a double-precision softmax",
+        arguments: [
+            AttentionCase(count: 9), AttentionCase(count: 150), AttentionCase(count: 150, first: 70),
+            AttentionCase(count: 150, first: 3), AttentionCase(count: 40, softCap: 1.5),
+            AttentionCase(count: 150, first: 100, softCap: 1.5),
+        ])
+    func attention(_ c: AttentionCase) {
+        let count = c.count
+        let first = c.first
         var r = TestRandom(UInt64(count))
         let dims = 32
         let stride = 48
@@ -414,14 +484,18 @@ struct KernelTests {
         }
         let q = r.floats(dims, -2...2).map(roundToHalf)
         var reference = [Double](repeating: 0, count: dims)
-        var weights = (0..<count).map { t -> Double in
-            (0..<dims).reduce(0.0) { $0 + Double(q[$1]) * Double(halfToFloat(keys[t * stride + 8 + $1])) } * 0.25
+        var weights = (first..<count).map { t -> Double in
+            let s =
+                (0..<dims).reduce(0.0) { $0 + Double(q[$1]) * Double(halfToFloat(keys[t * stride + 8 + $1])) } * 0.25
+            return c.softCap == 0 ? s : Double(c.softCap) * tanh(s / Double(c.softCap))
         }
         let m = weights.max() ?? 0
         weights = weights.map { exp($0 - m) }
         let total = weights.reduce(0, +)
         for i in 0..<dims {
-            for t in 0..<count { reference[i] += weights[t] / total * Double(halfToFloat(values[t * stride + 8 + i])) }
+            for t in first..<count {
+                reference[i] += weights[t - first] / total * Double(halfToFloat(values[t * stride + 8 + i]))
+            }
         }
         var scratch = [Float](repeating: 0, count: 2 * dims)
         var out = [Float](repeating: 0, count: dims)
@@ -441,13 +515,16 @@ struct KernelTests {
         valuesFloat.withUnsafeBufferPointer { v in
             attendFloatCacheTiled(
                 query: q, keysTransposed: keysTransposed, keyStride: keyStride, values: v.baseAddress! + 8,
-                valueStride: stride, count: count, dimensions: dims, scale: 0.25, weights: &tileWeights, out: &out)
+                valueStride: stride, from: first, count: count, dimensions: dims, scale: 0.25, softCap: c.softCap,
+                weights: &tileWeights, out: &out)
         }
         keys.withUnsafeBufferPointer { k in
             values.withUnsafeBufferPointer { v in
+                // A window is the vector path's first position.
                 attendHalfCacheVectorPath(
-                    query: q, keys: k.baseAddress! + 8, values: v.baseAddress! + 8, stride: stride, count: count,
-                    dimensions: dims, scale: 0.25, scratch: &scratch, out: &vectorOut)
+                    query: q, keys: k.baseAddress! + 8 + first * stride, values: v.baseAddress! + 8 + first * stride,
+                    stride: stride, count: count - first, dimensions: dims, scale: 0.25, softCap: c.softCap,
+                    scratch: &scratch, out: &vectorOut)
             }
         }
         for i in 0..<dims {
@@ -456,4 +533,13 @@ struct KernelTests {
             #expect(abs(Double(vectorOut[i]) - reference[i]) < 5e-3)
         }
     }
+}
+
+/// An attention kernel case: `count` cached positions, attended from `first` (a sliding window), scores
+/// soft-capped at `softCap` (0: not).
+struct AttentionCase: CustomTestStringConvertible, Sendable {
+    var count: Int
+    var first = 0
+    var softCap: Float = 0
+    var testDescription: String { "\(count) positions from \(first), soft cap \(softCap)" }
 }

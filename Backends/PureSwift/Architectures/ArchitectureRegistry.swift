@@ -8,7 +8,8 @@ public enum ArchitectureRegistry {
     public typealias Loader = @Sendable (_ file: GGUFFile, _ repackWeights: Bool) throws -> any LanguageModel
 
     public static let architectures: [String: Loader] = [
-        "llama": { try LlamaModel(file: $0, repackWeights: $1) }
+        "llama": { try LlamaModel(file: $0, repackWeights: $1) },
+        "gemma3": { try Gemma3Model(file: $0, repackWeights: $1) },
     ]
 
     /// Supported architecture names, sorted.

@@ -1,4 +1,5 @@
 import Foundation
+import PureSwiftKernels
 import SanadCore
 
 /// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row
@@ -49,4 +50,19 @@ func allocateZeroed<T>(_ type: T.Type, count: Int, for what: String) throws -> U
                 + "pass a smaller context (-c) or batch size")
     }
     return raw.assumingMemoryBound(to: T.self)
+}
+
+extension KVCache {
+    /// Stores the keys and values of `count` consecutive positions from `position` in layer `layer`, rounded to
+    /// half: `keys` and `values` are (count, kvDimensions).
+    func store(
+        keys: UnsafePointer<Float>, values: UnsafePointer<Float>, layer: Int, position: Int, count: Int
+    ) {
+        for b in 0..<count {
+            storeHalves(
+                keys + b * kvDimensions, into: self.keys(layer: layer, position: position + b), count: kvDimensions)
+            storeHalves(
+                values + b * kvDimensions, into: self.values(layer: layer, position: position + b), count: kvDimensions)
+        }
+    }
 }

@@ -108,15 +108,18 @@ func llamaDotHalfVector(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, c
 /// - Parameters:
 ///   - query: `dimensions` half-rounded floats in natural order.
 ///   - keys, values: first cached row of this head; rows are `stride` halves apart.
+///   - softCap: with a nonzero cap c, scores become `c · tanh(score · scale / c)` (Gemma 2's logit soft-capping,
+///     as ggml applies it: the scale divided by c first).
 ///   - scratch: at least `dimensions` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
 @inlinable
 public func attendHalfCacheVectorPath(
     query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
-    count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
+    count: Int, dimensions: Int, scale: Float, softCap: Float = 0, scratch: UnsafeMutablePointer<Float>,
     out: UnsafeMutablePointer<Float>
 ) {
+    let scale = softCap == 0 ? scale : scale / softCap
     let accumulator = scratch
     for i in 0..<dimensions { accumulator[i] = 0 }
     var sum: Float = 0
@@ -128,7 +131,7 @@ public func attendHalfCacheVectorPath(
             vectorized
             ? llamaDotHalfVector(keys + t * stride, query, count: dimensions)
             : llamaDotHalf(keys + t * stride, query, count: dimensions)
-        let s = score * scale
+        let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
         var ms: Float = 1
         var vs: Float = 1
         if s > maxScore {
@@ -299,28 +302,36 @@ func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIM
 ///     Rows are read a whole tile at a time: `keyStride` is at least `tiledKeyStride(contextLength: count)`, and
 ///     the positions past `count` may hold anything (their scores are masked).
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
+///   - first: the first position attended (a sliding window); the tiles stay aligned to position 0, as
+///     llama.cpp's mask leaves them, and the positions before `first` are masked.
+///   - softCap: as in `attendHalfCacheVectorPath` (ggml: the tile's scores through tanh, then times the cap).
 ///   - weights: scratch of `attentionTileSize` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
 @inlinable
 public func attendFloatCacheTiled(
     query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-    valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
-    out: UnsafeMutablePointer<Float>
+    valueStride: Int, from first: Int = 0, count: Int, dimensions: Int, scale: Float, softCap: Float = 0,
+    weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
 ) {
     let o = UnsafeMutableRawPointer(out)
     let groups = dimensions / 8
     for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
+    let scale = softCap == 0 ? scale : scale / softCap
     var maxScore = -Float.infinity
     var sum: Float = 0
-    var tileStart = 0
+    var tileStart = first / attentionTileSize * attentionTileSize
     while tileStart < count {
         let n = min(attentionTileSize, count - tileStart)
         // Scores of the whole tile (positions past `n` are computed and then masked).
         tileScores(
             query: query, column: UnsafeRawPointer(keysTransposed + tileStart), keyStride: keyStride,
             dimensions: dimensions, scale: scale, into: weights)
+        if softCap != 0 {
+            for i in 0..<attentionTileSize { weights[i] = softCap * tanhf(weights[i]) }
+        }
         for i in n..<attentionTileSize { weights[i] = -.infinity }
+        for i in 0..<max(0, first - tileStart) { weights[i] = -.infinity }
         var tileMax = -Float.infinity
         for i in 0..<n { tileMax = max(tileMax, weights[i]) }
         let newMax = max(maxScore, tileMax)

@@ -39,22 +39,23 @@ public struct BuiltKernels: KernelSet {
 
     public func attendHalfCacheVectorPath(
         query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
-        count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
+        count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>
     ) {
         PureSwiftKernels.attendHalfCacheVectorPath(
             query: query, keys: keys, values: values, stride: stride, count: count, dimensions: dimensions,
-            scale: scale, scratch: scratch, out: out)
+            scale: scale, softCap: softCap, scratch: scratch, out: out)
     }
 
     public func attendFloatCacheTiled(
         query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>
+        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
+        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {
         PureSwiftKernels.attendFloatCacheTiled(
             query: query, keysTransposed: keysTransposed, keyStride: keyStride, values: values,
-            valueStride: valueStride, count: count, dimensions: dimensions, scale: scale, weights: weights, out: out)
+            valueStride: valueStride, from: first, count: count, dimensions: dimensions, scale: scale,
+            softCap: softCap, weights: weights, out: out)
     }
 
     public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {
@@ -65,6 +66,18 @@ public struct BuiltKernels: KernelSet {
         gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
     ) {
         swiGLUExact(gate: gate, up: up, out: out, count: count)
+    }
+
+    public func gelu(
+        _ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int
+    ) {
+        geluExact(x, up: up, out: out, count: count)
+    }
+
+    public func geluErf(
+        _ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int
+    ) {
+        geluErfExact(x, up: up, out: out, count: count)
     }
 
     public func applyRoPE(

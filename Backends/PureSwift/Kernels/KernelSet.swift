@@ -24,23 +24,30 @@ public protocol KernelSet: Sendable {
     func prepareActivationRow(
         _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat)
 
-    /// `attendHalfCacheVectorPath`: one head's attention for one query, llama.cpp's vector path.
+    /// `attendHalfCacheVectorPath`: one head's attention for one query, llama.cpp's vector path (`softCap` 0: none).
     func attendHalfCacheVectorPath(
         query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
-        count: Int, dimensions: Int, scale: Float, scratch: UnsafeMutablePointer<Float>,
+        count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
-    /// `attendFloatCacheTiled`: one head's attention for one query, llama.cpp's tiled path.
+    /// `attendFloatCacheTiled`: one head's attention for one query over positions `first..<count`, llama.cpp's
+    /// tiled path (`softCap` 0: none).
     func attendFloatCacheTiled(
         query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, count: Int, dimensions: Int, scale: Float, weights: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>)
+        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
+        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>)
 
     /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
     func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)
 
     /// `swiGLUExact` over `count` values.
     func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
+
+    /// `geluExact` (ggml's tanh-approximated GELU) over `count` values, times `up` when given (GEGLU).
+    func gelu(_ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int)
+
+    /// `geluErfExact` (the erf GELU) over `count` values, times `up` when given.
+    func geluErf(_ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int)
 
     /// `applyRoPEExact` on `heads` consecutive heads of `dimensions` values.
     func applyRoPE(

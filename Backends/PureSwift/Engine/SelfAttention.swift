@@ -1,0 +1,142 @@
+import PureSwiftKernels
+
+/// Which cached positions a query attends to.
+struct AttentionMask: Sendable, Equatable {
+    /// Only positions up to the query's own (a decoder); false: every position of the batch (an encoder).
+    var causal = true
+    /// With a sliding window of `w` positions, a query at position p sees positions after p − w only (llama.cpp's
+    /// LLAMA_SWA_TYPE_STANDARD: masked when p − p₀ ≥ w).
+    var window: Int? = nil
+
+    /// The positions a query at `position` attends to, of `0..<total` in the cache.
+    @inline(__always)
+    func positions(query position: Int, total: Int) -> Range<Int> {
+        let end = causal ? position + 1 : total
+        guard let window else { return 0..<end }
+        return max(0, position - window + 1)..<end
+    }
+}
+
+/// Multi-head (grouped-query) attention over the half-precision KV cache, as llama.cpp's CPU flash attention
+/// computes it (Kernels/Attention.swift): its vector path for batches under `halfAccumulationBatchLimit` tokens and
+/// its tiled path for larger ones. Owns the per-worker scratch and the float copy of one layer's cache that the
+/// tiled path reads.
+final class SelfAttention {
+    let heads: Int
+    let kvHeads: Int
+    let headDimension: Int
+    /// Applied to the scores (1/√headDimension unless the model says otherwise).
+    let scale: Float
+    /// Logit soft-capping of the scores (`c · tanh(s / c)`), 0 for none.
+    let softCap: Float
+    let contextLength: Int
+    let threads: Int
+    let kernels: any KernelSet
+
+    private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
+    private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
+    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, tiledKeyStride) one layer's keys
+    private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
+    private let weights: UnsafeMutablePointer<Float>  // (threads, attentionTileSize)
+
+    var queryDimensions: Int { heads * headDimension }
+    var kvDimensions: Int { kvHeads * headDimension }
+
+    init(
+        heads: Int, kvHeads: Int, headDimension: Int, scale: Float, softCap: Float = 0, contextLength: Int,
+        threads: Int, kernels: any KernelSet, scratch: ScratchBuffers
+    ) throws {
+        self.heads = heads
+        self.kvHeads = kvHeads
+        self.headDimension = headDimension
+        self.scale = scale
+        self.softCap = softCap
+        self.contextLength = contextLength
+        self.threads = max(1, threads)
+        self.kernels = kernels
+        let kvDimensions = kvHeads * headDimension
+        queries = try scratch.floats(self.threads * headDimension)
+        accumulators = try scratch.floats(self.threads * 2 * headDimension)
+        keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
+        valuesFloat = try scratch.floats(contextLength * kvDimensions)
+        weights = try scratch.floats(self.threads * attentionTileSize)
+    }
+
+    /// Attention of `n` new tokens at positions `start…` over layer `layer` of `cache` (which holds their keys and
+    /// values already), every head: `q` is (n, heads · headDimension), `out` the same shape. `tiled` picks
+    /// llama.cpp's tiled path (its choice depends on the whole batch's size, so the caller makes it).
+    func attend(
+        _ q: UnsafePointer<Float>, cache: KVCache, layer l: Int, tokens n: Int, start: Int, tiled: Bool,
+        mask: AttentionMask = AttentionMask(), into out: UnsafeMutablePointer<Float>
+    ) {
+        let heads = self.heads
+        let hd = headDimension
+        let group = heads / kvHeads
+        let queryDimensions = self.queryDimensions
+        let kvDimensions = self.kvDimensions
+        let scale = self.scale
+        let softCap = self.softCap
+        let kernels = self.kernels
+        let keys = cache.keys(layer: l, position: 0)
+        let values = cache.values(layer: l, position: 0)
+        let queries = self.queries
+        let accumulators = self.accumulators
+        let positions = start + n
+        let workers = n * heads * positions < 256 ? 1 : threads
+        if !tiled {
+            // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
+            let items = n * heads
+            parallelChunksIndexed(workers, threads: workers) { worker, _ in
+                let query = queries + worker * hd
+                let accumulator = accumulators + worker * 2 * hd
+                // Items dealt round-robin: later tokens attend to more positions, so contiguous shares would
+                // leave the first worker waiting.
+                for item in Swift.stride(from: worker, to: items, by: workers) {
+                    let b = item / heads
+                    let h = item % heads
+                    let seen = mask.positions(query: start + b, total: positions)
+                    let kvOffset = seen.lowerBound * kvDimensions + (h / group) * hd
+                    let head = q + b * queryDimensions + h * hd
+                    for i in 0..<hd { query[i] = roundToHalf(head[i]) }
+                    kernels.attendHalfCacheVectorPath(
+                        query: query, keys: keys + kvOffset, values: values + kvOffset, stride: kvDimensions,
+                        count: seen.count, dimensions: hd, scale: scale, softCap: softCap, scratch: accumulator,
+                        out: out + b * queryDimensions + h * hd)
+                }
+            }
+            return
+        }
+        // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
+        // float once per layer: keys transposed (dimension-major), values as they are; from the first tile any
+        // query of the batch sees.
+        let keyStride = tiledKeyStride(contextLength: contextLength)
+        let keysFloat = self.keysFloat
+        let valuesFloat = self.valuesFloat
+        let weights = self.weights
+        let lowest =
+            mask.positions(query: start, total: positions).lowerBound / attentionTileSize * attentionTileSize
+        parallelChunks(positions - lowest, threads: threads) { chunk in
+            let rows = (chunk.lowerBound + lowest)..<(chunk.upperBound + lowest)
+            for t in rows {
+                let key = keys + t * kvDimensions
+                for i in 0..<kvDimensions { keysFloat[i * keyStride + t] = halfToFloatTable[Int(key[i])] }
+            }
+            let first = rows.lowerBound * kvDimensions
+            kernels.halvesToFloats(values + first, valuesFloat + first, count: rows.count * kvDimensions)
+        }
+        let items = n * heads
+        parallelChunksIndexed(workers, threads: workers) { worker, _ in
+            for item in Swift.stride(from: worker, to: items, by: workers) {  // round-robin, as above
+                let b = item / heads
+                let h = item % heads
+                let seen = mask.positions(query: start + b, total: positions)
+                let kvOffset = (h / group) * hd
+                kernels.attendFloatCacheTiled(
+                    query: q + b * queryDimensions + h * hd, keysTransposed: keysFloat + kvOffset * keyStride,
+                    keyStride: keyStride, values: valuesFloat + kvOffset, valueStride: kvDimensions,
+                    from: seen.lowerBound, count: seen.upperBound, dimensions: hd, scale: scale, softCap: softCap,
+                    weights: weights + worker * attentionTileSize, out: out + b * queryDimensions + h * hd)
+            }
+        }
+    }
+}

@@ -192,7 +192,8 @@ struct BLASEngineTests {
     func perplexity() async throws {
         let model = try #require(BLASFixtures.model)
         let text = "/usr/share/common-licenses/GPL-3"
-        let reference = try FidelityReference.perplexity(modelKey: "smollm2", model: model, textFile: text, context: 512)
+        let reference = try FidelityReference.perplexity(
+            modelKey: "smollm2", model: model, textFile: text, context: 512)
         let session = try await BLASFixtures.session(BLASBackend(), context: 512)
         // llama-perplexity's method (SanadTestSupport's llamaPerplexity).
         let (ppl, chunks) = try llamaPerplexity(session, textFile: text, context: 512)

@@ -98,7 +98,8 @@ struct SmolLM2EngineTests {
     func perplexity() throws {
         let model = try #require(SmolLM2Fixtures.model)
         let text = "/usr/share/common-licenses/GPL-3"
-        let reference = try FidelityReference.perplexity(modelKey: "smollm2", model: model, textFile: text, context: 512)
+        let reference = try FidelityReference.perplexity(
+            modelKey: "smollm2", model: model, textFile: text, context: 512)
         let session = try SmolLM2Fixtures.session(context: 512)
         // llama-perplexity's method (SanadTestSupport's llamaPerplexity).
         let (ppl, chunks) = try llamaPerplexity(session, textFile: text, context: 512)

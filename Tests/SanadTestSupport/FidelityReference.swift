@@ -8,7 +8,8 @@ public enum FidelityReference {
     /// Where the expectations come from, for test messages: the live tools, or the fixtures and why.
     public static var source: String {
         if let tools = LlamaTools.reference { return "live \(tools)" }
-        return "committed fixtures Tests/Fixtures/llama-b11434 (no live reference: \(LlamaTools.referenceUnavailable ?? "?"))"
+        return
+            "committed fixtures Tests/Fixtures/llama-b11434 (no live reference: \(LlamaTools.referenceUnavailable ?? "?"))"
     }
 
     /// Printed once per test run, so a log says which reference the fidelity tests used.

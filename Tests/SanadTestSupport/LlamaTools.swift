@@ -47,7 +47,9 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
             name: "native", bin: prefix.appendingPathComponent("bin"),
             greedyIDs: prefix.appendingPathComponent("lib/sanad/llama-b11434/greedy-ids"))
         guard FileManager.default.fileExists(atPath: stamp.path) else {
-            return (nil, "llama.cpp b11434 is not installed in \(prefix.path) (no \(stamp.path)); run scripts/install-llama")
+            return (
+                nil, "llama.cpp b11434 is not installed in \(prefix.path) (no \(stamp.path)); run scripts/install-llama"
+            )
         }
         if let missing = tools.missing(["llama-simple", "llama-tokenize", "llama-perplexity"]) {
             return (nil, "\(missing) is missing; run scripts/install-llama")
@@ -229,7 +231,8 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
             }
         }
         guard sawPrompt else {
-            throw LlamaToolError("\(command) printed no prompt_ids line: \(String(decoding: out.prefix(500), as: UTF8.self))")
+            throw LlamaToolError(
+                "\(command) printed no prompt_ids line: \(String(decoding: out.prefix(500), as: UTF8.self))")
         }
         return result
     }

@@ -413,8 +413,9 @@ def greedy_run(ctx: Context, greedy_ids: Path, model: Path, prompt: str, forced:
 
 
 def perplexity_run(ctx: Context, bin_dir: Path, model: Path, fixture: dict) -> tuple[float, list[float], str]:
+    # The thread count does not change the numbers (each output element is computed by one thread).
     argv = [str(bin_dir / "llama-perplexity"), "-m", str(model), "-f", fixture["input"], "-c", str(fixture["n_ctx"]),
-            "-t", str(fixture["threads"])]
+            "-t", str(ctx.threads)]
     output = (lambda r: (r.stdout + r.stderr).decode("utf-8", "replace"))(run(argv))
     final = re.search(r"Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)", output)
     if not final:

@@ -60,8 +60,6 @@ enum LlamaFixture {
     /// code paths (AVX2, AVX-512, NEON) the build took.
     static let tools: LlamaTools? = findTools().tools
     static let toolsUnavailable: String = findTools().why ?? ""
-    static var liveReady: Bool { ready && tools != nil }
-    static var gemma3LiveReady: Bool { gemma3Ready && tools != nil }
 
     private static func findTools() -> (tools: LlamaTools?, why: String?) {
         guard let tools = LlamaTools.native else { return (nil, LlamaTools.nativeUnavailable) }

@@ -7,34 +7,13 @@ import SanadTestSupport
 import Testing
 
 // The BLAS engine on SmolLM2-135M-Instruct Q4_1: its products against the pure-Swift kernels, its greedy
-// continuations against the pure-Swift engine's (which are llama.cpp b11434's, Tests/Fixtures/llama-b11434, as
-// PureSwiftTests checks), its perplexity against llama-perplexity's. Run in release: `swift test -c release
-// --filter BLASTests`.
-
-/// One greedy reference of Tests/Fixtures/llama-b11434/greedy.json.
-struct GreedyCase: Decodable, CustomTestStringConvertible, Sendable {
-    let name: String
-    let prompt_ids: [Int32]
-    let ids: [Int32]
-    let stopped_at_eog: Int32?
-    var testDescription: String { name }
-}
-
-struct GreedyFixture: Decodable {
-    let n_predict: Int
-    let cases: [GreedyCase]
-}
-
-struct PerplexityFixture: Decodable {
-    let ppl: Double
-    let n_ctx: Int
-    let n_chunks: Int?
-}
+// continuations against llama.cpp b11434's AVX2 arithmetic (SanadTestSupport's FidelityReference: the reference
+// build run live, else the committed fixtures), its perplexity against llama-perplexity's. Run in release:
+// `swift test -c release --filter BLASTests`.
 
 enum BLASFixtures {
     static let model = TestPaths.model(TestPaths.smolLM2)
-    static let greedy: GreedyFixture? = decode("llama-b11434/greedy.json")
-    static let perplexity: PerplexityFixture? = decode("llama-b11434/perplexity.json")
+    static let prompts = GoldenInputs.prompts("smollm2")
     static let usable = model != nil && BLASBackend().availability.isAvailable
 
     /// A matrix of one of the test models.
@@ -56,11 +35,6 @@ enum BLASFixtures {
             byType[type]?.min { $0.elementCount < $1.elementCount }
                 .map { Matrix(model: url, tensor: $0.name, type: type) }
         }
-    }
-
-    static func decode<T: Decodable>(_ name: String) -> T? {
-        guard let data = FileManager.default.contents(atPath: TestPaths.fixture(name).path) else { return nil }
-        return try? JSONDecoder().decode(T.self, from: data)
     }
 
     /// A session of `backend` on SmolLM2 with 2 threads.
@@ -163,16 +137,17 @@ struct BLASEngineTests {
 
     @Test(
         "prompts shorter than the minimum batch continue exactly as on the pure-Swift engine (llama.cpp's tokens)",
-        arguments: BLASFixtures.greedy?.cases ?? [])
-    func greedy(_ reference: GreedyCase) async throws {
+        arguments: BLASFixtures.prompts)
+    func greedy(_ prompt: GoldenInputs.Case) async throws {
+        let model = try #require(BLASFixtures.model)
+        let reference = try FidelityReference.greedy(prompt, modelKey: "smollm2", model: model)
         let session = try await BLASFixtures.session(BLASBackend())
-        try #require(reference.prompt_ids.count < BLASOptions().minimumBatch)
-        let n = BLASFixtures.greedy?.n_predict ?? 32
-        let ids = try await BLASFixtures.greedy(session, reference.prompt_ids, count: n)
+        try #require(reference.promptIDs.count < BLASOptions().minimumBatch)
+        let ids = try await BLASFixtures.greedy(session, reference.promptIDs, count: 32)
         if let i = (0..<min(ids.count, reference.ids.count)).first(where: { ids[$0] != reference.ids[$0] }) {
-            Issue.record("first divergence at generated token \(i): pure-swift \(reference.ids[i]), blas \(ids[i])")
+            Issue.record("first divergence at generated token \(i): llama.cpp \(reference.ids[i]), blas \(ids[i])")
         }
-        #expect(ids == reference.ids)
+        #expect(ids == reference.ids, "against \(FidelityReference.source)")
     }
 
     /// Through `sgemm` the products differ from the kernels' by float rounding only (`products`), but this model's
@@ -183,16 +158,19 @@ struct BLASEngineTests {
     /// product through `sgemm` (minimum batch 4), the top-1 picks agree almost everywhere and the logits closely.
     @Test("teacher-forced through sgemm, the next-token picks agree with the pure-Swift engine's")
     func teacherForced() async throws {
-        let fixture = try #require(BLASFixtures.greedy)
+        let model = try #require(BLASFixtures.model)
+        let references = try BLASFixtures.prompts.map {
+            try FidelityReference.greedy($0, modelKey: "smollm2", model: model)
+        }
         let pure = try await BLASFixtures.session(PureSwiftBackend())
         let blas = try await BLASFixtures.session(BLASBackend(), engineOptions: ["minimum-batch": .number(4)])
         var positions = 0
         var agreeing = 0
         var deltaSum: Double = 0
         var values = 0
-        for reference in fixture.cases where reference.prompt_ids.count >= 4 {
-            let sequence = reference.prompt_ids + reference.ids
-            let rows = (reference.prompt_ids.count - 1)..<(sequence.count - 1)
+        for reference in references where reference.promptIDs.count >= 4 {
+            let sequence = reference.promptIDs + reference.ids
+            let rows = (reference.promptIDs.count - 1)..<(sequence.count - 1)
             let a = try pure.evaluateLogits(sequence, rows: rows)
             let b = try blas.evaluateLogits(sequence, rows: rows)
             for (x, y) in zip(a, b) {
@@ -212,14 +190,17 @@ struct BLASEngineTests {
 
     @Test("perplexity on the GPL-3 text at context 512 is within 0.5 % of llama-perplexity's")
     func perplexity() async throws {
-        let fixture = try #require(BLASFixtures.perplexity, "Tests/Fixtures/llama-b11434/perplexity.json is missing")
-        let context = fixture.n_ctx
-        let session = try await BLASFixtures.session(BLASBackend(), context: context)
+        let model = try #require(BLASFixtures.model)
+        let text = "/usr/share/common-licenses/GPL-3"
+        let reference = try FidelityReference.perplexity(
+            modelKey: "smollm2", model: model, textFile: text, context: 512)
+        let session = try await BLASFixtures.session(BLASBackend(), context: 512)
         // llama-perplexity's method (SanadTestSupport's llamaPerplexity).
-        let (ppl, chunks) = try llamaPerplexity(
-            session, textFile: "/usr/share/common-licenses/GPL-3", context: context)
-        if let expected = fixture.n_chunks { #expect(chunks == expected) }
-        #expect(abs(ppl - fixture.ppl) / fixture.ppl < 0.005, "blas PPL \(ppl), llama.cpp \(fixture.ppl)")
+        let (ppl, chunks) = try llamaPerplexity(session, textFile: text, context: 512)
+        #expect(chunks == reference.chunks)
+        #expect(
+            abs(ppl - reference.ppl) / reference.ppl < 0.005,
+            "blas PPL \(ppl), llama.cpp \(reference.ppl) (\(FidelityReference.source))")
     }
 
     @Test("the memory estimate counts the scratch, or every F32 copy with cache-weights")

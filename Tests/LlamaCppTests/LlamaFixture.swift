@@ -53,70 +53,56 @@ enum LlamaFixture {
         return (ids, text, nil, nil)
     }
 
-    // MARK: Reference data written by scripts/make-golden
+    // MARK: The same native build's tools, run live
 
-    struct GreedyCase: Decodable, Sendable, CustomTestStringConvertible {
-        let name: String
-        let prompt: String
-        let prompt_ids: [Int32]
-        let ids: [Int32]
-        let text: String
-        let text_hex: String?
-        let stopped_at_eog: Int32?
-        /// Per generated step: the 5 largest logits as [token id, logit].
-        let top_logits: [[[Double]]]?
-        var testDescription: String { name }
-    }
+    /// The tools of the native build whose library the engine loads (SanadTestSupport's `LlamaTools.native`), or nil
+    /// with `toolsUnavailable` saying why. Same library, same machine: the engine must equal them exactly, whatever
+    /// code paths (AVX2, AVX-512, NEON) the build took.
+    static let tools: LlamaTools? = findTools().tools
+    static let toolsUnavailable: String = findTools().why ?? ""
 
-    struct TokenizeCase: Decodable, Sendable, CustomTestStringConvertible {
-        let name: String
-        let text: String
-        let ids: [Int32]
-        let ids_with_special: [Int32]
-        var testDescription: String { name }
-    }
-
-    private struct Cases<C: Decodable>: Decodable { let cases: [C] }
-
-    static let greedyURL = TestPaths.fixture("llama-b11434/greedy.json")
-    static let tokenizeURL = TestPaths.fixture("llama-b11434/tokenize.json")
-    static let perplexityURL = TestPaths.fixture("llama-b11434/perplexity.json")
-
-    static func load<C: Decodable>(_ url: URL, _ type: C.Type) -> [C] {
-        guard let data = try? Data(contentsOf: url) else { return [] }
-        do {
-            return try JSONDecoder().decode(Cases<C>.self, from: data).cases
-        } catch {
-            // A present but unreadable fixture must not silently disable tests.
-            return []
+    private static func findTools() -> (tools: LlamaTools?, why: String?) {
+        guard let tools = LlamaTools.native else { return (nil, LlamaTools.nativeUnavailable) }
+        let installed = LlamaTools.prefix.appendingPathComponent("lib/libllama.so").resolvingSymlinksInPath()
+        guard let libraryPath, URL(fileURLWithPath: libraryPath).resolvingSymlinksInPath() == installed else {
+            return (nil, "SANAD_LIBLLAMA is not \(installed.path), whose tools these are; set SANAD_LLAMA_PREFIX too")
         }
+        return (tools, nil)
     }
 
-    static let greedyGemma3URL = TestPaths.fixture("llama-b11434/greedy-gemma3.json")
-    static let tokenizeGemma3URL = TestPaths.fixture("llama-b11434/tokenize-gemma3.json")
+    static let prompts = GoldenInputs.prompts("smollm2")
+    static let gemma3Prompts = GoldenInputs.prompts("gemma3")
+    static let corpus = GoldenInputs.corpus
 
-    static let greedyCases: [GreedyCase] = load(greedyURL, GreedyCase.self)
-    static let tokenizeCases: [TokenizeCase] = load(tokenizeURL, TokenizeCase.self)
-    static let greedyGemma3Cases: [GreedyCase] = load(greedyGemma3URL, GreedyCase.self)
-    static let tokenizeGemma3Cases: [TokenizeCase] = load(tokenizeGemma3URL, TokenizeCase.self)
-
-    /// Checks one greedy case: the same prompt tokens, generated ids, text and stop as llama-simple.
-    static func checkGreedy(_ c: GreedyCase, model: URL?) async throws {
-        let session = try await LlamaFixture.session(context: c.prompt_ids.count + 32, model: model)
-        #expect(try session.tokenize(c.prompt, addSpecial: true, parseSpecial: true) == c.prompt_ids)
+    /// One greedy prompt: the same prompt tokens, generated ids, text and stop as the native build's llama-simple
+    /// (text) and greedy-ids (ids; its text is checked against llama-simple's too).
+    static func checkGreedy(_ prompt: GoldenInputs.Case, model: URL?) async throws {
+        let url = try #require(model)
+        let tools = try #require(tools)
+        let expected = try tools.greedy(model: url, prompt: prompt.text)
+        let simple = try tools.simple(model: url, prompt: prompt.text)
+        #expect(simple.count > expected.text.count && simple.dropLast().suffix(expected.text.count) == expected.text)
+        let session = try await LlamaFixture.session(context: expected.promptIDs.count + 32, model: url)
+        #expect(try session.tokenize(prompt.text, addSpecial: true, parseSpecial: true) == expected.promptIDs)
         let run = try await LlamaFixture.collect(
             session.generate(
-                .text(c.prompt, parseSpecial: true),
+                .text(prompt.text, parseSpecial: true),
                 parameters: GenerationParameters(maxTokens: 32, sampling: .greedy)))
-        #expect(run.ids == c.ids)
-        if c.text_hex == nil { #expect(run.text == c.text) }
-        #expect(run.stop == (c.stopped_at_eog == nil ? .maxTokens : .endOfGeneration))
+        #expect(run.ids == expected.ids)
+        if let text = String(validating: expected.text, as: UTF8.self) { #expect(run.text == text) }
+        #expect(run.stop == (expected.stoppedAtEOG == nil ? .maxTokens : .endOfGeneration))
     }
 
-    /// Checks one tokenizer case: plain text, and with BOS and special tokens.
-    static func checkTokenize(_ c: TokenizeCase, model: URL?) async throws {
-        let session = try await LlamaFixture.session(context: 64, model: model)
-        #expect(try session.tokenize(c.text, addSpecial: false, parseSpecial: false) == c.ids)
-        #expect(try session.tokenize(c.text, addSpecial: true, parseSpecial: true) == c.ids_with_special)
+    /// One tokenizer text: plain, and with BOS and special tokens, as the native build's llama-tokenize.
+    static func checkTokenize(_ c: GoldenInputs.Case, model: URL?) async throws {
+        let url = try #require(model)
+        let tools = try #require(tools)
+        let session = try await LlamaFixture.session(context: 64, model: url)
+        #expect(
+            try session.tokenize(c.text, addSpecial: false, parseSpecial: false)
+                == (try tools.tokenize(model: url, text: c.text, special: false)))
+        #expect(
+            try session.tokenize(c.text, addSpecial: true, parseSpecial: true)
+                == (try tools.tokenize(model: url, text: c.text, special: true)))
     }
 }

@@ -4,48 +4,49 @@ import SanadCore
 import SanadTestSupport
 import Testing
 
+/// Why the live comparisons with the native build's tools are skipped, when they are.
+private let live = Comment(rawValue: "needs the native build's tools: \(LlamaFixture.toolsUnavailable)")
+
 @Suite(
     "llama backend session on SmolLM2", .serialized,
     .enabled(if: LlamaFixture.ready, "needs libllama b11434 and SmolLM2"))
 struct LlamaSessionTests {
-    @Test func fixturesDecode() throws {
-        let counts = [
-            (LlamaFixture.greedyURL, LlamaFixture.greedyCases.count),
-            (LlamaFixture.tokenizeURL, LlamaFixture.tokenizeCases.count),
-            (LlamaFixture.greedyGemma3URL, LlamaFixture.greedyGemma3Cases.count),
-            (LlamaFixture.tokenizeGemma3URL, LlamaFixture.tokenizeGemma3Cases.count),
-        ]
-        for (url, count) in counts where FileManager.default.fileExists(atPath: url.path) {
-            #expect(count > 0, "\(url.path) is present but has no readable cases")
-        }
+    @Test func goldenInputsDecode() {
+        #expect(LlamaFixture.prompts.count >= 8, "scripts/golden/prompts.json is missing or unreadable")
+        #expect(LlamaFixture.gemma3Prompts.count >= 8, "scripts/golden/prompts.json is missing or unreadable")
+        #expect(LlamaFixture.corpus.count >= 20, "scripts/golden/corpus.json is missing or unreadable")
     }
 
-    /// Same prompt tokens and the same 32 greedy tokens as `llama-simple -n 32` (Tests/Fixtures/llama-b11434).
-    @Test(arguments: LlamaFixture.greedyCases)
-    func greedyMatchesLlamaSimple(_ c: LlamaFixture.GreedyCase) async throws {
-        try await LlamaFixture.checkGreedy(c, model: LlamaFixture.smolLM2)
+    /// Same prompt tokens and the same 32 greedy tokens as `llama-simple -n 32` of the same build, run now.
+    @Test(.enabled(if: LlamaFixture.tools != nil, live), arguments: LlamaFixture.prompts)
+    func greedyMatchesLlamaSimple(_ prompt: GoldenInputs.Case) async throws {
+        try await LlamaFixture.checkGreedy(prompt, model: LlamaFixture.smolLM2)
     }
 
-    /// Logits of one batched pass over prompt + generated tokens equal llama-simple's step-by-step logits
-    /// (the fixture's top 5 per step): measured equal to 5e-8, the precision the fixture prints.
-    @Test(arguments: LlamaFixture.greedyCases.prefix(4))
-    func teacherForcedLogitsMatchLlamaSimpleSteps(_ c: LlamaFixture.GreedyCase) async throws {
-        let steps = try #require(c.top_logits)
-        let session = try await LlamaFixture.session(context: 128)
-        let tokens = c.prompt_ids + c.ids.dropLast()
-        let rows = try session.evaluateLogits(tokens, rows: (c.prompt_ids.count - 1)..<tokens.count)
-        #expect(rows.count == min(steps.count, c.ids.count))
-        var worst: Double = 0
-        for (row, top) in zip(rows, steps) {
-            for pair in top where pair.count == 2 {
-                worst = max(worst, abs(Double(row[Int(pair[0])]) - pair[1]))
+    /// Logits computed one token at a time (batch size 1) equal llama-simple's step-by-step logits, bit for bit: the
+    /// same build's greedy-ids prints each step's 5 largest with 9 significant digits (a float32 exactly). Prompts
+    /// under 32 tokens, which llama.cpp decodes the same whatever the grouping.
+    @Test(.enabled(if: LlamaFixture.tools != nil, live), arguments: LlamaFixture.prompts)
+    func teacherForcedLogitsMatchLlamaSimpleSteps(_ prompt: GoldenInputs.Case) async throws {
+        let url = try #require(LlamaFixture.smolLM2)
+        let expected = try #require(LlamaFixture.tools).greedy(model: url, prompt: prompt.text)
+        guard expected.promptIDs.count < 32 else { return }
+        let session = try await LlamaCppBackend().loadModel(
+            at: url, options: ModelLoadOptions(threads: 1, contextLength: 128, batchSize: 1))
+        let tokens = expected.promptIDs + expected.ids.dropLast()
+        let rows = try session.evaluateLogits(tokens, rows: (expected.promptIDs.count - 1)..<tokens.count)
+        try #require(rows.count == expected.ids.count && expected.topLogits.count == expected.ids.count)
+        var differing: [String] = []
+        for (step, (row, top)) in zip(rows, expected.topLogits).enumerated() {
+            for (id, logit) in top where row[Int(id)].bitPattern != logit.bitPattern {
+                differing.append("step \(step) token \(id): \(row[Int(id)]) vs \(logit)")
             }
         }
-        #expect(worst < 1e-3, "largest |Δlogit| against llama-simple: \(worst)")
+        #expect(differing.isEmpty, "\(differing.prefix(5)) (\(differing.count) in all)")
     }
 
-    @Test(arguments: LlamaFixture.tokenizeCases)
-    func tokenizationMatchesLlamaTokenize(_ c: LlamaFixture.TokenizeCase) async throws {
+    @Test(.enabled(if: LlamaFixture.tools != nil, live), arguments: LlamaFixture.corpus)
+    func tokenizationMatchesLlamaTokenize(_ c: GoldenInputs.Case) async throws {
         try await LlamaFixture.checkTokenize(c, model: LlamaFixture.smolLM2)
     }
 
@@ -206,32 +207,20 @@ struct LlamaSessionTests {
         #expect(results[2] == results[0])
     }
 
-    /// The first chunk of llama-perplexity's run (Tests/Fixtures/llama-b11434/perplexity.json: ctx 512, second
-    /// half scored) computed from `evaluateLogits` in one 512-token batch gives the tool's running value.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: LlamaFixture.perplexityURL.path)))
+    /// The first chunk of `llama-perplexity -c 512 -b 512 --chunks 1` of the same build, run now (one 512-token
+    /// batch; the second half scored), computed from `evaluateLogits` in one 512-token batch: the 4 decimals it prints.
+    @Test(.enabled(if: LlamaFixture.tools != nil, live))
     func firstPerplexityChunkMatchesLlamaPerplexity() async throws {
-        struct Reference: Decodable {
-            let input: String
-            let n_ctx: Int
-            let first_tokens: [Int32]
-            let running_ppl_after_chunk: [Double]
-        }
-        let reference = try JSONDecoder().decode(Reference.self, from: Data(contentsOf: LlamaFixture.perplexityURL))
-        let text = try String(contentsOfFile: reference.input, encoding: .utf8)
-        let session = try await LlamaFixture.session(context: reference.n_ctx)
-        let tokens = Array(try session.tokenize(text).prefix(reference.n_ctx))
-        #expect(Array(tokens.prefix(reference.first_tokens.count)) == reference.first_tokens)
-        let first = reference.n_ctx / 2
-        let rows = try session.evaluateLogits(tokens, rows: first..<(reference.n_ctx - 1))
-        var nll: Double = 0
-        for (k, row) in rows.enumerated() {
-            let maxLogit = Double(row.max() ?? 0)
-            let sum = row.reduce(0.0) { $0 + exp(Double($1) - maxLogit) }
-            nll -= Double(row[Int(tokens[first + k + 1])]) - maxLogit - log(sum)
-        }
-        let ppl = exp(nll / Double(rows.count))
-        let expected = try #require(reference.running_ppl_after_chunk.first)
-        #expect(abs(ppl - expected) < 1e-3, "PPL of chunk 1: \(ppl), llama-perplexity: \(expected)")
+        let url = try #require(LlamaFixture.smolLM2)
+        let input = "/usr/share/common-licenses/GPL-3"
+        let expected = try #require(LlamaFixture.tools).perplexity(
+            model: url, textFile: input, context: 512, batch: 512, chunks: 1, threads: 1)
+        let session = try await LlamaFixture.session(context: 512)
+        let (ppl, chunks) = try llamaPerplexity(session, textFile: input, context: 512, maxChunks: 1)
+        #expect(chunks == 1 && expected.runningPPL.count == 1)
+        #expect(
+            abs(ppl - expected.ppl) <= 0.00005 + 1e-9,
+            "PPL of chunk 1: \(ppl), llama-perplexity: \(expected.finalLine)")
     }
 
     @Test func samplingWithTheSameSeedRepeats() async throws {
@@ -263,13 +252,13 @@ struct LlamaSessionTests {
     "llama backend session on Gemma 3", .serialized,
     .enabled(if: LlamaFixture.gemma3Ready, "needs libllama b11434 and gemma-3-270m"))
 struct LlamaGemma3Tests {
-    @Test(arguments: LlamaFixture.greedyGemma3Cases)
-    func greedyMatchesLlamaSimple(_ c: LlamaFixture.GreedyCase) async throws {
-        try await LlamaFixture.checkGreedy(c, model: LlamaFixture.gemma3)
+    @Test(.enabled(if: LlamaFixture.tools != nil, live), arguments: LlamaFixture.gemma3Prompts)
+    func greedyMatchesLlamaSimple(_ prompt: GoldenInputs.Case) async throws {
+        try await LlamaFixture.checkGreedy(prompt, model: LlamaFixture.gemma3)
     }
 
-    @Test(arguments: LlamaFixture.tokenizeGemma3Cases)
-    func tokenizationMatchesLlamaTokenize(_ c: LlamaFixture.TokenizeCase) async throws {
+    @Test(.enabled(if: LlamaFixture.tools != nil, live), arguments: LlamaFixture.corpus)
+    func tokenizationMatchesLlamaTokenize(_ c: GoldenInputs.Case) async throws {
         try await LlamaFixture.checkTokenize(c, model: LlamaFixture.gemma3)
     }
 

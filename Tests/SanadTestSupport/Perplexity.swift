@@ -4,14 +4,14 @@ import SanadCore
 /// Perplexity of `session`'s model over the text of `path` as `llama-perplexity -f PATH -c CONTEXT` computes it (see
 /// Sources/sanad/Commands/Perplexity.swift): the text minus one trailing newline, tokenized with BOS when the model
 /// adds one; chunks of `context` tokens from an empty cache, each starting with BOS; the second half of each chunk
-/// scored. Returns the perplexity and the number of chunks.
-public func llamaPerplexity(_ session: any InferenceSession, textFile path: String, context: Int) throws -> (
-    ppl: Double, chunks: Int
-) {
+/// scored. `maxChunks` is the tool's `--chunks`. Returns the perplexity and the number of chunks.
+public func llamaPerplexity(
+    _ session: any InferenceSession, textFile path: String, context: Int, maxChunks: Int? = nil
+) throws -> (ppl: Double, chunks: Int) {
     var text = try String(contentsOfFile: path, encoding: .utf8)
     if text.hasSuffix("\n") { text.removeLast() }
     let tokens = try session.tokenize(text, addSpecial: true, parseSpecial: false)
-    let chunks = tokens.count / context
+    let chunks = min(tokens.count / context, maxChunks ?? Int.max)
     let first = context / 2
     var nll: Double = 0
     var count = 0

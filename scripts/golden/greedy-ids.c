@@ -7,8 +7,14 @@
 // end-of-generation token or after n_predict tokens. scripts/make-golden checks that its text equals
 // llama-simple's for every prompt.
 //
-// Usage: greedy-ids -m MODEL [-n N_PREDICT] [-k TOP_K] -f PROMPT_FILE
-//   PROMPT_FILE is read verbatim (no escape processing, no newline stripping).
+// Teacher forcing (-i ID,ID,...): the same loop, but after each step the given token is fed instead of the greedy
+// pick, for as many steps as ids are given (n_predict is their count, end-of-generation does not stop it); each step
+// line still names the greedy pick of that step. scripts/make-golden --check uses it to measure how often another
+// build picks the reference's token given the reference's context (top-1 agreement).
+//
+// Usage: greedy-ids -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE
+//   PROMPT_FILE is read verbatim (no escape processing, no newline stripping). THREADS (default: llama.cpp's, 4) does
+//   not change the numbers: every output element of ggml's CPU kernels is computed by one thread.
 // Output, one record per line, fields separated by single spaces:
 //   prompt_ids ID...
 //   prompt_piece INDEX HEX            (the prompt token's piece, special tokens rendered, as hex bytes)
@@ -99,6 +105,9 @@ int main(int argc, char ** argv) {
     const char * prompt_path = NULL;
     int          n_predict   = 32;
     int          top_k       = 0;
+    int          n_threads   = 0;
+    llama_token  forced[4096];
+    int          n_forced    = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
             model_path = argv[++i];
@@ -108,14 +117,36 @@ int main(int argc, char ** argv) {
             n_predict = atoi(argv[++i]);
         } else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
             top_k = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
+            n_threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
+            n_forced = 0;
+            const char * p = argv[++i];
+            while (*p && n_forced < (int) (sizeof(forced) / sizeof(forced[0]))) {
+                char *     end;
+                const long id = strtol(p, &end, 10);
+                if (end == p || (*end != ',' && *end != '\0')) {
+                    n_forced = 0;  // not a list of ids: reported below
+                    break;
+                }
+                forced[n_forced++] = (llama_token) id;
+                p                  = *end == ',' ? end + 1 : end;
+            }
         } else {
-            fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] -f PROMPT_FILE\n", argv[0]);
+            fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE\n", argv[0]);
             return 64;
         }
     }
-    if (!model_path || !prompt_path || n_predict < 1 || top_k < 0) {
-        fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] -f PROMPT_FILE\n", argv[0]);
+    if (!model_path || !prompt_path || n_predict < 1 || top_k < 0 || n_threads < 0) {
+        fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE\n", argv[0]);
         return 64;
+    }
+    if (n_forced == 0) {
+        fprintf(stderr, "error: -i needs comma-separated token ids\n");
+        return 64;
+    }
+    if (n_forced > 0) {
+        n_predict = n_forced;
     }
     size_t prompt_len = 0;
     char * prompt     = read_file(prompt_path, &prompt_len);
@@ -147,6 +178,10 @@ int main(int argc, char ** argv) {
     ctx_params.n_ctx                       = n_prompt + n_predict - 1;
     ctx_params.n_batch                     = n_prompt;
     ctx_params.no_perf                     = false;
+    if (n_threads > 0) {
+        ctx_params.n_threads       = n_threads;
+        ctx_params.n_threads_batch = n_threads;
+    }
     struct llama_context * ctx             = llama_init_from_model(model, ctx_params);
     if (!ctx) {
         fprintf(stderr, "error: failed to create the llama_context\n");
@@ -194,7 +229,7 @@ int main(int argc, char ** argv) {
         n_pos += n_tokens;
 
         new_token_id = llama_sampler_sample(smpl, ctx, -1);
-        if (llama_vocab_is_eog(vocab, new_token_id)) {
+        if (n_forced < 0 && llama_vocab_is_eog(vocab, new_token_id)) {
             printf("eog %d\n", new_token_id);
             break;
         }
@@ -210,6 +245,9 @@ int main(int argc, char ** argv) {
         }
         printf("\n");
 
+        if (n_forced > 0) {
+            new_token_id = forced[n_generated];
+        }
         batch_set_tokens(batch, &new_token_id, 1, n_pos);
         n_tokens = 1;
         n_generated += 1;

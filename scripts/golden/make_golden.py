@@ -400,6 +400,110 @@ def make_metadata(ctx: Context, key: str) -> None:
     log(f"wrote {path}")
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# --check: how the live builds of this machine compare with the committed fixtures (writes nothing)
+
+
+def greedy_run(ctx: Context, greedy_ids: Path, model: Path, prompt: str, forced: list[int] | None = None) -> dict:
+    path = ctx.text_file(prompt)
+    argv = [str(greedy_ids), "-m", str(model), "-n", str(N_PREDICT), "-k", str(TOP_K), "-t", str(ctx.threads)]
+    if forced:
+        argv += ["-i", ",".join(str(i) for i in forced)]
+    return parse_greedy_ids(run(argv + ["-f", str(path)]).stdout)
+
+
+def perplexity_run(ctx: Context, bin_dir: Path, model: Path, fixture: dict) -> tuple[float, list[float], str]:
+    # The thread count does not change the numbers (each output element is computed by one thread).
+    argv = [str(bin_dir / "llama-perplexity"), "-m", str(model), "-f", fixture["input"], "-c", str(fixture["n_ctx"]),
+            "-t", str(ctx.threads)]
+    output = (lambda r: (r.stdout + r.stderr).decode("utf-8", "replace"))(run(argv))
+    final = re.search(r"Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)", output)
+    if not final:
+        sys.exit(f"Error: no 'Final estimate' line in llama-perplexity's output:\n{output[-3000:]}")
+    running = [float(v) for _, v in re.findall(r"\[(\d+)\]([0-9.]+(?:e[-+]?\d+)?|nan|inf),", output)]
+    info = re.search(r"system_info: .*", output)
+    return float(final.group(1)), running, info.group(0).strip() if info else ""
+
+
+def check_model(ctx: Context, key: str, native_ids: Path, reference: Path | None) -> bool:
+    """Prints how the native build (and the reference build, when present) compare with the fixtures of one model.
+    Returns False when the reference build does not reproduce them (the native build may differ: that is reported)."""
+    model = ctx.model(key)
+    suffix = MODELS[key][1]
+    greedy = json.loads((ctx.out / f"greedy{suffix}.json").read_text(encoding="utf-8"))
+    ppl_fixture = json.loads((ctx.out / f"perplexity{suffix}.json").read_text(encoding="utf-8"))
+    reference_ok = True
+    print(f"\n{key} ({model.name}): the native build ({ctx.bin}) against Tests/Fixtures/llama-{BUILD}")
+    print(f"    {'prompt':<18} {'greedy 32 tokens':<24} {'teacher-forced top-1':<22} max |dlogit| (shared top-5)")
+    same_text = agree = steps = 0
+    worst = 0.0
+    for case in greedy["cases"]:
+        live = greedy_run(ctx, native_ids, model, case["prompt"])
+        diverge = next((i for i, (a, b) in enumerate(zip(live["ids"], case["ids"])) if a != b), None)
+        if diverge is None and len(live["ids"]) != len(case["ids"]):
+            diverge = min(len(live["ids"]), len(case["ids"]))
+        if diverge is None and live["eog"] == case["stopped_at_eog"]:
+            same_text += 1
+            verdict = "identical"
+        else:
+            verdict = f"differs from token {diverge}"
+        forced = case["ids"] + ([case["stopped_at_eog"]] if case["stopped_at_eog"] is not None else [])
+        case_agree = case_worst = 0.0
+        if forced:
+            teacher = greedy_run(ctx, native_ids, model, case["prompt"], forced)
+            for i, (live_top, target) in enumerate(zip(teacher["top_logits"], forced)):
+                steps += 1
+                if live_top and live_top[0][0] == target:
+                    agree += 1
+                    case_agree += 1
+                if i < len(case["top_logits"]):
+                    ours = dict((int(t), v) for t, v in live_top)
+                    for t, v in case["top_logits"][i]:
+                        if int(t) in ours:
+                            case_worst = max(case_worst, abs(ours[int(t)] - v))
+        worst = max(worst, case_worst)
+        print(f"    {case['name']:<18} {verdict:<24} {int(case_agree):>3}/{len(forced):<18} {case_worst:.4f}")
+        if reference is not None:
+            ref = greedy_run(ctx, reference / "greedy-ids", model, case["prompt"])
+            if ref["ids"] != case["ids"] or ref["top_logits"] != case["top_logits"] or ref["eog"] != case["stopped_at_eog"]:
+                print(f"    !! the reference build does not reproduce this case")
+                reference_ok = False
+    n = len(greedy["cases"])
+    print(f"    greedy continuations identical: {same_text}/{n} prompts")
+    print(f"    teacher-forced top-1 agreement: {agree}/{steps} ({100.0 * agree / max(1, steps):.1f} %), "
+          f"largest |dlogit| on a shared top-5 token: {worst:.4f}")
+    ppl, running, info = perplexity_run(ctx, ctx.bin, model, ppl_fixture)
+    delta = ppl - ppl_fixture["ppl"]
+    print(f"    perplexity ({ppl_fixture['command'].split(' ', 1)[1]}): native {ppl:.4f}, fixture {ppl_fixture['ppl']:.4f}, "
+          f"delta {delta:+.4f} ({100.0 * delta / ppl_fixture['ppl']:+.2f} %)")
+    if info:
+        print(f"    native {info}")
+    if reference is not None:
+        rppl, rrunning, _ = perplexity_run(ctx, reference, model, ppl_fixture)
+        same = rppl == ppl_fixture["ppl"] and rrunning == ppl_fixture["running_ppl_after_chunk"]
+        print(f"    reference build ({reference}): greedy and top-5 logits "
+              f"{'reproduced exactly' if reference_ok else 'DIFFER'}, perplexity {rppl:.4f} "
+              f"({'equal' if same else 'DIFFERS'}, every chunk)")
+        reference_ok = reference_ok and same
+    return reference_ok
+
+
+def check(ctx: Context, args: argparse.Namespace) -> None:
+    reference = Path(args.reference) if args.reference else None
+    print("The fixtures hold llama.cpp's AVX2 arithmetic (the reference build; see Tests/Fixtures/llama-b11434/README.md).")
+    print("A native build on a CPU with other code paths (AVX-512, NEON) computes differently in the last bits, which")
+    print("can flip close greedy picks; this report says by how much. Only the reference build must match exactly.")
+    if reference is None:
+        print(f"No reference build to check: {args.reference_why}")
+    ok = True
+    for key in args.model.split(","):
+        if key not in MODELS:
+            sys.exit(f"Error: unknown model {key!r}; choose from {', '.join(MODELS)}")
+        ok = check_model(ctx, key, Path(args.greedy_ids), reference) and ok
+    if not ok:
+        sys.exit("Error: the reference build does not reproduce the committed fixtures: the fixtures or the build changed.")
+
+
 STEPS = {"tokenize": make_tokenize, "greedy": make_greedy, "perplexity": make_perplexity, "metadata": make_metadata}
 
 
@@ -407,7 +511,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", required=True, help="folder with the llama.cpp tools")
     parser.add_argument("--greedy-ids", required=True, help="the built scripts/golden/greedy-ids")
-    parser.add_argument("--gguf-py", required=True, help="the sdist's llama.cpp/gguf-py folder")
+    parser.add_argument("--gguf-py", help="the sdist's llama.cpp/gguf-py folder (for the metadata step)")
+    parser.add_argument("--check", action="store_true", help="compare the live builds with the fixtures; write nothing")
+    parser.add_argument("--reference", help="with --check: the reference build's bin folder, when there is one")
+    parser.add_argument("--reference-why", default="", help="with --check: why there is no reference build")
     parser.add_argument("--models", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--repo", required=True)
@@ -416,6 +523,9 @@ def main() -> None:
     parser.add_argument("--model", default=",".join(MODELS), help="comma-separated: " + ",".join(MODELS))
     args = parser.parse_args()
     ctx = Context(args)
+    if args.check:
+        check(ctx, args)
+        return
     ctx.out.mkdir(parents=True, exist_ok=True)
     for step in args.only.split(","):
         if step not in STEPS:

@@ -113,3 +113,35 @@ llama_source_dir() {
     fi
     echo "$root"
 }
+
+# The reference build of llama.cpp (scripts/install-llama): fixed x86-64 flags, AVX2 and no AVX-512, whatever the
+# CPU. Its arithmetic is what Tests/Fixtures/llama-b11434 holds and what the pure-Swift engine reproduces exactly.
+SANAD_LLAMA_REFERENCE_FLAGS=(
+    -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+    -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AVX_VNNI=OFF
+)
+
+# llama_reference_dir PREFIX: where the reference build's bin/ and lib/ live.
+llama_reference_dir() { echo "${1%/}/lib/sanad/llama-$SANAD_LLAMA_BUILD-avx2"; }
+
+# llama_native_greedy_ids PREFIX: scripts/golden/greedy-ids built against the native libllama in PREFIX/lib.
+llama_native_greedy_ids() { echo "${1%/}/lib/sanad/llama-$SANAD_LLAMA_BUILD/greedy-ids"; }
+
+# cpu_cannot_run_reference: prints why this machine cannot run the reference build and succeeds, or fails (prints
+# nothing) when it can.
+cpu_cannot_run_reference() {
+    local arch flag missing=()
+    arch="$(uname -m)"
+    if [[ "$arch" != x86_64 ]]; then
+        echo "this is $arch; the reference build is x86-64 AVX2 code"
+        return 0
+    fi
+    for flag in avx2 fma f16c bmi2; do
+        grep -qw "$flag" /proc/cpuinfo 2>/dev/null || missing+=("$flag")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        echo "this CPU lacks ${missing[*]}, which the reference build (AVX2) needs"
+        return 0
+    fi
+    return 1
+}

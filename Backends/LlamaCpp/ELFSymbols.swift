@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// The names of the functions a 64-bit little-endian ELF shared object defines and exports, read from its
 /// `.dynsym` section without loading it.
@@ -24,13 +25,16 @@ enum ELFSymbols {
 
     /// Defined function and object names in the dynamic symbol table of the file at `path`.
     static func exportedNames(path: String) throws -> Set<String> {
-        let data: Data
+        // MappedFile opens with O_NONBLOCK and refuses anything but a regular file (a FIFO never blocks).
+        let mapping: MappedFile
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            mapping = try MappedFile(path: path)
+        } catch GGUFError.cannotOpen(_, let reason) {
+            throw Problem.unreadable(reason)
         } catch {
-            throw Problem.unreadable(error.localizedDescription)
+            throw Problem.notELF64LittleEndian  // empty
         }
-        return try data.withUnsafeBytes { try exportedNames(in: $0) }
+        return try exportedNames(in: mapping.bytes)
     }
 
     static func exportedNames(in file: UnsafeRawBufferPointer) throws -> Set<String> {
@@ -52,12 +56,16 @@ enum ELFSymbols {
             guard v <= UInt64(Int.max) else { throw Problem.malformed("value \(v) out of range") }
             return Int(v)
         }
+        /// Whether `count` bytes at `offset` lie inside the file (no sum is formed that could overflow).
+        func inside(_ offset: Int, _ count: Int) -> Bool {
+            offset >= 0 && count >= 0 && offset <= file.count && count <= file.count - offset
+        }
         let sectionTable = try u64(0x28)  // e_shoff
         let sectionSize = try u16(0x3A)  // e_shentsize
         let sectionCount = try u16(0x3C)  // e_shnum
-        guard sectionTable > 0, sectionSize >= 64, sectionCount > 0,
-            sectionTable + sectionSize * sectionCount <= file.count
-        else { throw Problem.malformed("no section header table") }
+        // e_shentsize and e_shnum are 16-bit: their product cannot overflow.
+        guard sectionTable > 0, sectionSize >= 64, sectionCount > 0, inside(sectionTable, sectionSize * sectionCount)
+        else { throw Problem.malformed("no section header table inside the file") }
         func section(_ i: Int) throws -> (type: Int, link: Int, offset: Int, size: Int, entrySize: Int) {
             let s = sectionTable + i * sectionSize
             return (try u32(s + 4), try u32(s + 40), try u64(s + 24), try u64(s + 32), try u64(s + 56))
@@ -66,10 +74,10 @@ enum ELFSymbols {
         for i in 0..<sectionCount {
             let symbols = try section(i)
             guard symbols.type == 11 else { continue }  // SHT_DYNSYM
-            guard symbols.link < sectionCount, symbols.entrySize >= 24, symbols.offset + symbols.size <= file.count
-            else { throw Problem.malformed(".dynsym") }
+            guard symbols.link < sectionCount, symbols.entrySize >= 24, inside(symbols.offset, symbols.size)
+            else { throw Problem.malformed(".dynsym lies outside the file") }
             let strings = try section(symbols.link)
-            guard strings.offset + strings.size <= file.count else { throw Problem.malformed(".dynstr") }
+            guard inside(strings.offset, strings.size) else { throw Problem.malformed(".dynstr lies outside the file") }
             for k in 0..<(symbols.size / symbols.entrySize) {
                 let sym = symbols.offset + k * symbols.entrySize
                 let nameOffset = try u32(sym)

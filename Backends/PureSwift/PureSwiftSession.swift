@@ -34,6 +34,8 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
     public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
         let file = try GGUFFile(path: path)
+        // Before the tokenizer and the weights are read: plausible, consistent (the check every engine runs).
+        try ModelValidation.validate(file)
         let repackOption = options.engineOptions["repack-weights"]
         if let repackOption, repackOption.boolValue == nil {
             throw SanadError.engine(

@@ -30,7 +30,9 @@ enum TokenizeCommand: SanadCommand {
         let host = try HostContext.load(&arguments)
         let text = try promptText(positionals: try arguments.positionals(max: 1, names: "TEXT"), file: file)
         let url = try host.resolveModel(modelName)
-        let tokenizer = try Tokenizer.load(from: try GGUFFile(path: url.path))
+        let model = try GGUFFile(path: url.path)
+        try ModelValidation.validate(model)  // as every engine does before reading the vocabulary
+        let tokenizer = try Tokenizer.load(from: model)
         let ids = tokenizer.encode(text, addSpecial: !noBOS, parseSpecial: parseSpecial)
         print("[" + ids.map(String.init).joined(separator: ", ") + "]")
         return ExitCode.success

@@ -155,12 +155,12 @@ struct HostContext {
     /// Estimates the model's memory at `contextLength` (with what `backend` adds, under the config's options for
     /// it) and refuses when it exceeds the tier's budget.
     func checkMemory(
-        model url: URL, contextLength: Int, kvElementBytes: Int = 4, backend: (any InferenceBackend)? = nil
+        model url: URL, contextLength: Int, kvElementBytes: Int = 2, backend: (any InferenceBackend)? = nil
     ) throws -> MemoryEstimate {
         let file = try GGUFFile(path: url.path)
         let engine = backend.flatMap { $0.additionalMemory(model: file, options: engineOptions($0.id)) }
         let estimate = MemoryEstimate(
-            model: ModelSummary(file: file), contextLength: contextLength, batchSize: config.batchSize,
+            model: try ModelSummary(file: file), contextLength: contextLength, batchSize: config.batchSize,
             kvElementBytes: kvElementBytes, engine: engine)
         try estimate.check(against: config, allTiers: tiers)
         return estimate

@@ -153,7 +153,8 @@ public enum ModelValidation {
             throw GGUFError.implausible(
                 path: file.path, key: key, value: "\(i)",
                 problem: i < range.lowerBound
-                    ? "at least \(range.lowerBound)" : "at most \(range.upperBound) (about 10× the largest published model)")
+                    ? "at least \(range.lowerBound)"
+                    : "at most \(range.upperBound) (about 10× the largest published model)")
         }
         return i
     }
@@ -283,15 +284,20 @@ public enum ModelValidation {
                 }
             } else if [.i8, .i16, .i32, .i64, .f64].contains(t.type) {
                 throw GGUFError.inconsistent(
-                    path: file.path, what: "tensor '\(t.name)' is a matrix of type \(t.type), which no model uses — its declared type was "
-                        + "changed")
+                    path: file.path,
+                    what: "tensor '\(t.name)' is a matrix of type \(t.type), which no model uses — its declared type "
+                        + "was changed")
             }
         }
         guard let arch = file.architecture else { return }
         var highestBlock = -1
         for t in file.tensors where t.name.hasPrefix("blk.") {
             let digits = t.name.dropFirst(4).prefix { $0.isASCII && $0.isNumber }
-            if let n = Int(digits), n > highestBlock { highestBlock = n }
+            guard !digits.isEmpty else { continue }
+            // A block number beyond Int (blk.18446744073709551615.…) counts as the largest: it disagrees with any
+            // block_count.
+            let n = Int(digits) ?? Int.max - 1
+            if n > highestBlock { highestBlock = n }
         }
         let layers = file.metadata["\(arch).block_count"]?.intValue
         if highestBlock >= 0, let layers, layers != highestBlock + 1 {

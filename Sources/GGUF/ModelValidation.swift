@@ -39,6 +39,8 @@ public enum ModelValidation {
         ("attn_logit_softcapping", 0...1e6, false),
         ("final_logit_softcapping", 0...1e6, false),
     ]
+    /// The alignment ggml needs for tensor data read in place (`TENSOR_ALIGNMENT`).
+    public static let tensorDataAlignment = 32
     /// The most tokens a vocabulary may have.
     public static let maximumVocabularySize = 1 << 24
     /// Special-token keys whose value must be a token id of the vocabulary (or -1: none).
@@ -342,6 +344,15 @@ public enum ModelValidation {
     static func validateLayout(_ file: GGUFFile) throws {
         let ordered = file.tensors.sorted { $0.fileOffset < $1.fileOffset }
         guard let first = ordered.first else { return }
+        // ggml reads tensors in place and asserts (aborts) on data that is not 32-byte aligned in memory; every
+        // writer aligns to 32 at least, so a smaller general.alignment leaves data where no engine may read it.
+        if let t = ordered.first(where: { $0.fileOffset % tensorDataAlignment != 0 }) {
+            throw GGUFError.implausible(
+                path: file.path, key: "general.alignment", value: "\(file.alignment)",
+                problem: "tensor '\(t.name)' then starts at file offset \(t.fileOffset), which is not a multiple of "
+                    + "\(tensorDataAlignment) (ggml's tensor alignment); expected \(tensorDataAlignment) or a larger "
+                    + "power of two")
+        }
         guard first.fileOffset == file.dataOffset else {
             throw GGUFError.inconsistent(
                 path: file.path,

@@ -249,3 +249,23 @@ struct TensorNameValidationTests {
         #expect(message.contains("llama.block_count is 2 but the file has tensors for"), "\(message)")
     }
 }
+
+@Suite("Model validation: alignment")
+struct AlignmentValidationTests {
+    @Test("tensor data placed off ggml's 32-byte alignment is refused (libllama asserts on it)")
+    func smallAlignment() throws {
+        var w = PlausibleModel.writer()
+        w.alignment = 4
+        w.set("general.alignment", .uint32(4))
+        // A name length that leaves the header's end (the data section's start) off a multiple of 32.
+        var file = try PlausibleModel.open(w)
+        for length in 1...8 where file.dataOffset % 32 == 0 {
+            w.set("general.name", .string(String(repeating: "a", count: length * 4)))
+            file = try PlausibleModel.open(w)
+        }
+        try #require(file.dataOffset % 32 != 0)
+        let message = refusal { try ModelValidation.validate(file) }
+        #expect(message.contains("general.alignment 4"), "\(message)")
+        #expect(message.contains("not a multiple of 32"), "\(message)")
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 #if canImport(Glibc)
     import Glibc
@@ -135,6 +136,11 @@ final class BLASLibrary: @unchecked Sendable {
         let shown = candidate.isSystemSearch ? candidate.path : "\(candidate.path) (\(candidate.source))"
         if !candidate.isSystemSearch && !FileManager.default.fileExists(atPath: candidate.path) {
             return .failure(.libraryUnavailable("\(shown) does not exist"))
+        }
+        // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short: only a regular file whose
+        // segments lie inside it is handed to the loader.
+        if !candidate.isSystemSearch, let problem = SharedLibraryFile.problem(path: candidate.path) {
+            return .failure(.libraryUnavailable("\(shown) cannot be loaded: \(problem)"))
         }
         guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
             let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// The names of the functions a 64-bit little-endian ELF shared object defines and exports, read from its
 /// `.dynsym` section without loading it.
@@ -24,69 +25,26 @@ enum ELFSymbols {
 
     /// Defined function and object names in the dynamic symbol table of the file at `path`.
     static func exportedNames(path: String) throws -> Set<String> {
-        let data: Data
+        // MappedFile opens with O_NONBLOCK and refuses anything but a regular file (a FIFO never blocks).
+        let mapping: MappedFile
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            mapping = try MappedFile(path: path)
+        } catch GGUFError.cannotOpen(_, let reason) {
+            throw Problem.unreadable(reason)
         } catch {
-            throw Problem.unreadable(error.localizedDescription)
+            throw Problem.notELF64LittleEndian  // empty
         }
-        return try data.withUnsafeBytes { try exportedNames(in: $0) }
+        return try exportedNames(in: mapping.bytes)
     }
 
+    /// The names in an image already in memory (`SharedLibraryFile.exportedNames`, with this type's problems).
     static func exportedNames(in file: UnsafeRawBufferPointer) throws -> Set<String> {
-        // e_ident: 0x7F 'E' 'L' 'F', class 2 (64-bit), data 1 (little-endian).
-        guard file.count >= 64, file[0] == 0x7F, file[1] == 0x45, file[2] == 0x4C, file[3] == 0x46, file[4] == 2,
-            file[5] == 1
-        else { throw Problem.notELF64LittleEndian }
-        func u16(_ o: Int) throws -> Int {
-            guard o >= 0, o + 2 <= file.count else { throw Problem.malformed("offset \(o) past the end") }
-            return Int(UInt16(littleEndian: file.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
+        do {
+            return try SharedLibraryFile.exportedNames(in: file)
+        } catch SharedLibraryFile.ELFProblem.malformed(let what) {
+            throw Problem.malformed(what)
+        } catch {
+            throw Problem.notELF64LittleEndian
         }
-        func u32(_ o: Int) throws -> Int {
-            guard o >= 0, o + 4 <= file.count else { throw Problem.malformed("offset \(o) past the end") }
-            return Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: o, as: UInt32.self)))
-        }
-        func u64(_ o: Int) throws -> Int {
-            guard o >= 0, o + 8 <= file.count else { throw Problem.malformed("offset \(o) past the end") }
-            let v = UInt64(littleEndian: file.loadUnaligned(fromByteOffset: o, as: UInt64.self))
-            guard v <= UInt64(Int.max) else { throw Problem.malformed("value \(v) out of range") }
-            return Int(v)
-        }
-        let sectionTable = try u64(0x28)  // e_shoff
-        let sectionSize = try u16(0x3A)  // e_shentsize
-        let sectionCount = try u16(0x3C)  // e_shnum
-        guard sectionTable > 0, sectionSize >= 64, sectionCount > 0,
-            sectionTable + sectionSize * sectionCount <= file.count
-        else { throw Problem.malformed("no section header table") }
-        func section(_ i: Int) throws -> (type: Int, link: Int, offset: Int, size: Int, entrySize: Int) {
-            let s = sectionTable + i * sectionSize
-            return (try u32(s + 4), try u32(s + 40), try u64(s + 24), try u64(s + 32), try u64(s + 56))
-        }
-        var names = Set<String>()
-        for i in 0..<sectionCount {
-            let symbols = try section(i)
-            guard symbols.type == 11 else { continue }  // SHT_DYNSYM
-            guard symbols.link < sectionCount, symbols.entrySize >= 24, symbols.offset + symbols.size <= file.count
-            else { throw Problem.malformed(".dynsym") }
-            let strings = try section(symbols.link)
-            guard strings.offset + strings.size <= file.count else { throw Problem.malformed(".dynstr") }
-            for k in 0..<(symbols.size / symbols.entrySize) {
-                let sym = symbols.offset + k * symbols.entrySize
-                let nameOffset = try u32(sym)
-                let info = file[sym + 4]
-                let sectionIndex = try u16(sym + 6)
-                let kind = info & 0xF  // STT_FUNC 2, STT_OBJECT 1
-                let binding = info >> 4  // STB_GLOBAL 1, STB_WEAK 2
-                guard sectionIndex != 0, kind == 1 || kind == 2, binding == 1 || binding == 2,
-                    nameOffset < strings.size
-                else { continue }
-                var end = strings.offset + nameOffset
-                let limit = strings.offset + strings.size
-                while end < limit && file[end] != 0 { end += 1 }
-                let bytes = UnsafeRawBufferPointer(rebasing: file[(strings.offset + nameOffset)..<end])
-                names.insert(String(decoding: bytes, as: UTF8.self))
-            }
-        }
-        return names
     }
 }

@@ -2,8 +2,8 @@
 public enum LlamaCppError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No usable libllama (missing, not loadable, or not the b11434 build); `reason` says which and how to install.
     case libraryUnavailable(String)
-    /// `llama_model_load_from_file` returned NULL.
-    case modelLoadFailed(path: String)
+    /// `llama_model_load_from_file` returned NULL; `libllamaSaid` holds its last warning and error log lines.
+    case modelLoadFailed(path: String, libllamaSaid: [String])
     /// `llama_init_from_model` returned NULL.
     case contextCreationFailed(path: String, contextLength: Int)
     /// `llama_decode` failed with `code` while evaluating tokens at `position`.
@@ -20,7 +20,9 @@ public enum LlamaCppError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .libraryUnavailable(let reason):
             return reason
-        case .modelLoadFailed(let path):
+        case .modelLoadFailed(let path, let said) where !said.isEmpty:
+            return "libllama could not load \(path); it reported: " + said.joined(separator: " / ")
+        case .modelLoadFailed(let path, _):
             return "libllama could not load \(path) (not a GGUF file, an architecture this build lacks, or out of "
                 + "memory); run with SANAD_LLAMA_LOG=1 to see llama.cpp's own message"
         case .contextCreationFailed(let path, let contextLength):

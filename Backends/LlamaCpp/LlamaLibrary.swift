@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 #if canImport(Glibc)
     import Glibc
@@ -127,6 +128,14 @@ final class LlamaLibrary: @unchecked Sendable {
                 .libraryUnavailable(
                     "\(candidate.path) (\(candidate.source)) does not exist; expected \(LlamaABIGuard.expectedBuild)"
                         + " there. Fix: \(LlamaABIGuard.installHint)."))
+        }
+        // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short: only a regular file whose
+        // segments lie inside it is handed to the loader.
+        if !isSystemSearch, let problem = SharedLibraryFile.problem(path: candidate.path) {
+            return .failure(
+                .libraryUnavailable(
+                    "\(candidate.path) (\(candidate.source)) cannot be loaded: \(problem); expected "
+                        + "\(LlamaABIGuard.expectedBuild) there. Fix: \(LlamaABIGuard.installHint)."))
         }
         if !isSystemSearch, let refusal = precheck(candidate) { return .failure(refusal) }
         guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
@@ -340,8 +349,57 @@ final class LlamaLibrary: @unchecked Sendable {
 /// Whether llama.cpp's log lines are forwarded to stderr (`SANAD_LLAMA_LOG=1`); dropped otherwise.
 private let forwardLlamaLog: Bool = ProcessInfo.processInfo.environment["SANAD_LLAMA_LOG"] == "1"
 
-/// The log callback installed with `llama_log_set` (also covers ggml's log).
-private let llamaLogCallback: LlamaLogCallback = { _, text, _ in
-    guard forwardLlamaLog, let text else { return }
-    fputs(text, stderr)
+/// The log callback installed with `llama_log_set` (also covers ggml's log): warnings and errors are kept for load
+/// errors (`LlamaLogTail`); every line goes to stderr with `SANAD_LLAMA_LOG=1`.
+private let llamaLogCallback: LlamaLogCallback = { level, text, _ in
+    guard let text else { return }
+    LlamaLogTail.shared.record(level: level, text: String(cString: text))
+    if forwardLlamaLog { fputs(text, stderr) }
+}
+
+/// The last warning and error lines libllama logged, so that a failed load can say what libllama reported.
+final class LlamaLogTail: @unchecked Sendable {
+    static let shared = LlamaLogTail()
+    /// `ggml_log_level`: WARN 3, ERROR 4, CONT 5 (continues the previous message).
+    static let warn: UInt32 = 3
+    static let error: UInt32 = 4
+    static let continuation: UInt32 = 5
+    /// How many lines are kept.
+    static let capacity = 6
+
+    private let lock = NSLock()
+    private var lines: [String] = []
+    private var partial = ""
+    private var keeping = false
+
+    /// Adds a piece of a log message (messages arrive in pieces; a line ends with a newline).
+    func record(level: UInt32, text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if level != Self.continuation { keeping = level == Self.warn || level == Self.error }
+        guard keeping else { return }
+        partial += text
+        while let newline = partial.firstIndex(of: "\n") {
+            let line = partial[..<newline].trimmingCharacters(in: .whitespaces)
+            partial = String(partial[partial.index(after: newline)...])
+            if !line.isEmpty { lines.append(line) }
+        }
+        if lines.count > Self.capacity { lines.removeFirst(lines.count - Self.capacity) }
+    }
+
+    /// Forgets what was kept (before a call whose failure should be explained).
+    func clear() {
+        lock.lock()
+        defer { lock.unlock() }
+        lines.removeAll()
+        partial = ""
+    }
+
+    /// The kept lines, oldest first, with any unfinished one.
+    func recent() -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        let rest = partial.trimmingCharacters(in: .whitespacesAndNewlines)
+        return rest.isEmpty ? lines : lines + [rest]
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import SanadCore
 
 /// The abort callback installed while a generation decodes; `data` is the generation's `GenerationCancellation`.
@@ -76,19 +77,23 @@ final class LlamaModelContext {
         guard FileManager.default.fileExists(atPath: path) else {
             throw SanadError.modelNotFound(name: path, searched: [path])
         }
+        // libllama aborts the process on many implausible files (block_count 0, a vocabulary whose arrays disagree)
+        // and blocks on a FIFO: the file is opened as a regular file and validated first, as every engine does.
+        try ModelValidation.validate(GGUFFile(path: path))
         // llama.cpp's own defaults, as its tools use them (load mode AUTO = mmap on a CPU build).
+        LlamaLogTail.shared.clear()
         guard let model = library.loadModel(path: path, params: library.modelDefaults) else {
-            throw LlamaCppError.modelLoadFailed(path: path)
+            throw LlamaCppError.modelLoadFailed(path: path, libllamaSaid: LlamaLogTail.shared.recent())
         }
         guard let vocab = library.modelGetVocab(model) else {
             library.modelFree(model)
-            throw LlamaCppError.modelLoadFailed(path: path)
+            throw LlamaCppError.modelLoadFailed(path: path, libllamaSaid: LlamaLogTail.shared.recent())
         }
         let trainingContext = Int(library.modelNCtxTrain(model))
         let nCtx = max(8, options.contextLength ?? (trainingContext > 0 ? trainingContext : 4096))
         var params = library.contextDefaults
-        params.nCtx = UInt32(nCtx)
-        params.nBatch = UInt32(min(options.batchSize, nCtx))
+        params.nCtx = Self.cUInt32(nCtx)
+        params.nBatch = Self.cUInt32(min(options.batchSize, nCtx))
         params.nUBatch = params.nBatch
         params.nSeqMax = 1
         params.nThreads = Int32(options.threads)
@@ -114,6 +119,10 @@ final class LlamaModelContext {
         vocabularySize = Int(library.vocabNTokens(vocab))
         buffers = BatchBuffers(capacity: batchSize)
     }
+
+    /// A count for a C `uint32_t` field, clamped into its range (a value derived from the model file never traps;
+    /// libllama then refuses what it cannot allocate with its own message).
+    static func cUInt32(_ value: Int) -> UInt32 { UInt32(clamping: value) }
 
     /// Runs `body` with `flag` as the context's abort flag: cancelling it aborts `llama_decode` within one graph
     /// node. The callback is removed afterwards, so the flag never outlives its use.

@@ -29,6 +29,8 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
     public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
         let file = try GGUFFile(path: path)
+        // Before the tokenizer and the weights are read: plausible, consistent (the check every engine runs).
+        try ModelValidation.validate(file)
         let settings = try PureSwiftOptions(parsing: options.engineOptions)
         // The tokenizer's tables are built on another thread while the weights load (and are repacked).
         let tokenizerResult = TokenizerLoad()

@@ -17,6 +17,12 @@ public enum GGUFError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongKeyType(path: String, key: String, expected: String, found: String)
     /// A tensor the caller needs is missing.
     case missingTensor(path: String, name: String)
+    /// A well-formed value that no real model has (`block_count` 2^40, a negative epsilon); `problem` gives the
+    /// plausible range.
+    case implausible(path: String, key: String, value: String, problem: String)
+    /// Parts of the file that contradict each other (a vocabulary of 1000 tokens against an embedding of 49152
+    /// rows, a tensor whose declared type does not fit its data).
+    case inconsistent(path: String, what: String)
 
     public var description: String {
         switch self {
@@ -38,6 +44,12 @@ public enum GGUFError: Error, Equatable, Sendable, CustomStringConvertible {
             return "'\(path)': metadata key '\(key)' is \(found), expected \(expected)"
         case .missingTensor(let path, let name):
             return "'\(path)' lacks the tensor '\(name)'"
+        case .implausible(let path, let key, let value, let problem):
+            return "\(key) \(value) in '\(path)' is not plausible: \(problem) — the file is damaged or was converted "
+                + "wrongly; fetch or convert it again"
+        case .inconsistent(let path, let what):
+            return "'\(path)' is inconsistent: \(what) — the file is damaged or was converted wrongly; fetch or "
+                + "convert it again"
         }
     }
 }

@@ -15,19 +15,14 @@ public final class MappedFile: @unchecked Sendable {
 
     public init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else {
-            throw GGUFError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        // O_NONBLOCK + fstat: a FIFO or a device named as a model is refused at once instead of blocking.
+        let fd: Int32
+        let size: Int
+        switch RegularFile.open(path: path) {
+        case .success(let opened): (fd, size) = opened
+        case .failure(let problem): throw GGUFError.cannotOpen(path: path, reason: problem.reason)
         }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw GGUFError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw GGUFError.cannotOpen(path: path, reason: "not a regular file")
-        }
-        let size = Int(info.st_size)
         guard size > 0 else { throw GGUFError.truncated(path: path, offset: 0, needed: 4, what: "the magic") }
         guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
             throw GGUFError.cannotOpen(path: path, reason: "mmap failed: " + String(cString: strerror(errno)))

@@ -113,10 +113,10 @@ public struct ModelOpener: Sendable {
     /// The memory `model` needs at `contextLength` with what `backend` adds under the config's options for it.
     public func estimate(
         model file: GGUFFile, contextLength: Int, batchSize: Int? = nil, backend: (any InferenceBackend)?
-    ) -> MemoryEstimate {
+    ) throws -> MemoryEstimate {
         let engine = backend.flatMap { $0.additionalMemory(model: file, options: engineOptions($0.id)) }
         return MemoryEstimate(
-            model: ModelSummary(file: file), contextLength: contextLength, batchSize: batchSize ?? config.batchSize,
+            model: try ModelSummary(file: file), contextLength: contextLength, batchSize: batchSize ?? config.batchSize,
             engine: engine)
     }
 
@@ -128,12 +128,12 @@ public struct ModelOpener: Sendable {
         let (backend, skipped) = try chooseBackend(request.backend)
         let options = loadOptions(backend: backend.id, request: request)
         let file = try GGUFFile(path: url.path)
-        let summary = ModelSummary(file: file)
+        let summary = try ModelSummary(file: file)
         let context = options.contextLength ?? config.contextLength
         if let training = summary.trainingContextLength, training > 0, context > training, !request.allowLongContext {
             throw HostError.contextBeyondTraining(model: url.lastPathComponent, context: context, training: training)
         }
-        let estimate = self.estimate(
+        let estimate = try self.estimate(
             model: file, contextLength: context, batchSize: options.batchSize, backend: backend)
         if request.checkMemory { try estimate.check(against: config, allTiers: tiers) }
         return ModelPlan(

@@ -29,7 +29,10 @@ public struct ModelSummary: Sendable, Equatable {
         a.path == b.path && a.parameterCount == b.parameterCount && a.tensorBytes == b.tensorBytes
     }
 
-    public init(file: GGUFFile) {
+    /// The summary of `file`; throws `GGUFError.implausible`/`.wrongKeyType` when a hyperparameter is outside
+    /// the range real models use (`ModelValidation.validateHyperparameters`), so that no estimate is made from one.
+    public init(file: GGUFFile) throws {
+        try ModelValidation.validateHyperparameters(file)
         let arch = file.architecture ?? "unknown"
         func key(_ suffix: String) -> Int? { file.int("\(arch).\(suffix)") }
         fileName = URL(fileURLWithPath: file.path).lastPathComponent
@@ -92,12 +95,14 @@ public struct MemoryEstimate: Sendable, Equatable {
     public var engine: EngineMemory?
     public var contextLength: Int
 
-    public var totalBytes: Int { weightBytes + kvCacheBytes + scratchBytes + (engine?.bytes ?? 0) }
+    public var totalBytes: Int { saturatingSum(weightBytes, kvCacheBytes, scratchBytes, engine?.bytes ?? 0) }
 
     /// KV cache = context × layers × (KV heads × (key + value length)) × element size; scratch = activations and
-    /// logits of one batch. `kvElementBytes` is 4 for the Swift engines (F32 cache), 2 for llama.cpp (F16).
+    /// logits of one batch. `kvElementBytes` is 2: every engine's cache stores F16 (the pure-Swift and BLAS
+    /// engines' `KVCache`, llama.cpp's default cache type). Products saturate at `Int.max` instead of trapping, so
+    /// an absurd context or model gives an estimate that no budget fits.
     public init(
-        model: ModelSummary, contextLength: Int, batchSize: Int = 512, kvElementBytes: Int = 4,
+        model: ModelSummary, contextLength: Int, batchSize: Int = 512, kvElementBytes: Int = 2,
         engine: EngineMemory? = nil
     ) {
         weightBytes = model.tensorBytes
@@ -105,15 +110,16 @@ public struct MemoryEstimate: Sendable, Equatable {
         self.contextLength = contextLength
         let layers = model.layerCount ?? 0
         let kvHeads = model.kvHeadCount ?? 0
-        let kvWidth = kvHeads * ((model.keyLength ?? 0) + (model.valueLength ?? 0))
-        kvCacheBytes = contextLength * layers * kvWidth * kvElementBytes
+        let kvWidth = saturatingProduct(kvHeads, saturatingSum(model.keyLength ?? 0, model.valueLength ?? 0))
+        kvCacheBytes = saturatingProduct(contextLength, layers, kvWidth, kvElementBytes)
         let embedding = model.embeddingLength ?? 0
         let vocab = model.vocabularySize ?? 0
         let batch = min(batchSize, contextLength)
         // Per token of a batch: ~8 activation vectors of the embedding width plus the FFN width (~4×), one
         // attention score row over the context per head; plus one vocabulary-sized logits row.
         let heads = model.headCount ?? 0
-        scratchBytes = batch * (12 * embedding + heads * contextLength) * 4 + vocab * 4 * 2
+        let perToken = saturatingSum(saturatingProduct(12, embedding), saturatingProduct(heads, contextLength))
+        scratchBytes = saturatingSum(saturatingProduct(batch, perToken, 4), saturatingProduct(vocab, 4, 2))
     }
 
     /// One line: `weights 69 MiB + KV cache 45 MiB + scratch 12 MiB = 126 MiB at ctx 2048`, with the engine's part
@@ -126,10 +132,10 @@ public struct MemoryEstimate: Sendable, Equatable {
 
     /// Throws `insufficientMemory` with the numbers and the nearest tier that fits when over `config`'s budget.
     public func check(against config: HostConfiguration, allTiers: [HostConfiguration]) throws {
-        let budget = config.memoryBudgetMiB * 1_048_576
+        let budget = saturatingProduct(config.memoryBudgetMiB, 1_048_576)
         guard totalBytes > budget else { return }
         let fitting = allTiers.sorted { $0.memoryBudgetMiB < $1.memoryBudgetMiB }
-            .first { $0.memoryBudgetMiB * 1_048_576 >= totalBytes }
+            .first { saturatingProduct($0.memoryBudgetMiB, 1_048_576) >= totalBytes }
         let suggestion =
             fitting.map {
                 "tier '\($0.tier)' (budget \($0.memoryBudgetMiB) MiB) fits: pass --tier \($0.tier), or lower the context (-c)"
@@ -138,4 +144,27 @@ public struct MemoryEstimate: Sendable, Equatable {
         throw SanadError.insufficientMemory(
             needed: totalBytes, budget: budget, tier: config.tier, suggestion: "\(text); \(suggestion)")
     }
+}
+
+/// The product of non-negative `values`, `Int.max` when it does not fit (a negative factor counts as 0).
+public func saturatingProduct(_ values: Int...) -> Int {
+    var product = 1
+    for v in values {
+        guard v > 0 else { return 0 }
+        let (p, overflow) = product.multipliedReportingOverflow(by: v)
+        if overflow { return Int.max }
+        product = p
+    }
+    return product
+}
+
+/// The sum of non-negative `values`, `Int.max` when it does not fit (a negative term counts as 0).
+public func saturatingSum(_ values: Int...) -> Int {
+    var sum = 0
+    for v in values where v > 0 {
+        let (s, overflow) = sum.addingReportingOverflow(v)
+        if overflow { return Int.max }
+        sum = s
+    }
+    return sum
 }

@@ -156,7 +156,7 @@ struct HostContext {
     func checkMemory(model url: URL, contextLength: Int, backend: (any InferenceBackend)? = nil) throws
         -> MemoryEstimate
     {
-        let estimate = opener.estimate(
+        let estimate = try opener.estimate(
             model: try GGUFFile(path: url.path), contextLength: contextLength, backend: backend)
         try estimate.check(against: config, allTiers: tiers)
         return estimate

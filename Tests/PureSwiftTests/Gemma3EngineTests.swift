@@ -36,7 +36,7 @@ struct Gemma3GreedyFixture: Decodable {
 
 enum Gemma3Fixtures {
     static let model = TestPaths.model(TestPaths.gemma3)
-    static let greedy: Gemma3GreedyFixture? = SmolLM2Fixtures.decode("llama-b11434/greedy-gemma3.json")
+    static let greedy: Gemma3GreedyFixture? = FidelityReference.decodeFixture("llama-b11434/greedy-gemma3.json")
     /// The largest difference allowed between a pure-Swift logit and llama.cpp's (one of its five best).
     static let logitTolerance = 3.0
     /// The largest margin by which llama.cpp preferred its token where the continuations part.

@@ -58,7 +58,7 @@ struct MemoryEstimateTests {
 
     @Test("KV cache = context × layers × KV width × 2 × element size")
     func kvCache() throws {
-        let s = ModelSummary(file: try tinyModel())
+        let s = try ModelSummary(file: try tinyModel())
         #expect(s.layerCount == 2 && s.kvHeadCount == 2 && s.keyLength == 2 && s.vocabularySize == 3)
         let e = MemoryEstimate(model: s, contextLength: 100, kvElementBytes: 4)
         #expect(e.kvCacheBytes == 100 * 2 * (2 * (2 + 2)) * 4)
@@ -69,7 +69,7 @@ struct MemoryEstimateTests {
 
     @Test("an engine's own memory is added to the total and named in the text")
     func engineMemory() throws {
-        let s = ModelSummary(file: try tinyModel())
+        let s = try ModelSummary(file: try tinyModel())
         let plain = MemoryEstimate(model: s, contextLength: 100)
         let engine = EngineMemory(bytes: 3 << 20, label: "BLAS F32 weights (cache-weights)")
         let e = MemoryEstimate(model: s, contextLength: 100, engine: engine)
@@ -80,7 +80,7 @@ struct MemoryEstimateTests {
 
     @Test("over budget names the numbers and the nearest tier that fits")
     func overBudget() throws {
-        let s = ModelSummary(file: try tinyModel())
+        let s = try ModelSummary(file: try tinyModel())
         let e = MemoryEstimate(model: s, contextLength: 1 << 20)
         let small = try loadConfig(
             validConfig.replacingOccurrences(of: "\"memoryBudgetMiB\": 500", with: "\"memoryBudgetMiB\": 1"))

@@ -15,9 +15,12 @@ public enum ArchitectureRegistry {
     /// Supported architecture names, sorted.
     public static var supported: [String] { architectures.keys.sorted() }
 
-    /// The model in `file`, or `PureSwiftError.unsupportedArchitecture` listing the supported ones.
+    /// The model in `file`, or `PureSwiftError.unsupportedArchitecture` listing the supported ones. The file is
+    /// first checked as every engine checks it (`ModelValidation`: plausible hyperparameters, consistent tokenizer
+    /// and tensors), so an architecture's loader starts from a sane file.
     public static func load(_ file: GGUFFile, repackWeights: Bool = true) throws -> any LanguageModel {
         let name = try file.requireString("general.architecture")
+        try ModelValidation.validate(file)
         guard let loader = architectures[name] else {
             throw PureSwiftError.unsupportedArchitecture(path: file.path, architecture: name, supported: supported)
         }

@@ -89,7 +89,7 @@ enum BenchCommand: SanadCommand {
         for model in models {
             // The file is read for its description only and closed before the engines load it (not counted in
             // their peak memory).
-            let info = BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
+            let info = try BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
             for id in backendIDs {
                 let contextNeeded = tests.map { $0.prompt + $0.gen }.max() ?? 512
                 let plan: ModelPlan
@@ -197,11 +197,11 @@ struct BenchModelInfo {
     var size: Int
     var parameters: Int
 
-    init(file: GGUFFile, url: URL) {
+    init(file: GGUFFile, url: URL) throws {
         filename = url.lastPathComponent
         size = file.tensorBytes
         parameters = file.parameterCount
-        let summary = ModelSummary(file: file)
+        let summary = try ModelSummary(file: file)
         type =
             "\(summary.architecture) \(summary.parameterText.replacingOccurrences(of: " ", with: "")) "
             + fileTypeName(file.int("general.file_type"))

@@ -48,10 +48,12 @@ enum ModelsCommand: SanadCommand {
         var failures = 0
         for url in files {
             do {
+                // Well-formed (GGUFFile), then plausible and consistent (the check every engine runs first).
                 let file = try GGUFFile(path: url.path)
-                let s = ModelSummary(file: file)
+                try ModelValidation.validate(file)
+                let s = try ModelSummary(file: file)
                 let e = MemoryEstimate(model: s, contextLength: context, batchSize: host.config.batchSize)
-                let fits = e.totalBytes <= host.config.memoryBudgetMiB * 1_048_576
+                let fits = e.totalBytes <= saturatingProduct(host.config.memoryBudgetMiB, 1_048_576)
                 if json {
                     rows.append(
                         .object([

@@ -114,7 +114,11 @@ let package = Package(
         ),
         .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),
         // OCR-text ingest (issue 22): MRZ, AAMVA barcode text, plain OCR text, field mapping. Foundation only.
-        .target(name: "OCRIngestPlugin", path: "Plugins/OCRIngest", exclude: ["README.md"]),
+        // Its tests reach internal parsing pieces (`@testable`), so the target is built for testing in release too;
+        // it is string parsing, not a hot path.
+        .target(
+            name: "OCRIngestPlugin", path: "Plugins/OCRIngest", exclude: ["README.md"],
+            swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
     ],
     swiftLanguageModes: [.v5]

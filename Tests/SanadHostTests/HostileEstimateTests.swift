@@ -1,6 +1,7 @@
 import Foundation
 import GGUF
 import SanadCore
+import SanadHost
 import SanadTestSupport
 import Testing
 

@@ -29,7 +29,7 @@ let package = Package(
         // Memory-mapped, validated GGUF reader shared by engines, `sanad models` and memory estimates.
         .target(name: "GGUF", path: "Sources/GGUF"),
         // Optional native libraries found and opened at run time (dlopen), with a reason and a fix when missing.
-        .target(name: "SanadNative", path: "Sources/SanadNative"),
+        .target(name: "SanadNative", dependencies: ["GGUF"], path: "Sources/SanadNative"),
         // The engine contract: backends, sessions, generation parameters, chat messages and templates, JSON values,
         // errors, the backend registry.
         .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore", exclude: ["README.md"]),
@@ -58,10 +58,12 @@ let package = Package(
         ),
         // The pure-Swift engine with CBLAS sgemm (OpenBLAS, BLIS) through dlopen for prompt batches.
         .target(
-            name: "BLASBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/BLAS",
+            name: "BLASBackend", dependencies: ["SanadCore", "GGUF", "SanadNative", "PureSwiftBackend"],
+            path: "Backends/BLAS",
             exclude: ["README.md"]),
         // llama.cpp's libllama through dlopen, with an ABI guard.
-        .target(name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF"], path: "Backends/LlamaCpp"),
+        .target(
+            name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF", "SanadNative"], path: "Backends/LlamaCpp"),
         // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md). AbsherData is what the
         // Absher plugins share (the user's data file, civil dates, their common options); no plugin imports another.
         .target(

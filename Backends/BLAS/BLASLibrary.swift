@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import SanadNative
 
 #if canImport(Glibc)
     import Glibc
@@ -52,23 +53,14 @@ public enum BLASLibraryLocator {
         "apt-get install libopenblas0-pthread (scripts/setup installs it), or point SANAD_BLAS or the engine "
         + "option \"library\" at a CBLAS library such as BLIS's libblis.so.4"
 
-    /// One place to try, with where it came from (for messages).
-    public struct Candidate: Sendable, Equatable {
-        /// A path, or a bare file name for the loader's search.
-        public var path: String
-        /// `config option "library"`, `SANAD_BLAS`, `system loader path`.
-        public var source: String
-        /// Whether `path` is a bare name the system loader searches for.
-        public var isSystemSearch: Bool { !path.contains("/") }
-    }
+    /// The search as `NativeLibrary` runs it.
+    public static let spec = NativeLibrarySpec(
+        displayName: "CBLAS library", environmentVariable: environmentVariable, systemNames: systemNames,
+        installHint: installHint)
 
     /// The candidates for `option` (the config's `library` / the backend's init parameter) and `environment`.
-    public static func candidates(option: String?, environment: [String: String]) -> [Candidate] {
-        if let option, !option.isEmpty { return [Candidate(path: option, source: "config option \"library\"")] }
-        if let env = environment[environmentVariable], !env.isEmpty {
-            return [Candidate(path: env, source: environmentVariable)]
-        }
-        return systemNames.map { Candidate(path: $0, source: "system loader path") }
+    public static func candidates(option: String?, environment: [String: String]) -> [NativeLibrarySpec.Candidate] {
+        spec.candidates(option: option, environment: environment)
     }
 }
 
@@ -107,88 +99,44 @@ final class BLASLibrary: @unchecked Sendable {
 
     // MARK: Loading
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: BLASLibrary] = [:]
-
-    /// The library for the first usable candidate, or the reasons none is usable.
+    /// The library for the first usable candidate (opened once per path), or the reasons none is usable.
     static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
         -> Result<BLASLibrary, BLASError>
     {
-        var reasons: [String] = []
-        for candidate in BLASLibraryLocator.candidates(option: option, environment: environment) {
-            switch open(candidate) {
-            case .success(let library): return .success(library)
-            case .failure(let error): reasons.append(error.reason)
-            }
-        }
-        return .failure(
-            .libraryUnavailable(
-                "no usable CBLAS library: " + reasons.joined(separator: "; ")
-                    + ". Fix: \(BLASLibraryLocator.installHint)"
-            ))
-    }
-
-    /// Loads and checks one candidate (cached by path once accepted).
-    static func open(_ candidate: BLASLibraryLocator.Candidate) -> Result<BLASLibrary, BLASError> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let library = loaded[candidate.path] { return .success(library) }
-        let shown = candidate.isSystemSearch ? candidate.path : "\(candidate.path) (\(candidate.source))"
-        if !candidate.isSystemSearch && !FileManager.default.fileExists(atPath: candidate.path) {
-            return .failure(.libraryUnavailable("\(shown) does not exist"))
-        }
-        // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short: only a regular file whose
-        // segments lie inside it is handed to the loader.
-        if !candidate.isSystemSearch, let problem = SharedLibraryFile.problem(path: candidate.path) {
-            return .failure(.libraryUnavailable("\(shown) cannot be loaded: \(problem)"))
-        }
-        guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
-            let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
-            let what = candidate.isSystemSearch ? "\(candidate.path) is not on the system loader path" : shown
-            return .failure(.libraryUnavailable("\(what): \(detail)"))
-        }
-        switch make(handle: handle, candidate: candidate, shown: shown) {
-        case .success(let library):
-            loaded[candidate.path] = library
-            return .success(library)
-        case .failure(let error):
-            dlclose(handle)
-            return .failure(error)
-        }
+        NativeLibrary.load(BLASLibraryLocator.spec, option: option, environment: environment, make: make)
+            .mapError { .libraryUnavailable($0.reason) }
     }
 
     /// Resolves the functions of an opened library and checks it: 32-bit integers, and one small product that
     /// must come out right.
-    private static func make(handle: UnsafeMutableRawPointer, candidate: BLASLibraryLocator.Candidate, shown: String)
-        -> Result<BLASLibrary, BLASError>
-    {
-        guard let sgemmSymbol = dlsym(handle, "cblas_sgemm") else {
-            return .failure(.libraryUnavailable("\(shown) does not export cblas_sgemm: it is not a CBLAS library"))
+    private static func make(_ native: NativeLibrary) -> Result<BLASLibrary, NativeLibraryError> {
+        guard let sgemm = native.function("cblas_sgemm", as: FnSgemm.self) else {
+            return .failure(
+                NativeLibraryError("\(native.shownPath) does not export cblas_sgemm: it is not a CBLAS library"))
         }
-        let path = candidate.isSystemSearch ? (mappedFile(containing: sgemmSymbol) ?? candidate.path) : candidate.path
-        if let problem = integerWidthProblem(handle) {
-            return .failure(.libraryUnavailable("\(path): \(problem)"))
+        if let problem = integerWidthProblem(native) {
+            return .failure(NativeLibraryError("\(native.path): \(problem)"))
         }
-        let library = BLASLibrary(handle: handle, path: path, sgemm: unsafeBitCast(sgemmSymbol, to: FnSgemm.self))
+        let library = BLASLibrary(native: native, sgemm: sgemm)
         guard library.passesSmokeTest() else {
             return .failure(
-                .libraryUnavailable("\(path): cblas_sgemm computed a wrong 2×3 · 3×2 product (not the CBLAS interface)")
-            )
+                NativeLibraryError(
+                    "\(native.path): cblas_sgemm computed a wrong 2×3 · 3×2 product (not the CBLAS interface)"))
         }
         return .success(library)
     }
 
     /// Why the library's integers are not the 32-bit `int`s declared above, or nil. OpenBLAS says `USE64BITINT` in
     /// its configuration string; BLIS reports its BLAS integer size.
-    private static func integerWidthProblem(_ handle: UnsafeMutableRawPointer) -> String? {
-        if let config = dlsym(handle, "openblas_get_config").flatMap({ unsafeBitCast($0, to: FnString.self)() }) {
+    private static func integerWidthProblem(_ native: NativeLibrary) -> String? {
+        if let config = native.function("openblas_get_config", as: FnString.self)?() {
             let text = String(cString: config)
             if text.contains("USE64BITINT") {
                 return "a 64-bit-integer OpenBLAS build (\(text)); Sanad calls the LP64 interface (32-bit ints)"
             }
         }
-        if let size = dlsym(handle, "bli_info_get_blas_int_type_size") {
-            let bits = unsafeBitCast(size, to: FnIntegerSize.self)() & 0xFFFF_FFFF
+        if let size = native.function("bli_info_get_blas_int_type_size", as: FnIntegerSize.self) {
+            let bits = size() & 0xFFFF_FFFF
             if bits != 32 {
                 return "BLIS built with \(bits)-bit BLAS integers; Sanad calls the LP64 interface (32-bit ints)"
             }
@@ -196,32 +144,15 @@ final class BLASLibrary: @unchecked Sendable {
         return nil
     }
 
-    /// The file behind a symbol's address: the mapping in /proc/self/maps that holds it.
-    private static func mappedFile(containing symbol: UnsafeMutableRawPointer) -> String? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
-        let address = UInt(bitPattern: symbol)
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let lo = UInt(range[0], radix: 16), let hi = UInt(range[1], radix: 16) else {
-                continue
-            }
-            if lo <= address && address < hi { return fields[5...].joined(separator: " ") }
-        }
-        return nil
-    }
-
-    private init(handle: UnsafeMutableRawPointer, path: String, sgemm: FnSgemm) {
-        self.path = path
+    private init(native: NativeLibrary, sgemm: FnSgemm) {
+        self.path = native.path
         self.sgemm = sgemm
-        sgemv = dlsym(handle, "cblas_sgemv").map { unsafeBitCast($0, to: FnSgemv.self) }
-        setThreadsInt = dlsym(handle, "openblas_set_num_threads").map { unsafeBitCast($0, to: FnSetThreadsInt.self) }
+        sgemv = native.function("cblas_sgemv", as: FnSgemv.self)
+        setThreadsInt = native.function("openblas_set_num_threads", as: FnSetThreadsInt.self)
         setThreadsDim =
-            setThreadsInt == nil
-            ? dlsym(handle, "bli_thread_set_num_threads").map { unsafeBitCast($0, to: FnSetThreadsDim.self) } : nil
+            setThreadsInt == nil ? native.function("bli_thread_set_num_threads", as: FnSetThreadsDim.self) : nil
         func string(_ name: String) -> String? {
-            dlsym(handle, name).flatMap { unsafeBitCast($0, to: FnString.self)() }.map { String(cString: $0) }
+            native.function(name, as: FnString.self)?().map { String(cString: $0) }
         }
         if let config = string("openblas_get_config")?.trimmingCharacters(in: .whitespaces) {
             kind = .openBLAS
@@ -229,7 +160,7 @@ final class BLASLibrary: @unchecked Sendable {
             let core = string("openblas_get_corename").flatMap { config.contains($0) ? nil : " (core \($0))" }
             configuration = config + (core ?? "")
         } else {
-            kind = dlsym(handle, "bli_info_get_version_str") != nil ? .blis : .generic
+            kind = native.symbol("bli_info_get_version_str") != nil ? .blis : .generic
             configuration = ""
         }
     }

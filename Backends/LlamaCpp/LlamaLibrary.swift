@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import SanadNative
 
 #if canImport(Glibc)
     import Glibc
@@ -19,24 +20,14 @@ public enum LlamaLibraryLocator {
     /// The name handed to the system loader (`dlopen` searches LD_LIBRARY_PATH, the ld.so cache, …).
     public static let systemName = "libllama.so"
 
-    /// One place to try, with where it came from (for messages).
-    public struct Candidate: Sendable, Equatable {
-        /// A path, or `systemName` for the loader's search.
-        public var path: String
-        /// `config option "library"`, `SANAD_LIBLLAMA`, `system loader path`, `default prefix`.
-        public var source: String
-    }
+    /// The search as `NativeLibrary` runs it: a named file alone, else the system loader, then the default prefix.
+    public static let spec = NativeLibrarySpec(
+        displayName: "libllama (\(LlamaABIGuard.expectedBuild))", environmentVariable: environmentVariable,
+        systemNames: [systemName, defaultPath], installHint: LlamaABIGuard.installHint)
 
     /// The candidates for `option` (the config's `library` / the backend's init parameter) and `environment`.
-    public static func candidates(option: String?, environment: [String: String]) -> [Candidate] {
-        if let option, !option.isEmpty { return [Candidate(path: option, source: "config option \"library\"")] }
-        if let env = environment[environmentVariable], !env.isEmpty {
-            return [Candidate(path: env, source: environmentVariable)]
-        }
-        return [
-            Candidate(path: systemName, source: "system loader path"),
-            Candidate(path: defaultPath, source: "default prefix"),
-        ]
+    public static func candidates(option: String?, environment: [String: String]) -> [NativeLibrarySpec.Candidate] {
+        spec.candidates(option: option, environment: environment)
     }
 }
 
@@ -51,7 +42,7 @@ final class LlamaLibrary: @unchecked Sendable {
     /// `llama_context_default_params()`, verified.
     let contextDefaults: LlamaContextParams
 
-    private let handle: UnsafeMutableRawPointer
+    private let native: NativeLibrary
 
     let modelLoadFromFile: FnModelLoad
     let modelFree: FnModelFree
@@ -100,92 +91,46 @@ final class LlamaLibrary: @unchecked Sendable {
 
     // MARK: Loading
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: LlamaLibrary] = [:]
-
-    /// The verified library for the first usable candidate, or the reasons none is usable.
+    /// The verified library for the first usable candidate (opened once per path), or the reasons none is usable.
     static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
         -> Result<LlamaLibrary, LlamaCppError>
     {
-        var reasons: [String] = []
-        for candidate in LlamaLibraryLocator.candidates(option: option, environment: environment) {
-            switch open(candidate) {
-            case .success(let library): return .success(library)
-            case .failure(let error): reasons.append(error.reason)
-            }
-        }
-        return .failure(.libraryUnavailable(reasons.joined(separator: "; ")))
+        NativeLibrary.load(
+            LlamaLibraryLocator.spec, option: option, environment: environment, precheck: precheck, make: make
+        ).mapError { .libraryUnavailable($0.reason) }
     }
 
-    /// Loads and verifies one candidate (cached by path once accepted).
-    static func open(_ candidate: LlamaLibraryLocator.Candidate) -> Result<LlamaLibrary, LlamaCppError> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let library = loaded[candidate.path] { return .success(library) }
-        let isSystemSearch = candidate.path == LlamaLibraryLocator.systemName
-        if !isSystemSearch && !FileManager.default.fileExists(atPath: candidate.path) {
-            return .failure(
-                .libraryUnavailable(
-                    "\(candidate.path) (\(candidate.source)) does not exist; expected \(LlamaABIGuard.expectedBuild)"
-                        + " there. Fix: \(LlamaABIGuard.installHint)."))
-        }
-        // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short: only a regular file whose
-        // segments lie inside it is handed to the loader.
-        if !isSystemSearch, let problem = SharedLibraryFile.problem(path: candidate.path) {
-            return .failure(
-                .libraryUnavailable(
-                    "\(candidate.path) (\(candidate.source)) cannot be loaded: \(problem); expected "
-                        + "\(LlamaABIGuard.expectedBuild) there. Fix: \(LlamaABIGuard.installHint)."))
-        }
-        if !isSystemSearch, let refusal = precheck(candidate) { return .failure(refusal) }
-        guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
-            let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
-            let what =
-                isSystemSearch
-                ? "libllama.so is not on the system loader path (\(detail))"
-                : "\(candidate.path) (\(candidate.source)) could not be loaded: \(detail)"
-            return .failure(
-                .libraryUnavailable(
-                    "\(what); expected \(LlamaABIGuard.expectedBuild). Fix: \(LlamaABIGuard.installHint)."))
-        }
-        let resolvedPath = isSystemSearch ? (realPath(of: handle) ?? candidate.path) : candidate.path
-        let shown = "\(resolvedPath) (\(candidate.source))"
-        switch verify(handle: handle, shownPath: shown) {
+    /// Verifies an opened library (`LlamaABIGuard`) and resolves the functions Sanad calls.
+    private static func make(_ native: NativeLibrary) -> Result<LlamaLibrary, NativeLibraryError> {
+        switch verify(native) {
         case .failure(let error):
-            // Unload what was refused, so its dependencies (libggml*) cannot be bound by a later, correct load.
-            dlclose(handle)
-            return .failure(error)
+            return .failure(NativeLibraryError(error.reason))
         case .success(let defaults):
             do {
-                let library = try LlamaLibrary(
-                    handle: handle, path: resolvedPath, version: defaults.version, modelDefaults: defaults.model,
-                    contextDefaults: defaults.context)
-                loaded[candidate.path] = library
-                return .success(library)
+                return .success(
+                    try LlamaLibrary(
+                        native: native, version: defaults.version, modelDefaults: defaults.model,
+                        contextDefaults: defaults.context))
             } catch let error as LlamaCppError {
-                dlclose(handle)
-                return .failure(error)
+                return .failure(NativeLibraryError(error.reason))
             } catch {
-                dlclose(handle)
-                return .failure(.libraryUnavailable("\(shown): \(error)"))
+                return .failure(NativeLibraryError("\(native.shownPath): \(error)"))
             }
         }
     }
 
     /// The symbol checks on the file itself, before it is loaded (see `ELFSymbols`); nil = go on and load it.
-    private static func precheck(_ candidate: LlamaLibraryLocator.Candidate) -> LlamaCppError? {
+    private static func precheck(_ candidate: NativeLibrarySpec.Candidate) -> String? {
         #if os(Linux)
             let shown = "\(candidate.path) (\(candidate.source))"
             do {
                 let names = try ELFSymbols.exportedNames(path: candidate.path)
                 let problems = LlamaABIGuard.symbolProblems { names.contains($0) }
-                return problems.isEmpty
-                    ? nil : .libraryUnavailable(LlamaABIGuard.refusal(path: shown, problems: problems))
+                return problems.isEmpty ? nil : LlamaABIGuard.refusal(path: shown, problems: problems)
             } catch ELFSymbols.Problem.malformed {
                 return nil  // no readable symbol table (stripped section headers): dlsym checks after loading
             } catch {
-                return .libraryUnavailable(
-                    "\(shown) \(error); expected \(LlamaABIGuard.expectedBuild). Fix: \(LlamaABIGuard.installHint).")
+                return "\(shown) \(error); expected \(LlamaABIGuard.expectedBuild)"
             }
         #else
             return nil
@@ -200,10 +145,9 @@ final class LlamaLibrary: @unchecked Sendable {
 
     /// The ABI guard: symbols, version, then the defaults at our offsets. Nothing that passes a struct is called
     /// before the symbol checks pass.
-    private static func verify(handle: UnsafeMutableRawPointer, shownPath: String) -> Result<
-        VerifiedDefaults, LlamaCppError
-    > {
-        let symbolProblems = LlamaABIGuard.symbolProblems { dlsym(handle, $0) != nil }
+    private static func verify(_ native: NativeLibrary) -> Result<VerifiedDefaults, LlamaCppError> {
+        let shownPath = native.shownPath
+        let symbolProblems = LlamaABIGuard.symbolProblems { native.symbol($0) != nil }
         guard symbolProblems.isEmpty else {
             return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: symbolProblems)))
         }
@@ -213,9 +157,9 @@ final class LlamaLibrary: @unchecked Sendable {
                     "\(shownPath): this platform's utsname (\(MemoryLayout<LlamaCallCarrier>.size) bytes) cannot carry "
                         + "llama_context_params by value"))
         }
-        let versionFn = unsafeBitCast(dlsym(handle, "llama_version"), to: FnVersion.self)
+        let versionFn = unsafeBitCast(native.symbol("llama_version"), to: FnVersion.self)
         let version = versionFn().map { String(cString: $0) }
-        let ggmlVersion = dlsym(handle, "ggml_version").flatMap {
+        let ggmlVersion = native.symbol("ggml_version").flatMap {
             unsafeBitCast($0, to: FnVersion.self)().map { String(cString: $0) }
         }
         let versionProblems = [
@@ -224,11 +168,11 @@ final class LlamaLibrary: @unchecked Sendable {
         guard versionProblems.isEmpty else {
             return .failure(.libraryUnavailable(LlamaABIGuard.refusal(path: shownPath, problems: versionProblems)))
         }
-        let logSet = unsafeBitCast(dlsym(handle, "llama_log_set"), to: FnLogSet.self)
+        let logSet = unsafeBitCast(native.symbol("llama_log_set"), to: FnLogSet.self)
         logSet(llamaLogCallback, nil)
 
-        let modelDefaultsFn = unsafeBitCast(dlsym(handle, "llama_model_default_params"), to: FnDefaultParams.self)
-        let contextDefaultsFn = unsafeBitCast(dlsym(handle, "llama_context_default_params"), to: FnDefaultParams.self)
+        let modelDefaultsFn = unsafeBitCast(native.symbol("llama_model_default_params"), to: FnDefaultParams.self)
+        let contextDefaultsFn = unsafeBitCast(native.symbol("llama_context_default_params"), to: FnDefaultParams.self)
         let modelBytes = modelDefaultsFn().leadingBytes(as: LlamaModelParams.self)
         let contextBytes = contextDefaultsFn().leadingBytes(as: LlamaContextParams.self)
         let problems =
@@ -242,35 +186,17 @@ final class LlamaLibrary: @unchecked Sendable {
                 context: loadStruct(LlamaContextParams.self, from: contextBytes)))
     }
 
-    /// The file behind a handle opened by name: the mapping in /proc/self/maps that holds one of its functions.
-    private static func realPath(of handle: UnsafeMutableRawPointer) -> String? {
-        guard let symbol = dlsym(handle, "llama_backend_init"),
-            let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        else { return nil }
-        let address = UInt(bitPattern: symbol)
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let lo = UInt(range[0], radix: 16), let hi = UInt(range[1], radix: 16) else {
-                continue
-            }
-            if lo <= address && address < hi { return fields[5...].joined(separator: " ") }
-        }
-        return nil
-    }
-
     private init(
-        handle: UnsafeMutableRawPointer, path: String, version: String, modelDefaults: LlamaModelParams,
-        contextDefaults: LlamaContextParams
+        native: NativeLibrary, version: String, modelDefaults: LlamaModelParams, contextDefaults: LlamaContextParams
     ) throws {
-        self.handle = handle
+        let path = native.path
+        self.native = native
         self.path = path
         self.version = version
         self.modelDefaults = modelDefaults
         self.contextDefaults = contextDefaults
         func fn<T>(_ name: String, _ type: T.Type) throws -> T {
-            guard let p = dlsym(handle, name) else {
+            guard let p = native.symbol(name) else {
                 throw LlamaCppError.libraryUnavailable("\(path): \(name) disappeared after the symbol check")
             }
             return unsafeBitCast(p, to: T.self)

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 #if canImport(Glibc)
     import Glibc
@@ -63,7 +64,8 @@ public struct NativeLibraryError: Error, Sendable, Equatable, CustomStringConver
     public var description: String { reason }
 }
 
-/// An opened shared library (`dlopen`), never closed: the libraries Sanad loads keep process-wide state.
+/// An opened shared library (`dlopen`). One that was accepted is never closed: the libraries Sanad loads keep
+/// process-wide state (thread pools, log callbacks).
 public final class NativeLibrary: @unchecked Sendable {  // immutable after init; the handle is only read
     /// The file that was loaded: the path given, or the file the system loader found (from /proc/self/maps).
     public let path: String
@@ -96,25 +98,51 @@ public final class NativeLibrary: @unchecked Sendable {  // immutable after init
     // MARK: Loading
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var opened: [String: NativeLibrary] = [:]
+    /// What `make` built from each accepted path, keyed by the built type and the path.
+    nonisolated(unsafe) private static var made: [String: Any] = [:]
 
-    /// The first candidate of `spec` that opens and passes `accept` (which may check symbols and versions and
-    /// returns a reason to refuse it), or every candidate's reason with the install hint.
-    public static func load(
+    /// The first candidate of `spec` that opens and that `make` accepts, or every candidate's reason with the
+    /// install hint. `precheck` may refuse a named file before `dlopen` sees it (by reading its symbol table, for
+    /// example); `make` checks the opened library (symbols, versions, a smoke test) and builds what the caller keeps.
+    /// A refused library is closed again, so its dependencies cannot be bound by a later, correct load. What `make`
+    /// built is cached by path.
+    public static func load<T>(
         _ spec: NativeLibrarySpec, option: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        accept: (NativeLibrary) -> String? = { _ in nil }
-    ) -> Result<NativeLibrary, NativeLibraryError> {
+        precheck: (NativeLibrarySpec.Candidate) -> String? = { _ in nil },
+        make: (NativeLibrary) -> Result<T, NativeLibraryError>
+    ) -> Result<T, NativeLibraryError> {
+        lock.lock()
+        defer { lock.unlock() }
         var reasons: [String] = []
         for candidate in spec.candidates(option: option, environment: environment) {
-            switch open(candidate) {
-            case .success(let library):
-                if let problem = accept(library) {
-                    reasons.append("\(library.path): \(problem)")
-                } else {
-                    return .success(library)
+            let key = "\(T.self)|\(candidate.path)"
+            if let built = made[key] as? T { return .success(built) }
+            let shown = candidate.isSystemSearch ? candidate.path : "\(candidate.path) (\(candidate.source))"
+            if !candidate.isSystemSearch {
+                // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short.
+                if let problem = SharedLibraryFile.problem(path: candidate.path) {
+                    reasons.append("\(shown) cannot be loaded: \(problem)")
+                    continue
                 }
+                if let problem = precheck(candidate) {
+                    reasons.append(problem)
+                    continue
+                }
+            }
+            guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
+                let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+                let what = candidate.isSystemSearch ? "\(candidate.path) is not on the system loader path" : shown
+                reasons.append("\(what): \(detail)")
+                continue
+            }
+            let path = candidate.isSystemSearch ? (loadedFile(handle: handle) ?? candidate.path) : candidate.path
+            switch make(NativeLibrary(handle: handle, path: path, source: candidate.source)) {
+            case .success(let built):
+                made[key] = built
+                return .success(built)
             case .failure(let error):
+                dlclose(handle)
                 reasons.append(error.reason)
             }
         }
@@ -123,37 +151,16 @@ public final class NativeLibrary: @unchecked Sendable {  // immutable after init
                 "no usable \(spec.displayName): " + reasons.joined(separator: "; ") + ". Fix: \(spec.installHint)"))
     }
 
-    /// Opens one candidate (cached by path). A path must name a regular file: a FIFO or a device would block or
-    /// mislead `dlopen`, so it is refused before `dlopen` sees it.
-    public static func open(_ candidate: NativeLibrarySpec.Candidate) -> Result<NativeLibrary, NativeLibraryError> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let library = opened[candidate.path] { return .success(library) }
-        let shown = candidate.isSystemSearch ? candidate.path : "\(candidate.path) (\(candidate.source))"
-        if !candidate.isSystemSearch, let problem = regularFileProblem(candidate.path) {
-            return .failure(NativeLibraryError("\(shown) \(problem)"))
-        }
-        guard let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) else {
-            let detail = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
-            let what = candidate.isSystemSearch ? "\(candidate.path) is not on the system loader path" : shown
-            return .failure(NativeLibraryError("\(what): \(detail)"))
-        }
-        let path = candidate.isSystemSearch ? (loadedFile(handle: handle) ?? candidate.path) : candidate.path
-        let library = NativeLibrary(handle: handle, path: path, source: candidate.source)
-        opened[candidate.path] = library
-        return .success(library)
+    /// The first candidate of `spec` that opens, as it is (no checks beyond a readable regular file).
+    public static func load(
+        _ spec: NativeLibrarySpec, option: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Result<NativeLibrary, NativeLibraryError> {
+        load(spec, option: option, environment: environment) { .success($0) }
     }
 
-    /// Why `path` is not a readable regular file, or nil. Uses `stat`, which never blocks on a FIFO.
-    public static func regularFileProblem(_ path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            return errno == ENOENT ? "does not exist" : "cannot be read: \(String(cString: strerror(errno)))"
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return "is not a regular file" }
-        guard access(path, R_OK) == 0 else { return "is not readable" }
-        return nil
-    }
+    /// The library as `make` sees it, with where it was found: `/usr/lib/…/libsqlite3.so.0 (system loader path)`.
+    public var shownPath: String { "\(path) (\(source))" }
 
     /// The file the system loader opened for `handle` (`dlinfo` with `RTLD_DI_LINKMAP` on Linux), or nil.
     private static func loadedFile(handle: UnsafeMutableRawPointer) -> String? {

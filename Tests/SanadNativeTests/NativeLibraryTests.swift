@@ -31,8 +31,8 @@ struct NativeLibraryTests {
             displayName: "Test", environmentVariable: "SANAD_TEST_LIB", systemNames: ["libnothing.so"],
             installHint: "install it")
         for (path, words) in [
-            (fifo, "is not a regular file"), (folder.path, "is not a regular file"),
-            (folder.appendingPathComponent("missing.so").path, "does not exist"),
+            (fifo, "not a regular file"), (folder.path, "not a regular file"),
+            (folder.appendingPathComponent("missing.so").path, "No such file"),
         ] {
             let result = NativeLibrary.load(spec, environment: ["SANAD_TEST_LIB": path])
             guard case .failure(let error) = result else {

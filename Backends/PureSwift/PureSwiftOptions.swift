@@ -48,7 +48,15 @@ public struct PureSwiftOptions: Sendable, Equatable {
     }
 
     /// The kernel build these options select on this CPU; throws when the name is unknown or the CPU cannot run it.
+    /// The error names where the name came from: the engine option `kernels` or `SANAD_KERNELS`.
     public func selectKernels() throws -> any KernelSet {
-        try KernelBuilds.select(Self.kernelBuildName(kernels))
+        do {
+            return try KernelBuilds.select(Self.kernelBuildName(kernels))
+        } catch SanadError.engine(let message) {
+            let source = kernels != nil ? "engine option \"kernels\"" : "SANAD_KERNELS"
+            let name = Self.kernelBuildName(kernels) ?? ""
+            throw SanadError.engine(
+                message.replacingOccurrences(of: "pure-swift: ", with: "pure-swift: \(source)=\(name): "))
+        }
     }
 }

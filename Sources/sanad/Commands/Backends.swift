@@ -1,3 +1,4 @@
+import Foundation
 import SanadChat
 import SanadCore
 import SanadHost
@@ -7,24 +8,29 @@ enum BackendsCommand: SanadCommand {
     static let name = "backends"
     static let summary = "List the engines and whether each can run here"
     static let help = """
-        Usage: sanad backends [--json]
+        Usage: sanad backends [--json] [--config FILE]
 
         Lists every inference and embedding engine Sanad knows, whether it is available on this machine, and if not,
-        why and how to fix it.
+        why and how to fix it. With a host config (--config FILE or SANAD_CONFIG), each engine is checked with that
+        config's options for it (a `library` path, a kernel build), and a config that does not load is an error.
 
         Options:
-          --json    one JSON object per engine
+          --json           one JSON object per engine
+          --config FILE    check the engines with this host config's engine options
         """
 
     static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
+        let configNamed =
+            arguments.items.contains("--config") || !(ProcessInfo.processInfo.environment["SANAD_CONFIG"] ?? "").isEmpty
+        let host = configNamed ? try HostContext.load(&arguments) : nil
         try arguments.finish()
         let registry = Wiring.registry()
         var rows: [JSONValue] = []
         for id in registry.inferenceIDs {
             guard let b = registry.inference[id] else { continue }
             let embeds = registry.embedding[id] != nil
-            switch b.availability {
+            switch host.map({ b.availability(options: $0.engineOptions(id)) }) ?? b.availability {
             case .available(let detail):
                 if json {
                     rows.append(

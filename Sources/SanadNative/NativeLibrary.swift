@@ -121,6 +121,10 @@ public final class NativeLibrary: @unchecked Sendable {  // immutable after init
             let shown = candidate.isSystemSearch ? candidate.path : "\(candidate.path) (\(candidate.source))"
             if !candidate.isSystemSearch {
                 // dlopen blocks on a FIFO and dies of SIGBUS on an ELF file cut short.
+                if !FileManager.default.fileExists(atPath: candidate.path) {
+                    reasons.append("\(shown) does not exist")
+                    continue
+                }
                 if let problem = SharedLibraryFile.problem(path: candidate.path) {
                     reasons.append("\(shown) cannot be loaded: \(problem)")
                     continue

@@ -32,7 +32,7 @@ struct NativeLibraryTests {
             installHint: "install it")
         for (path, words) in [
             (fifo, "not a regular file"), (folder.path, "not a regular file"),
-            (folder.appendingPathComponent("missing.so").path, "No such file"),
+            (folder.appendingPathComponent("missing.so").path, "does not exist"),
         ] {
             let result = NativeLibrary.load(spec, environment: ["SANAD_TEST_LIB": path])
             guard case .failure(let error) = result else {

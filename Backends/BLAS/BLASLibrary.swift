@@ -66,6 +66,7 @@ public enum BLASLibraryLocator {
 
 /// A loaded CBLAS library with the functions the engine calls. Loaded once per path and never unloaded (OpenBLAS
 /// keeps a process-wide thread pool).
+// @unchecked Sendable: function pointers immutable; the thread count behind `threadLock`
 final class BLASLibrary: @unchecked Sendable {
     /// Which implementation, for messages and for the thread setter's signature.
     enum Kind: String, Sendable {

@@ -14,6 +14,7 @@ import PureSwiftBackend
 /// The activations are rounded as the pure-Swift kernels round them (`RoundedActivations`), so each product equals
 /// the kernels' up to the order of float additions; for Q4_1 a second `sgemm`, 32 times smaller, adds the kernels'
 /// half-precision rounding of the block sums. `cblas_sgemv` takes single rows (`minimumBatch` 1).
+// @unchecked Sendable: scratch and the weight cache behind `lock`
 final class BLASProducts: BatchedProducts, @unchecked Sendable {
     let library: BLASLibrary
     let threads: Int

@@ -4,6 +4,7 @@ import SanadCore
 /// Sentence vectors from a GGUF model through libllama: a context with embeddings on, pooled as the model says
 /// (`<arch>.pooling_type`), or as the `pooling` engine option says (`mean`, `cls`, `last`), or by mean when the
 /// model names none (a generative model such as SmolLM2). Vectors are L2-normalised.
+// @unchecked Sendable: the libllama context is used under its lock
 final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
     let dimension: Int
     /// The pooling the context uses (`llama_pooling_type`).

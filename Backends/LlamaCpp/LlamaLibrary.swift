@@ -33,7 +33,7 @@ public enum LlamaLibraryLocator {
 
 /// A libllama that passed `LlamaABIGuard`, with the functions Sanad calls. Loaded once per path and never unloaded
 /// (libllama keeps process-wide state such as its thread pools and log callback).
-final class LlamaLibrary: @unchecked Sendable {
+final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointers and defaults are immutable after init
     /// The file that was loaded (resolved through `dladdr` when the system loader found it).
     let path: String
     let version: String
@@ -280,11 +280,11 @@ private let forwardLlamaLog: Bool = ProcessInfo.processInfo.environment["SANAD_L
 private let llamaLogCallback: LlamaLogCallback = { level, text, _ in
     guard let text else { return }
     LlamaLogTail.shared.record(level: level, text: String(cString: text))
-    if forwardLlamaLog { fputs(text, stderr) }
+    if forwardLlamaLog { _ = write(2, text, strlen(text)) }  // fd 2: no shared FILE* (stderr) from a C callback
 }
 
 /// The last warning and error lines libllama logged, so that a failed load can say what libllama reported.
-final class LlamaLogTail: @unchecked Sendable {
+final class LlamaLogTail: @unchecked Sendable {  // @unchecked: its lines behind its lock
     static let shared = LlamaLogTail()
     /// `ggml_log_level`: WARN 3, ERROR 4, CONT 5 (continues the previous message).
     static let warn: UInt32 = 3

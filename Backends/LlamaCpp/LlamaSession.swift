@@ -223,6 +223,7 @@ final class LlamaModelContext {
 
 /// A loaded model with its KV cache (see `InferenceSession`). Generation is the core's `GenerationLoop` over a
 /// `LlamaEvaluator`; every operation takes the loop's lock, so calls from several tasks run one after another.
+// @unchecked Sendable: every operation runs under the generation loop's lock
 final class LlamaSession: InferenceSession, @unchecked Sendable {
     let model: ModelDescription
     private let core: LlamaModelContext

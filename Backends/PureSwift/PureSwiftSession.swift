@@ -8,6 +8,7 @@ import SanadCore
 /// Generation is the core's `GenerationLoop` over this engine's `PureSwiftEvaluator`. One request at a time: a second
 /// `generate` or `evaluateLogits` waits for the first. The session remembers the tokens in its cache, so a later
 /// `generate` continues the conversation; `reset()` forgets them.
+// @unchecked Sendable: every operation runs under the generation loop's lock
 public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     public let model: ModelDescription
     public let file: GGUFFile
@@ -204,6 +205,7 @@ final class PureSwiftEvaluator: TokenEvaluator {
 }
 
 /// The outcome of loading a tokenizer on another thread (written there once, read after the wait).
+// @unchecked Sendable: written once by the loading thread, read after the wait
 private final class TokenizerLoad: @unchecked Sendable {
     var value: Result<Tokenizer, any Error>?
 }

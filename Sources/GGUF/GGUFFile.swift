@@ -24,6 +24,7 @@ public struct GGUFTensorInfo: Sendable, Equatable {
 /// Opening reads the header, every metadata pair (arrays included) and every tensor info, and checks each count,
 /// length, offset and size against the file length before using it, so a hostile or truncated file gives a
 /// `GGUFError` naming the file and the problem — never a crash or a huge allocation.
+// @unchecked Sendable: immutable after parsing; the mapped bytes are read-only
 public final class GGUFFile: @unchecked Sendable {
     public let path: String
     public let version: UInt32

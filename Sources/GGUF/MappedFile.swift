@@ -8,7 +8,7 @@
 
 /// A read-only memory mapping of a whole file. The bytes stay valid for the lifetime of the object; engines keep
 /// a reference so weights are read straight from the page cache, never copied.
-public final class MappedFile: @unchecked Sendable {
+public final class MappedFile: @unchecked Sendable {  // @unchecked: a read-only mapping, unmapped once in deinit
     public let path: String
     public let base: UnsafeRawPointer
     public let count: Int

@@ -149,3 +149,9 @@ func printError(_ text: String) {
 func writeOut(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
+
+/// C's `stdout` stream. Swift 6 refuses to read the mutable C global directly; its value never changes, so it is
+/// looked up once through the dynamic loader (RTLD_DEFAULT) and used for buffering and flushing only.
+nonisolated(unsafe) let cStandardOutput: UnsafeMutablePointer<FILE>? = dlsym(
+    UnsafeMutableRawPointer(bitPattern: 0), "stdout")?.load(
+        as: UnsafeMutablePointer<FILE>?.self)

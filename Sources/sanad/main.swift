@@ -75,5 +75,5 @@ func runMain() async -> Int32 {
     }
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)
+setvbuf(cStandardOutput, nil, _IOLBF, 0)
 exit(await runMain())

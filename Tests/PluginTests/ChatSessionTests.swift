@@ -245,7 +245,7 @@ struct ChatSessionTests {
     }
 }
 
-final class Counter: @unchecked Sendable {
+final class Counter: @unchecked Sendable {  // @unchecked: its count behind its lock
     private let lock = NSLock()
     private var value = 0
     func increment() -> Int {

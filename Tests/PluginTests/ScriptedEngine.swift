@@ -6,6 +6,7 @@ import SanadCore
 /// A deterministic stand-in for an engine, for the chat host's state machine only (streaming order, processing
 /// state, failures): it streams the pieces it is given, whatever the prompt. What users see from a real model is
 /// shown with `sanad chat` on SmolLM2 (Plugins/README.md).
+// @unchecked Sendable: a test double whose state is behind its lock
 final class ScriptedSession: InferenceSession, @unchecked Sendable {
     private let lock = NSLock()
     private var script: [[String]]
@@ -71,7 +72,7 @@ final class ScriptedSession: InferenceSession, @unchecked Sendable {
 }
 
 /// Collects chat events for assertions.
-final class EventLog: @unchecked Sendable {
+final class EventLog: @unchecked Sendable {  // @unchecked: its events behind its lock
     private let lock = NSLock()
     private var stored: [ChatEvent] = []
     var events: [ChatEvent] { lock.withLock { stored } }

@@ -291,7 +291,7 @@ public struct LlamaToolError: Error, CustomStringConvertible {
 
 /// Tool outputs already computed in this test run, by command: several suites compare with the same runs. One tool
 /// runs at a time (each with one or two threads): the tests around them already use the few cores there are.
-final class LlamaToolCache: @unchecked Sendable {
+final class LlamaToolCache: @unchecked Sendable {  // @unchecked: its cache behind its lock
     static let shared = LlamaToolCache()
     private let lock = NSLock()
     private let runLock = NSLock()

@@ -88,6 +88,7 @@ struct Gemma3Layer {
 }
 
 /// A Gemma 3 model: configuration plus weights read in place from the GGUF file.
+// @unchecked Sendable: weights read-only after load; runners own their buffers
 public final class Gemma3Model: LanguageModel, @unchecked Sendable {
     public let file: GGUFFile
     public let configuration: Gemma3Configuration

@@ -65,6 +65,7 @@ struct LlamaLayer {
 }
 
 /// A llama-architecture model: configuration plus weights read in place from the GGUF file.
+// @unchecked Sendable: weights read-only after load; runners own their buffers
 public final class LlamaModel: LanguageModel, @unchecked Sendable {
     public let file: GGUFFile
     public let configuration: LlamaConfiguration

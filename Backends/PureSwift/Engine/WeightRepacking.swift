@@ -10,7 +10,7 @@ import SanadCore
 /// ms on one thread, while another builds the tokenizer (PureSwiftSession). The engine option `repack-weights:
 /// false` keeps every matrix in the mapping.
 /// Owns the copies; the model keeps it as long as its matrices.
-final class RepackedWeights: @unchecked Sendable {
+final class RepackedWeights: @unchecked Sendable {  // @unchecked: copies written once at load, read-only after
     private let file: GGUFFile
     private var buffers: [(UnsafeMutableRawPointer, Int)] = []
 

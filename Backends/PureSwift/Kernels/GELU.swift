@@ -25,7 +25,8 @@ public func geluTanhApproximation(_ x: Float) -> Float {
 }
 
 /// ggml_table_gelu_f16 widened to floats: entry `h` is the GELU of the half `h`, rounded to half.
-public let geluHalfTable: UnsafePointer<Float> = {
+// Filled once by its initializer, read-only afterwards: safe to share between threads.
+nonisolated(unsafe) public let geluHalfTable: UnsafePointer<Float> = {
     let table = UnsafeMutablePointer<Float>.allocate(capacity: 1 << 16)
     for h in 0..<(1 << 16) {
         table[h] = roundToHalf(geluTanhApproximation(halfToFloat(UInt16(h))))

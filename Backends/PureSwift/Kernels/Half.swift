@@ -67,7 +67,8 @@ public func floatToBFloat16(_ f: Float) -> UInt16 {
 
 /// A 65 536-entry table of every half's float value: one load per conversion where a loop converts scalars
 /// (block scales). 256 KiB, built once.
-public let halfToFloatTable: UnsafePointer<Float> = {
+// Filled once by its initializer, read-only afterwards: safe to share between threads.
+nonisolated(unsafe) public let halfToFloatTable: UnsafePointer<Float> = {
     let table = UnsafeMutablePointer<Float>.allocate(capacity: 65536)
     for i in 0..<65536 { table[i] = halfToFloat(UInt16(i)) }
     return UnsafePointer(table)

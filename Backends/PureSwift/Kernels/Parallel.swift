@@ -35,7 +35,7 @@ public func parallelChunksIndexed(_ count: Int, threads: Int, _ body: (Int, Rang
 /// sleep on a condition variable until the next loop. The calling thread runs chunk 0 itself and spins until the workers
 /// are done. A loop started while another is running (from a worker, or from a second session on another
 /// thread) runs on its caller alone, so nesting and concurrent sessions are safe.
-final class WorkerPool: @unchecked Sendable {
+final class WorkerPool: @unchecked Sendable {  // @unchecked: its jobs and counters behind its locks
     static let shared = WorkerPool()
 
     /// Loads of the generation counter before a waiting worker goes to sleep.

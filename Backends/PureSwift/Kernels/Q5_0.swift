@@ -22,7 +22,8 @@ public func dequantizeRowQ5_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
 }
 
 /// 0x10 in byte k of entry i when bit k of i is set: spreads eight high bits over eight bytes.
-@usableFromInline let highBitBytes: UnsafePointer<UInt64> = {
+// Filled once by its initializer, read-only afterwards: safe to share between threads.
+@usableFromInline nonisolated(unsafe) let highBitBytes: UnsafePointer<UInt64> = {
     let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
     for i in 0..<256 {
         var v: UInt64 = 0

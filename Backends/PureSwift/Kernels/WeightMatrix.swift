@@ -10,7 +10,7 @@ public enum WeightLayout: Sendable, Equatable {
 
 /// A weight matrix: `rows` rows of `columns` values in one ggml type, read in place from the memory-mapped GGUF file
 /// or (Q4_1, `layout` `.q4_1Paired`) from a copy regrouped at load time. Products run on the quantized bytes.
-public struct WeightMatrix: @unchecked Sendable {
+public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read-only mapped or repacked bytes
     /// The weight types the engine can multiply with, in ggml's order.
     public static let supportedTypes: [GGMLType] = [.f32, .f16, .q4_0, .q4_1, .q5_0, .q8_0, .q4_K, .q6_K, .bf16]
 

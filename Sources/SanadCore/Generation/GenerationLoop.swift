@@ -30,6 +30,7 @@ public final class GenerationCancellation: @unchecked Sendable {  // @unchecked:
 /// remembers what the cache holds, so a later `generate` continues the conversation; `reset()` forgets it. A token
 /// sampled last and not yet run through the model (the generation ended on it) is kept and goes first next time.
 /// (`@unchecked Sendable`: all mutable state, and the evaluator, which need not be Sendable, is used under `lock`.)
+// @unchecked Sendable: mutable state and the evaluator used under `lock`
 public final class GenerationLoop: @unchecked Sendable {
     private let evaluator: any TokenEvaluator
     /// Events the generation thread may run ahead of the stream's consumer.

@@ -351,7 +351,7 @@ final class BenchPrinter {
             print(values.joined(separator: ","))
         }
         first = false
-        fflush(stdout)
+        fflush(cStandardOutput)
     }
 
     private func indent(_ text: String) -> String {

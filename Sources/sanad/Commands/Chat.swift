@@ -181,7 +181,7 @@ enum ChatCommand: SanadCommand {
 }
 
 /// Prints chat events as a transcript and numbers the links it shows.
-final class ChatPrinter: @unchecked Sendable {
+final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state behind `lock`
     private let lock = NSLock()
     private let wording: ChatWording
     let linkFormat: DeepLinkFormat

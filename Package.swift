@@ -114,7 +114,8 @@ let package = Package(
         ),
         .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),
         // OCR-text ingest (issue 22): MRZ, AAMVA barcode text, plain OCR text, field mapping. Foundation only.
-        .target(name: "OCRIngestPlugin", path: "Plugins/OCRIngest", exclude: ["README.md"]),
+        .target(
+            name: "OCRIngestPlugin", dependencies: ["SanadNative"], path: "Plugins/OCRIngest", exclude: ["README.md"]),
         .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
     ],
     swiftLanguageModes: [.v5]

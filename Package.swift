@@ -119,7 +119,7 @@ let package = Package(
         // Its tests reach internal parsing pieces (`@testable`), so the target is built for testing in release too;
         // it is string parsing, not a hot path.
         .target(
-            name: "OCRIngestPlugin", path: "Plugins/OCRIngest", exclude: ["README.md"],
+            name: "OCRIngestPlugin", dependencies: ["SanadNative"], path: "Plugins/OCRIngest", exclude: ["README.md"],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
     ],

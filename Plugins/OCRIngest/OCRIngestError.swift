@@ -11,6 +11,10 @@ public enum OCRIngestError: Error, Equatable, CustomStringConvertible, Sendable 
     case notVerified(String)
     /// Invalid chunking parameters.
     case invalidChunking(String)
+    /// Tesseract, Leptonica or a language's trained data is missing; the message names the fix.
+    case ocrUnavailable(String)
+    /// Recognition of one image failed (unreadable file, no text).
+    case ocrFailed(String)
 
     public var description: String {
         switch self {
@@ -26,6 +30,10 @@ public enum OCRIngestError: Error, Equatable, CustomStringConvertible, Sendable 
             return "document not verified, nothing proposed: \(why). Rescan the document or enter the fields by hand."
         case .invalidChunking(let why):
             return "invalid chunking options: \(why)"
+        case .ocrUnavailable(let why):
+            return "OCR unavailable: \(why). Text input still works: pass the document's text instead of an image."
+        case .ocrFailed(let why):
+            return "OCR failed: \(why)"
         }
     }
 }

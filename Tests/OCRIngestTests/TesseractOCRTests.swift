@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import OCRIngestPlugin
+
+/// Tesseract through `dlopen`, end to end on a rendered passport MRZ. Skips (with the reason printed) where the
+/// library, the English trained data, ImageMagick or the DejaVu Sans Mono font is missing.
+@Suite("Tesseract OCR")
+struct TesseractOCRTests {
+    static let font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+
+    /// The first `convert` on PATH that is ImageMagick (`convert -version` says `Version: ImageMagick`), or nil.
+    static func imageMagick() -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/convert" }.first { candidate in
+            guard FileManager.default.isExecutableFile(atPath: candidate) else { return false }
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: candidate)
+            process.arguments = ["-version"]
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return false }
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: output, as: UTF8.self).hasPrefix("Version: ImageMagick")
+        }
+    }
+
+    /// Renders the two lines of a TD3 zone black on white at 300 dpi into a PNG at `output` with ImageMagick.
+    static func render(_ lines: [String], to output: String, convert: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: convert)
+        process.arguments = [
+            "-density", "300", "-units", "PixelsPerInch", "-size", "1800x260", "xc:white", "-font", font,
+            "-pointsize", "14", "-fill", "black", "-annotate", "+30+90", lines[0], "-annotate", "+30+190", lines[1],
+            output,
+        ]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "convert failed rendering \(output)")
+    }
+
+    @Test("A rendered TD3 passport MRZ reads back through Tesseract and passes every check")
+    func renderedPassport() throws {
+        let ocr: TesseractOCR
+        do { ocr = try TesseractOCR() } catch {
+            print("skipped: \(error)")
+            return
+        }
+        guard let convert = Self.imageMagick(), FileManager.default.fileExists(atPath: Self.font) else {
+            print(
+                "skipped: ImageMagick convert or \(Self.font) missing (apt-get install imagemagick fonts-dejavu-core)")
+            return
+        }
+        let png = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-mrz-\(UUID()).png").path
+        defer { try? FileManager.default.removeItem(atPath: png) }
+        try Self.render(Specimen.td3, to: png, convert: convert)
+        let text: String
+        do { text = try ocr.recognize(imageAt: png, language: "eng", pageSegmentation: .singleBlock) } catch {
+            if case OCRIngestError.ocrUnavailable = error {
+                print("skipped: \(error)")
+                return
+            }
+            throw error
+        }
+        let result = try MRZReader.read(text, reference: testReference)
+        #expect(result.isValid, "OCR text: \(text)")
+        #expect(result.documentNumber == "L898902C3")
+        #expect(result.surname == "ERIKSSON" && result.givenNames == ["ANNA", "MARIA"])
+        #expect(result.dateOfBirth.iso == "1974-08-12")
+    }
+
+    @Test("A missing library names the variable's file and the install command")
+    func missingLibrary() {
+        #expect {
+            _ = try TesseractOCR(environment: ["SANAD_TESSERACT": "/nonexistent/libtesseract.so.5"])
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("/nonexistent/libtesseract.so.5") && text.contains("apt-get install tesseract-ocr")
+                && text.contains("Text input still works")
+        }
+    }
+
+    @Test("An unreadable image is a clear error, not a crash")
+    func unreadableImage() throws {
+        let ocr: TesseractOCR
+        do { ocr = try TesseractOCR() } catch {
+            print("skipped: \(error)")
+            return
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-notimage-\(UUID()).png").path
+        try Data("not an image".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: OCRIngestError.self) { _ = try ocr.recognize(imageAt: path, language: "eng") }
+    }
+}

@@ -166,6 +166,10 @@ public final class NativeLibrary: @unchecked Sendable {  // immutable after init
     /// The library as `make` sees it, with where it was found: `/usr/lib/…/libsqlite3.so.0 (system loader path)`.
     public var shownPath: String { "\(path) (\(source))" }
 
+    /// Why `path` is not a regular file that can be opened for reading (a FIFO, a folder, missing), or nil. For the
+    /// files a native library is handed (an image for OCR, for example): `open` never blocks on a FIFO here.
+    public static func regularFileProblem(_ path: String) -> String? { RegularFile.problem(path: path) }
+
     /// The file the system loader opened for `handle` (`dlinfo` with `RTLD_DI_LINKMAP` on Linux), or nil.
     private static func loadedFile(handle: UnsafeMutableRawPointer) -> String? {
         #if os(Linux)

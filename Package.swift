@@ -102,3 +102,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v5]
 )
+
+// Issue 19: sentence embeddings. A validated, memory-mapped safetensors reader (Foundation only).
+package.targets += [
+    .target(name: "SafeTensors", path: "Sources/SafeTensors"),
+    .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
+]

@@ -125,3 +125,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Issue 19: sentence embeddings. A validated, memory-mapped safetensors reader (Foundation only).
+package.targets += [
+    .target(name: "SafeTensors", path: "Sources/SafeTensors"),
+    .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
+]

@@ -122,12 +122,9 @@ let package = Package(
             name: "OCRIngestPlugin", dependencies: ["SanadNative"], path: "Plugins/OCRIngest", exclude: ["README.md"],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
+        // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
+        .target(name: "SafeTensors", path: "Sources/SafeTensors"),
+        .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
     ],
     swiftLanguageModes: [.v6]
 )
-
-// Issue 19: sentence embeddings. A validated, memory-mapped safetensors reader (Foundation only).
-package.targets += [
-    .target(name: "SafeTensors", path: "Sources/SafeTensors"),
-    .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
-]

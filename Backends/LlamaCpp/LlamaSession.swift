@@ -150,7 +150,8 @@ final class LlamaModelContext {
             buffer = [CChar](repeating: 0, count: Int(n) + 1)
             _ = key.withCString { library.modelMetaValStr(model, $0, &buffer, buffer.count) }
         }
-        return String(cString: buffer)
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [LlamaToken] {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SafeTensors
+import SafeTensors
 
 /// Writes `header` (raw JSON text) and `data` as a safetensors file; `declaredLength` overrides the length prefix.
 private func writeFile(_ header: String, data: [UInt8] = [], declaredLength: UInt64? = nil) throws -> String {

@@ -45,6 +45,7 @@ public struct SafeTensorInfo: Sendable, Equatable {
 /// Opening checks everything a reader later relies on: the header fits in the file and under `maxHeaderBytes`, every
 /// dtype is known, shape × element size equals the byte range (with checked arithmetic), every range lies in the
 /// data section and no two overlap. A hostile file gets a `SafeTensorsError` naming the file and the tensor.
+// @unchecked Sendable: immutable after opening; the mapped bytes are read-only
 public final class SafeTensorsFile: @unchecked Sendable {
     /// The largest JSON header accepted (the format's own reference implementation uses 100 MB).
     public static let maxHeaderBytes = 100 * 1024 * 1024

@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import SafeTensors
+import Testing
 
 /// Writes `header` (raw JSON text) and `data` as a safetensors file; `declaredLength` overrides the length prefix.
 private func writeFile(_ header: String, data: [UInt8] = [], declaredLength: UInt64? = nil) throws -> String {

@@ -35,30 +35,15 @@ public struct BLASOptions: Sendable, Equatable {
     /// Reads `options`; throws `BLASError.invalidOption` naming the key for an unknown key or a wrong value.
     public init(parsing options: [String: JSONValue]) throws {
         self.init()
-        for key in options.keys.sorted() where !Self.keys.contains(key) {
-            throw BLASError.invalidOption(
-                key: key, problem: "unknown option; the blas engine reads: \(Self.keys.joined(separator: ", "))")
+        let reader = try OptionReader(options, allowed: Self.keys) { key, problem in
+            BLASError.invalidOption(key: key, problem: problem)
         }
-        if let value = options["library"] {
-            guard let path = value.stringValue else {
-                throw BLASError.invalidOption(key: "library", problem: "expected a path string, got \(value)")
-            }
-            library = path
-        }
-        if let value = options["cache-weights"] {
-            guard let flag = value.boolValue else {
-                throw BLASError.invalidOption(key: "cache-weights", problem: "expected true or false, got \(value)")
-            }
-            cacheWeights = flag
-        }
-        if let value = options["minimum-batch"] {
-            guard let n = value.intValue, n >= 1 else {
-                throw BLASError.invalidOption(
-                    key: "minimum-batch", problem: "expected a whole number of tokens ≥ 1, got \(value)")
-            }
-            minimumBatch = n
-        }
-        kernels = options["kernels"]
+        library = try reader.string("library", expected: "a path string")
+        cacheWeights = try reader.bool("cache-weights") ?? cacheWeights
+        minimumBatch =
+            try reader.int("minimum-batch", range: 1...Int.max, expected: "a whole number of tokens ≥ 1")
+            ?? minimumBatch
+        kernels = reader.value("kernels")
     }
 
     /// How the weights reach `cblas_sgemm` and from which batch on, for `sanad backends` and `sanad config`.

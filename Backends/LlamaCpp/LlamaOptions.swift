@@ -24,24 +24,11 @@ public struct LlamaOptions: Sendable, Equatable {
     /// Reads `options`; throws `LlamaCppError.invalidOption` naming the key for an unknown key or a wrong value.
     public init(parsing options: [String: JSONValue]) throws {
         self.init()
-        for key in options.keys.sorted() where !Self.keys.contains(key) {
-            throw LlamaCppError.invalidOption(
-                key: key, problem: "unknown option; the llama engine reads: \(Self.keys.joined(separator: ", "))")
+        let reader = try OptionReader(options, allowed: Self.keys) { key, problem in
+            LlamaCppError.invalidOption(key: key, problem: problem)
         }
-        func string(_ key: String) throws -> String? {
-            guard let value = options[key] else { return nil }
-            guard let s = value.stringValue else {
-                throw LlamaCppError.invalidOption(key: key, problem: "expected a string, got \(value)")
-            }
-            return s
-        }
-        library = try string("library")
-        template = try string("template")
-        pooling = try string("pooling")
-        if let pooling, !Self.poolingNames.contains(pooling) {
-            throw LlamaCppError.invalidOption(
-                key: "pooling",
-                problem: "got \"\(pooling)\", expected one of \(Self.poolingNames.joined(separator: ", "))")
-        }
+        library = try reader.string("library", expected: "a path string")
+        template = try reader.string("template")
+        pooling = try reader.choice("pooling", of: Self.poolingNames)
     }
 }

@@ -20,25 +20,11 @@ public struct PureSwiftOptions: Sendable, Equatable {
     /// Reads `options`; throws `SanadError.engine` naming the key for an unknown key or a wrong value.
     public init(parsing options: [String: JSONValue]) throws {
         self.init()
-        for key in options.keys.sorted() where !Self.keys.contains(key) {
-            throw SanadError.engine(
-                "pure-swift: unknown engine option '\(key)'; the pure-swift engine reads: "
-                    + Self.keys.joined(separator: ", "))
+        let reader = try OptionReader(options, allowed: Self.keys) { key, problem in
+            SanadError.engine("pure-swift: engine option '\(key)': \(problem)")
         }
-        if let value = options["kernels"] {
-            guard let name = value.stringValue else {
-                throw SanadError.engine(
-                    "pure-swift: engine option 'kernels' is \(value); use a build name such as \"auto\"")
-            }
-            kernels = name
-        }
-        if let value = options["repack-weights"] {
-            guard let flag = value.boolValue else {
-                throw SanadError.engine(
-                    "pure-swift: engine option 'repack-weights' is \(value); use true (the default) or false")
-            }
-            repackWeights = flag
-        }
+        kernels = try reader.string("kernels", expected: "a kernel build name such as \"auto\"")
+        repackWeights = try reader.bool("repack-weights") ?? repackWeights
     }
 
     /// The kernel build asked for: `option`, else the environment variable `SANAD_KERNELS` (the one place it is

@@ -18,39 +18,28 @@ public enum PluginError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Reads a plugin's `options` from the host config strictly: an unknown key or a wrong type is an error naming the
-/// config file, the plugin, the key and the valid keys.
+/// Reads a plugin's `options` from the host config strictly (`OptionReader`): an unknown key or a wrong type is an
+/// error naming the config file, the plugin, the key and the valid keys.
 public struct PluginOptions: Sendable {
     public let plugin: String
     public let context: PluginContext
+    private let reader: OptionReader
 
     /// Fails when `context.options` has a key that is not in `allowed`.
     public init(plugin: String, context: PluginContext, allowed: [String]) throws {
         self.plugin = plugin
         self.context = context
-        for key in context.options.keys.sorted() where !allowed.contains(key) {
-            throw fail(key, "unknown option; valid options: \(allowed.joined(separator: ", "))")
+        let configFile = context.configFile?.path
+        reader = try OptionReader(context.options, allowed: allowed) { key, problem in
+            PluginError.invalidOption(plugin: plugin, configFile: configFile, key: key, problem: problem)
         }
     }
 
-    func fail(_ key: String, _ problem: String) -> PluginError {
-        .invalidOption(plugin: plugin, configFile: context.configFile?.path, key: key, problem: problem)
-    }
+    func fail(_ key: String, _ problem: String) -> any Error { reader.failure(key, problem) }
 
-    public func string(_ key: String) throws -> String? {
-        guard let value = context.options[key], value != .null else { return nil }
-        guard let s = value.stringValue else { throw fail(key, "expected a string, found \(value.kindName)") }
-        return s
-    }
+    public func string(_ key: String) throws -> String? { try reader.string(key) }
 
-    public func int(_ key: String, range: ClosedRange<Int>) throws -> Int? {
-        guard let value = context.options[key], value != .null else { return nil }
-        guard let i = value.intValue else { throw fail(key, "expected an integer, found \(value)") }
-        guard range.contains(i) else {
-            throw fail(key, "must be in \(range.lowerBound)…\(range.upperBound), found \(i)")
-        }
-        return i
-    }
+    public func int(_ key: String, range: ClosedRange<Int>) throws -> Int? { try reader.int(key, range: range) }
 
     /// A file path option; a relative path is taken relative to the config file's folder (or the working directory
     /// when there is no config file). The file must exist.

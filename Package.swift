@@ -87,7 +87,8 @@ let package = Package(
         // Test support: writes tiny synthetic GGUF files, finds models and fixtures.
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
         .testTarget(name: "SanadNativeTests", dependencies: ["SanadNative"], path: "Tests/SanadNativeTests"),
-        .testTarget(name: "GGUFTests", dependencies: ["GGUF", "SanadTestSupport"], path: "Tests/GGUFTests"),
+        .testTarget(
+            name: "GGUFTests", dependencies: ["GGUF", "SanadCore", "SanadTestSupport"], path: "Tests/GGUFTests"),
         .testTarget(name: "SanadCoreTests", dependencies: ["SanadCore"], path: "Tests/SanadCoreTests"),
         .testTarget(
             name: "SanadHostTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
@@ -121,7 +122,9 @@ let package = Package(
         .target(
             name: "OCRIngestPlugin", dependencies: ["SanadNative"], path: "Plugins/OCRIngest", exclude: ["README.md"],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
-        .testTarget(name: "OCRIngestTests", dependencies: ["OCRIngestPlugin"], path: "Tests/OCRIngestTests"),
+        .testTarget(
+            name: "OCRIngestTests", dependencies: ["OCRIngestPlugin", "SanadCore", "SanadTestSupport"],
+            path: "Tests/OCRIngestTests"),
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),

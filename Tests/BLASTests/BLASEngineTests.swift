@@ -78,7 +78,7 @@ struct BLASEngineTests {
             #expect(products.minimumBatch == BLASOptions.defaultMinimumBatch)
             let batch = 20
             var x = [Float](repeating: 0, count: batch * w.columns)
-            var rng = SplitMix(seed: 7)
+            var rng = SeededGenerator(seed: 7)
             for i in x.indices { x[i] = rng.nextFloat() }
             var out = [Float](repeating: .nan, count: batch * w.rows)
             let taken = x.withUnsafeBufferPointer { xp in
@@ -220,18 +220,4 @@ struct BLASEngineTests {
 /// The index of the largest value.
 func argmax(_ values: [Float]) -> Int {
     values.indices.max { values[$0] < values[$1] } ?? 0
-}
-
-/// A small reproducible generator of floats in [-1, 1).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func nextFloat() -> Float {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Float(z >> 40) / Float(1 << 23) - 1
-    }
 }

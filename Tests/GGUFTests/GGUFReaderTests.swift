@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import SanadCore
 import SanadTestSupport
 import Testing
 
@@ -114,7 +115,7 @@ struct GGUFReaderTests {
     @Test("random bit flips never crash the reader", arguments: 0..<4)
     func bitFlips(seed: Int) throws {
         let bytes = sampleWriter().bytes()
-        var rng = SplitMix64(seed: UInt64(seed) &+ 17)
+        var rng = SeededGenerator(seed: UInt64(seed) &+ 17)
         let dir = try TestPaths.temporaryDirectory()
         let url = dir.appendingPathComponent("flipped.gguf")
         for _ in 0..<150 {
@@ -284,18 +285,5 @@ enum HostileCase: Sendable, CustomTestStringConvertible {
 
     private func patch32(_ b: inout [UInt8], at offset: Int, _ value: UInt32) {
         for i in 0..<4 { b[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
-    }
-}
-
-/// A small seeded generator for reproducible fuzz cases.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import SanadCore
+import SanadTestSupport
 import Testing
 
 @testable import OCRIngestPlugin
@@ -186,7 +188,7 @@ struct AAMVARobustnessTests {
 
     @Test("Random byte corruptions either parse or throw an AAMVA error")
     func corruptions() {
-        var rng = SplitMix64(state: 42)
+        var rng = SeededGenerator(seed: 42)
         let bytes = Array(AAMVASample.v10.utf8)
         for _ in 0..<2000 {
             var mutated = bytes

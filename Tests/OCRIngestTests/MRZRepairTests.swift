@@ -1,4 +1,6 @@
 import Foundation
+import SanadCore
+import SanadTestSupport
 import Testing
 
 @testable import OCRIngestPlugin
@@ -100,7 +102,7 @@ struct MRZRepairTests {
 struct MRZRobustnessTests {
     @Test("Random MRZ-alphabet text never crashes and is never valid by accident")
     func garbage() {
-        var rng = SplitMix64(state: 3)
+        var rng = SeededGenerator(seed: 3)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<<<<<<<<  \n«")
         var valid = 0
         for _ in 0..<300 {

@@ -2,6 +2,7 @@ import AbsherData
 import Foundation
 import SanadChat
 import SanadCore
+import SanadTestSupport
 import Testing
 
 func randomLink(_ rng: inout SeededGenerator) -> DeepLink {

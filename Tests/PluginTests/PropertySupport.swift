@@ -3,34 +3,8 @@ import Foundation
 import ProactiveAlertsPlugin
 import SanadChat
 import SanadCore
+import SanadTestSupport
 import Testing
-
-/// SplitMix64: a small, fast, seedable generator, so every property case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private(set) var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func bool(_ probability: Double = 0.5) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
-    mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
-
-    /// A string of `length` characters drawn from `alphabet`.
-    mutating func string(from alphabet: [Character], length: ClosedRange<Int>) -> String {
-        let n = int(length)
-        var s = ""
-        for _ in 0..<n { s.append(pick(alphabet)) }
-        return s
-    }
-}
 
 /// Character pools for generated text.
 enum Alphabet {
@@ -42,36 +16,6 @@ enum Alphabet {
     /// URL and JSON metacharacters, whitespace, escapes, marks and astral characters.
     static let tricky = Array("&=?%+/#: \"\\\n\t{}[]<>'.-_~،؛ًٌَُِّْـ😀🚗👨‍👩‍👧é\u{0301}\u{200F}")
     static let any = arabic + latin + digits + arabicDigits + tricky
-}
-
-/// Runs `body` for `cases` cases, each with its own generator seeded from `seed` and the case number; a failing
-/// case's number and seed are in the failure message (`Case.label`).
-func forAll(
-    cases: Int = 200, seed: UInt64 = 0x5A4E_4144, _ body: (inout SeededGenerator, Case) throws -> Void
-) rethrows {
-    for i in 0..<cases {
-        let caseSeed = seed &+ UInt64(i) &* 0x2545_F491_4F6C_DD1D
-        var rng = SeededGenerator(seed: caseSeed)
-        try body(&rng, Case(index: i, seed: caseSeed))
-    }
-}
-
-func forAll(
-    cases: Int = 200, seed: UInt64 = 0x5A4E_4144, _ body: (inout SeededGenerator, Case) async throws -> Void
-) async rethrows {
-    for i in 0..<cases {
-        let caseSeed = seed &+ UInt64(i) &* 0x2545_F491_4F6C_DD1D
-        var rng = SeededGenerator(seed: caseSeed)
-        try await body(&rng, Case(index: i, seed: caseSeed))
-    }
-}
-
-/// Which generated case is running, for failure messages.
-struct Case: CustomStringConvertible {
-    let index: Int
-    let seed: UInt64
-    var description: String { "case \(index) (seed 0x\(String(seed, radix: 16)))" }
-    var label: Comment { Comment(rawValue: description) }
 }
 
 /// Riyadh, where "today" is taken.

@@ -2,7 +2,8 @@
 ///
 /// The text may hold anything around the zone. Lines are upper-cased, `«`-like marks become `<` and spaces are
 /// dropped; consecutive MRZ-like lines are joined (so wrong line breaks do not matter) and every window of every
-/// format's length is decoded. The best decode wins: a valid one, then the one with the most checks holding.
+/// format's length is decoded. The best decode wins: one whose block has exactly the format's length, then a valid
+/// one, then the one with the most checks holding.
 public enum MRZReader {
     /// Characters OCR engines return for the `<` filler.
     static let fillerLookalikes: Set<Character> = ["«", "‹", "〈", "＜", "≪", "⟨"]
@@ -25,8 +26,10 @@ public enum MRZReader {
                 for start in 0...(block.count - total) where startsDocument(block[start], format: format) {
                     let lines = (0..<count).map { Array(block[(start + $0 * length)..<(start + ($0 + 1) * length)]) }
                     let result = MRZDecoder.decode(lines: lines, format: format, reference: reference)
+                    // A block of exactly one format's length is read as that format first: a valid shorter window
+                    // inside it (an MRV-B window in a damaged TD3 block) is another document's shape, not a repair.
                     let score = [
-                        result.isValid ? 1 : 0, block.count == total ? 1 : 0,
+                        block.count == total ? 1 : 0, result.isValid ? 1 : 0,
                         result.checks.filter(\.passed).count - result.checks.count, -result.problems.count,
                         -result.repairs.count,
                     ]
@@ -41,7 +44,7 @@ public enum MRZReader {
                 "found MRZ-like text of \(lengths) characters but no window of it starts a TD1 (90), TD2/MRV-B (72) "
                     + "or TD3/MRV-A (88) zone")
         }
-        if !best.result.isValid, best.score[1] == 0 {
+        if !best.result.isValid, best.score[0] == 0 {
             // Nothing fits exactly and nothing valid was found: the zone lost or gained characters.
             let lengths = blocks.map { String($0.count) }.joined(separator: ", ")
             throw OCRIngestError.mrzLayout(

@@ -1,4 +1,5 @@
 import Foundation
+import SanadTestSupport
 import Testing
 
 @testable import OCRIngestPlugin
@@ -14,31 +15,20 @@ struct TesseractOCRTests {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/convert" }.first { candidate in
             guard FileManager.default.isExecutableFile(atPath: candidate) else { return false }
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: candidate)
-            process.arguments = ["-version"]
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return false }
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: output, as: UTF8.self).hasPrefix("Version: ImageMagick")
+            guard let r = try? runChildProcess(URL(fileURLWithPath: candidate), ["-version"]) else { return false }
+            return String(decoding: r.stdout, as: UTF8.self).hasPrefix("Version: ImageMagick")
         }
     }
 
     /// Renders the two lines of a TD3 zone black on white at 300 dpi into a PNG at `output` with ImageMagick.
     static func render(_ lines: [String], to output: String, convert: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: convert)
-        process.arguments = [
+        let arguments = [
             "-density", "300", "-units", "PixelsPerInch", "-size", "1800x260", "xc:white", "-font", font,
             "-pointsize", "14", "-fill", "black", "-annotate", "+30+90", lines[0], "-annotate", "+30+190", lines[1],
             output,
         ]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "convert failed rendering \(output)")
+        let r = try runChildProcess(URL(fileURLWithPath: convert), arguments)
+        try #require(r.status == 0, "convert failed rendering \(output): \(String(decoding: r.stderr, as: UTF8.self))")
     }
 
     @Test("A rendered TD3 passport MRZ reads back through Tesseract and passes every check")

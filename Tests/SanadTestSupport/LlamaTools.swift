@@ -254,32 +254,13 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
 
     /// Runs `executable arguments…` and returns its standard output; a non-zero exit is an error with its stderr.
     private func run(_ executable: URL, _ arguments: [String], mergeStderr: Bool = false) throws -> Data {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = mergeStderr ? out : err
-        try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        if !mergeStderr {
-            group.enter()
-            DispatchQueue.global().async {
-                errData = err.fileHandleForReading.readDataToEndOfFile()
-                group.leave()
-            }
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        let r = try runChildProcess(executable, arguments, mergeStderr: mergeStderr)
+        guard !r.crashed, r.status == 0 else {
             let shown = ([executable.path] + arguments).joined(separator: " ")
-            let tail = String(decoding: (mergeStderr ? outData : errData).suffix(2000), as: UTF8.self)
-            throw LlamaToolError("\(shown) failed (status \(process.terminationStatus)):\n\(tail)")
+            let tail = String(decoding: (mergeStderr ? r.stdout : r.stderr).suffix(2000), as: UTF8.self)
+            throw LlamaToolError("\(shown) failed (status \(r.status)):\n\(tail)")
         }
-        return outData
+        return r.stdout
     }
 }
 

@@ -31,35 +31,12 @@ public enum SanadCLI {
         guard let executable else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "sanad binary not built"])
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = TestPaths.packageRoot
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes concurrently so a full pipe never blocks the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
+        let r = try runChildProcess(
+            executable, arguments, stdin: Data((stdin ?? "").utf8), environment: env, directory: TestPaths.packageRoot)
         return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self), crashed: process.terminationReason == .uncaughtSignal)
+            status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
+            stderr: String(decoding: r.stderr, as: UTF8.self), crashed: r.crashed)
     }
 }

@@ -80,7 +80,7 @@ let package = Package(
             name: "sanad",
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
-                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
             ],
             path: "Sources/sanad"
         ),
@@ -115,15 +115,16 @@ let package = Package(
             ],
             path: "Tests/PluginTests"
         ),
-        .testTarget(name: "CLITests", dependencies: ["SanadTestSupport"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["SanadCore", "SanadTestSupport"], path: "Tests/CLITests"),
         // OCR-text ingest (issue 22): MRZ, AAMVA barcode text, plain OCR text, field mapping. Foundation only.
         // Its tests reach internal parsing pieces (`@testable`), so the target is built for testing in release too;
         // it is string parsing, not a hot path.
         .target(
-            name: "OCRIngestPlugin", dependencies: ["SanadNative"], path: "Plugins/OCRIngest", exclude: ["README.md"],
+            name: "OCRIngestPlugin", dependencies: ["SanadNative", "SanadCore", "SanadChat"], path: "Plugins/OCRIngest",
+            exclude: ["README.md"],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         .testTarget(
-            name: "OCRIngestTests", dependencies: ["OCRIngestPlugin", "SanadCore", "SanadTestSupport"],
+            name: "OCRIngestTests", dependencies: ["OCRIngestPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/OCRIngestTests"),
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),

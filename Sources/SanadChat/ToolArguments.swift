@@ -24,7 +24,13 @@ public struct ToolArguments: Sendable {
 
     /// A required string argument.
     public func string(_ key: String) throws -> String {
-        guard let v = values[key] else { throw ToolError(tool: tool, "missing argument '\(key)'") }
+        guard let s = try optionalString(key) else { throw ToolError(tool: tool, "missing argument '\(key)'") }
+        return s
+    }
+
+    /// A string argument that may be absent (or null).
+    public func optionalString(_ key: String) throws -> String? {
+        guard let v = values[key], v != .null else { return nil }
         guard let s = v.stringValue else {
             throw ToolError(tool: tool, "argument '\(key)' must be a string, got \(v.kindName)")
         }

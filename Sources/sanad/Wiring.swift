@@ -2,6 +2,7 @@ import AbsherData
 import BLASBackend
 import DependentsPlugin
 import LlamaCppBackend
+import OCRIngestPlugin
 import ProactiveAlertsPlugin
 import PureSwiftBackend
 import SanadChat
@@ -23,6 +24,7 @@ enum Wiring {
     static let plugins = PluginRegistry([
         ProactiveAlertsPlugin.pluginID: { try ProactiveAlertsPlugin(context: $0) },
         DependentsPlugin.pluginID: { try DependentsPlugin(context: $0) },
+        DocumentIngestPlugin.pluginID: { try DocumentIngestPlugin(context: $0) },
     ])
 
     static func registry() -> BackendRegistry {

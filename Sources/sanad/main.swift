@@ -14,6 +14,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     CompareCommand.self,
     ChatCommand.self,
     ToolsCommand.self,
+    IngestCommand.self,
     BenchCommand.self,
 ]
 

@@ -8,29 +8,6 @@ import Testing
 /// library, the English trained data, ImageMagick or the DejaVu Sans Mono font is missing.
 @Suite("Tesseract OCR")
 struct TesseractOCRTests {
-    static let font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
-
-    /// The first `convert` on PATH that is ImageMagick (`convert -version` says `Version: ImageMagick`), or nil.
-    static func imageMagick() -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/convert" }.first { candidate in
-            guard FileManager.default.isExecutableFile(atPath: candidate) else { return false }
-            guard let r = try? runChildProcess(URL(fileURLWithPath: candidate), ["-version"]) else { return false }
-            return String(decoding: r.stdout, as: UTF8.self).hasPrefix("Version: ImageMagick")
-        }
-    }
-
-    /// Renders the two lines of a TD3 zone black on white at 300 dpi into a PNG at `output` with ImageMagick.
-    static func render(_ lines: [String], to output: String, convert: String) throws {
-        let arguments = [
-            "-density", "300", "-units", "PixelsPerInch", "-size", "1800x260", "xc:white", "-font", font,
-            "-pointsize", "14", "-fill", "black", "-annotate", "+30+90", lines[0], "-annotate", "+30+190", lines[1],
-            output,
-        ]
-        let r = try runChildProcess(URL(fileURLWithPath: convert), arguments)
-        try #require(r.status == 0, "convert failed rendering \(output): \(String(decoding: r.stderr, as: UTF8.self))")
-    }
-
     @Test("A rendered TD3 passport MRZ reads back through Tesseract and passes every check")
     func renderedPassport() throws {
         let ocr: TesseractOCR
@@ -38,14 +15,15 @@ struct TesseractOCRTests {
             print("skipped: \(error)")
             return
         }
-        guard let convert = Self.imageMagick(), FileManager.default.fileExists(atPath: Self.font) else {
+        guard let convert = ImageTools.imageMagick() else {
             print(
-                "skipped: ImageMagick convert or \(Self.font) missing (apt-get install imagemagick fonts-dejavu-core)")
+                "skipped: ImageMagick convert or \(ImageTools.font) missing (apt-get install imagemagick fonts-dejavu-core)"
+            )
             return
         }
         let png = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-mrz-\(UUID()).png").path
         defer { try? FileManager.default.removeItem(atPath: png) }
-        try Self.render(Specimen.td3, to: png, convert: convert)
+        try ImageTools.renderLines(Specimen.td3, to: png, convert: convert)
         let text: String
         do { text = try ocr.recognize(imageAt: png, language: "eng", pageSegmentation: .singleBlock) } catch {
             if case OCRIngestError.ocrUnavailable = error {

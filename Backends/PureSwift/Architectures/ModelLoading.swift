@@ -8,32 +8,19 @@ struct HyperparameterReader {
 
     func key(_ name: String) -> String { "\(architecture).\(name)" }
 
-    /// A required positive integer.
-    func int(_ name: String) throws -> Int {
-        let k = key(name)
-        guard let value = file.metadata[k] else { throw GGUFError.missingKey(path: file.path, key: k) }
-        return try positive(value, k)
-    }
+    /// A positive integer; `fallback` when the key is absent (without one, absence is an error naming the key).
+    func int(_ name: String, default fallback: Int? = nil) throws -> Int { try read(name, fallback, positive) }
 
-    /// An optional positive integer, `fallback` when absent.
-    func int(_ name: String, default fallback: Int) throws -> Int {
-        let k = key(name)
-        guard let value = file.metadata[k] else { return fallback }
-        return try positive(value, k)
-    }
+    /// A finite number; `fallback` when the key is absent (without one, absence is an error naming the key).
+    func float(_ name: String, default fallback: Float? = nil) throws -> Float { try read(name, fallback, number) }
 
-    /// A required float.
-    func float(_ name: String) throws -> Float {
+    private func read<T>(_ name: String, _ fallback: T?, _ convert: (GGUFValue, String) throws -> T) throws -> T {
         let k = key(name)
-        guard let value = file.metadata[k] else { throw GGUFError.missingKey(path: file.path, key: k) }
-        return try number(value, k)
-    }
-
-    /// An optional float, `fallback` when absent.
-    func float(_ name: String, default fallback: Float) throws -> Float {
-        let k = key(name)
-        guard let value = file.metadata[k] else { return fallback }
-        return try number(value, k)
+        guard let value = file.metadata[k] else {
+            if let fallback { return fallback }
+            throw GGUFError.missingKey(path: file.path, key: k)
+        }
+        return try convert(value, k)
     }
 
     func string(_ name: String) -> String? { file.string(key(name)) }

@@ -291,57 +291,48 @@ public final class Tokenizer: Sendable {
     /// llama.cpp's `clean_spaces` passes: drop the space before `?!.,`, around a lone `'`, and before `'s`, `'m`,
     /// `'re`, `'ve`.
     static func cleanSpaces(_ input: [UInt8]) -> [UInt8] {
-        // Three passes over one buffer, each reading the bytes at and after `i - 1` and writing at `total ≤ i`,
-        // as llama.cpp does in place.
         let space: UInt8 = 0x20
         let quote: UInt8 = 0x27
         var text = input
         // Pass 1: " ?", " !", " .", " ," lose the space.
-        var count = text.count
+        var count = compactingPass(&text, count: text.count) { text, i, _ in
+            text[i - 1] == space && [0x3F, 0x21, 0x2E, 0x2C].contains(text[i])
+        }
+        // Pass 2: " ' " loses both spaces (the one after is zeroed and its slot skipped, as llama.cpp does).
+        count = compactingPass(&text, count: count) { text, i, count in
+            guard text[i] == quote && i + 1 < count && text[i - 1] == space && text[i + 1] == space else {
+                return false
+            }
+            i += 1
+            text[i] = 0
+            return true
+        }
+        // Pass 3: " 's", " 'm", " 're", " 've" lose the space.
+        count = compactingPass(&text, count: count) { text, i, count in
+            guard text[i - 1] == space && text[i] == quote && i + 1 < count else { return false }
+            let x1 = text[i + 1]
+            if x1 == 0x73 || x1 == 0x6D { return true }
+            return i + 2 < count && (x1 == 0x72 || x1 == 0x76) && text[i + 2] == 0x65
+        }
+        return Array(text[..<count])
+    }
+
+    /// One of llama.cpp's in-place `clean_spaces` passes over `text[..<count]`: for each `i ≥ 1` the byte read at
+    /// `i` (before `dropsPrevious` runs) is written at `total ≤ i`; when `dropsPrevious(text, &i, count)` is true
+    /// the byte written before it is dropped. Returns the new count.
+    private static func compactingPass(
+        _ text: inout [UInt8], count: Int, dropsPrevious: (inout [UInt8], inout Int, Int) -> Bool
+    ) -> Int {
         var total = count > 0 ? 1 : 0
         var i = 1
         while i < count {
             let x = text[i]
-            if text[i - 1] == space && (x == 0x3F || x == 0x21 || x == 0x2E || x == 0x2C) { total -= 1 }
+            if dropsPrevious(&text, &i, count) { total -= 1 }
             text[total] = x
             total += 1
             i += 1
         }
-        // Pass 2: " ' " loses both spaces.
-        count = total
-        total = count > 0 ? 1 : 0
-        i = 1
-        while i < count {
-            let x = text[i]
-            if x == quote && i + 1 < count && text[i - 1] == space && text[i + 1] == space {
-                total -= 1
-                i += 1
-                text[i] = 0
-            }
-            text[total] = x
-            total += 1
-            i += 1
-        }
-        // Pass 3: " 's", " 'm", " 're", " 've" lose the space.
-        count = total
-        total = count > 0 ? 1 : 0
-        i = 1
-        while i < count {
-            let x = text[i]
-            if text[i - 1] == space && x == quote && i + 1 < count {
-                let x1 = text[i + 1]
-                if x1 == 0x73 || x1 == 0x6D {
-                    total -= 1
-                } else if i + 2 < count {
-                    let x2 = text[i + 2]
-                    if (x1 == 0x72 || x1 == 0x76) && x2 == 0x65 { total -= 1 }
-                }
-            }
-            text[total] = x
-            total += 1
-            i += 1
-        }
-        return Array(text[..<total])
+        return total
     }
 
     // MARK: Lookup

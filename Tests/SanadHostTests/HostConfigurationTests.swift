@@ -78,6 +78,9 @@ struct HostConfigurationTests {
         }
     }
 
+    /// Every plugin the sanad executable registers (Sources/sanad/Wiring.swift); `sanad config` checks the real registry.
+    let shippedPluginIDs = ["proactive-alerts", "dependents", "ocr-ingest"]
+
     @Test("the shipped tier configs are valid and ordered by memory")
     func shippedConfigs() throws {
         let dir = TestPaths.packageRoot.appendingPathComponent("configs")
@@ -86,7 +89,7 @@ struct HostConfigurationTests {
         let configs = try names.map {
             try HostConfiguration.load(
                 from: dir.appendingPathComponent($0), backendIDs: ["pure-swift", "llama", "blas"],
-                embeddingIDs: ["llama", "pure-swift"], pluginIDs: ["proactive-alerts", "dependents"])
+                embeddingIDs: ["llama", "pure-swift"], pluginIDs: shippedPluginIDs)
         }
         for c in configs {
             #expect(c.backends.contains { $0.id == "pure-swift" }, "\(c.tier) falls back to the built-in engine")

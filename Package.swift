@@ -51,7 +51,9 @@ let package = Package(
         // The always-available engine: pure Swift, reads GGUF.
         .target(
             name: "PureSwiftBackend",
-            dependencies: ["SanadCore", "GGUF", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512"],
+            dependencies: [
+                "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512",
+            ],
             path: "Backends/PureSwift",
             exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
             swiftSettings: [.unsafeFlags(kernelFlags)]

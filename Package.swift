@@ -82,7 +82,7 @@ let package = Package(
             name: "sanad",
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
-                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "SanadIndex",
             ],
             path: "Sources/sanad"
         ),
@@ -127,6 +127,9 @@ let package = Package(
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
+        // Sentence embeddings (issue 19): the vector index plugins and `sanad index` use (Foundation only).
+        .target(name: "SanadIndex", path: "Sources/SanadIndex"),
+        .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -224,7 +224,7 @@ public final class BertModel: @unchecked Sendable {  // @unchecked: immutable af
             let width = c.intermediateSize
             parallelChunks(tokens, threads: workers) { rows in
                 let p = hidden + rows.lowerBound * width
-                self.kernels.geluErf(p, up: nil, out: p, count: rows.count * width)
+                self.kernels.geluErfApproximate(p, out: p, count: rows.count * width)
             }
             matmulPackedF32(layer.down, hidden, rows: tokens, out: sum, threads: workers, kernels: kernels)
             addResidual(x, to: sum, count: tokens * h)
@@ -273,10 +273,7 @@ public final class BertModel: @unchecked Sendable {  // @unchecked: immutable af
                     let q = qkv + (first + i) * stride + head * d
                     var largest = -Float.infinity
                     for j in 0..<n {
-                        let k = qkv + (first + j) * stride + h + head * d
-                        var dot: Float = 0
-                        for e in 0..<d { dot += q[e] * k[e] }
-                        w[j] = dot * scale
+                        w[j] = dotProduct(q, qkv + (first + j) * stride + h + head * d, count: d) * scale
                         largest = max(largest, w[j])
                     }
                     var total: Float = 0
@@ -285,15 +282,50 @@ public final class BertModel: @unchecked Sendable {  // @unchecked: immutable af
                         total += w[j]
                     }
                     let o = out + (first + i) * h + head * d
-                    for e in 0..<d { o[e] = 0 }
+                    o.update(repeating: 0, count: d)
                     for j in 0..<n {
-                        let v = qkv + (first + j) * stride + 2 * h + head * d
-                        let p = w[j] / total
-                        for e in 0..<d { o[e] += p * v[e] }
+                        accumulate(qkv + (first + j) * stride + 2 * h + head * d, times: w[j] / total, into: o, count: d)
                     }
                 }
             }
         }
+    }
+}
+
+/// Σ a[i]·b[i], eight lanes at a time.
+@inline(__always)
+private func dotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+    var acc = SIMD8<Float>()
+    var i = 0
+    while i + 8 <= count {
+        acc += UnsafeRawPointer(a + i).loadUnaligned(as: SIMD8<Float>.self)
+            * UnsafeRawPointer(b + i).loadUnaligned(as: SIMD8<Float>.self)
+        i += 8
+    }
+    var sum = acc.sum()
+    while i < count {
+        sum += a[i] * b[i]
+        i += 1
+    }
+    return sum
+}
+
+/// `out[i] += scale · x[i]`, eight lanes at a time.
+@inline(__always)
+private func accumulate(
+    _ x: UnsafePointer<Float>, times scale: Float, into out: UnsafeMutablePointer<Float>, count: Int
+) {
+    var i = 0
+    while i + 8 <= count {
+        let o = UnsafeMutableRawPointer(out + i)
+        o.storeBytes(
+            of: o.load(as: SIMD8<Float>.self) + UnsafeRawPointer(x + i).loadUnaligned(as: SIMD8<Float>.self) * scale,
+            as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count {
+        out[i] += scale * x[i]
+        i += 1
     }
 }
 

@@ -53,6 +53,9 @@ public protocol KernelSet: Sendable {
     /// `geluErfExact` (the erf GELU) over `count` values, times `up` when given.
     func geluErf(_ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int)
 
+    /// `geluErfApproximate` (SIMD erf, for encoders) over `count` values.
+    func geluErfApproximate(_ x: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
+
     /// `applyRoPEExact` on `heads` consecutive heads of `dimensions` values.
     func applyRoPE(
         _ x: UnsafeMutablePointer<Float>, heads: Int, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode)

@@ -51,10 +51,12 @@ public final class PackedF32Matrix: @unchecked Sendable {  // @unchecked: writte
 
 /// `out[m][n] = Σ_k a[m][k] · W[n][k] + bias[n]` for the activation rows in `blocks` (blocks of six rows of `a`,
 /// `rows` rows in all, row stride `w.inputs`; `out` row stride `w.outputs`). Rows are taken 48 at a time, and each
-/// group runs against every panel while it sits in cache.
+/// group runs against every panel while it sits in cache. `build` is the calling kernel build's type, so that each
+/// build gets its own specialization (see `multiplyRows`).
 @inlinable
-public func multiplyPackedF32Blocks(
-    _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>
+public func multiplyPackedF32Blocks<Build>(
+    _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>,
+    build: Build.Type
 ) {
     var group = blocks.lowerBound
     while group < blocks.upperBound {
@@ -62,7 +64,7 @@ public func multiplyPackedF32Blocks(
         for p in 0..<w.panelCount {
             for block in group..<groupEnd {
                 let first = block * 6
-                multiplyPackedF32Panel(w, a, rows: first..<min(first + 6, rows), panel: p, out: out)
+                multiplyPackedF32Panel(w, a, rows: first..<min(first + 6, rows), panel: p, out: out, build: build)
             }
         }
         group = groupEnd
@@ -73,8 +75,9 @@ public func multiplyPackedF32Blocks(
 /// input.
 @inline(__always)
 @inlinable
-func multiplyPackedF32Panel(
-    _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Range<Int>, panel p: Int, out: UnsafeMutablePointer<Float>
+func multiplyPackedF32Panel<Build>(
+    _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Range<Int>, panel p: Int, out: UnsafeMutablePointer<Float>,
+    build: Build.Type
 ) {
     let k = w.inputs
     let panel = UnsafeRawPointer(w.panels + p * 16 * k)

@@ -51,7 +51,9 @@ let package = Package(
         // The always-available engine: pure Swift, reads GGUF.
         .target(
             name: "PureSwiftBackend",
-            dependencies: ["SanadCore", "GGUF", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512"],
+            dependencies: [
+                "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512",
+            ],
             path: "Backends/PureSwift",
             exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
             swiftSettings: [.unsafeFlags(kernelFlags)]
@@ -80,7 +82,7 @@ let package = Package(
             name: "sanad",
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
-                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative", "SanadIndex",
             ],
             path: "Sources/sanad"
         ),
@@ -129,6 +131,9 @@ let package = Package(
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
+        // Sentence embeddings (issue 19): the vector index plugins and `sanad index` use (Foundation only).
+        .target(name: "SanadIndex", path: "Sources/SanadIndex"),
+        .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
     ],
     swiftLanguageModes: [.v6]
 )

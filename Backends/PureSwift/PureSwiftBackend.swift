@@ -5,8 +5,9 @@ import GGUF
 @_exported import PureSwiftKernels
 import SanadCore
 
-/// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped).
-public struct PureSwiftBackend: OptionsValidatingBackend {
+/// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped), and
+/// BERT sentence embeddings from safetensors (`PureSwiftEmbeddingModel`).
+public struct PureSwiftBackend: OptionsValidatingBackend, EmbeddingBackend {
     public init() {}
     public var id: String { "pure-swift" }
     public var summary: String {
@@ -33,5 +34,10 @@ public struct PureSwiftBackend: OptionsValidatingBackend {
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {
         try PureSwiftSession(path: url.path, options: options)
+    }
+
+    /// A sentence-transformers BERT folder (config.json, model.safetensors, tokenizer.json, vocab.txt).
+    public func loadEmbeddingModel(at url: URL, options: ModelLoadOptions) async throws -> any EmbeddingModel {
+        try PureSwiftEmbeddingModel(at: url, options: options)
     }
 }

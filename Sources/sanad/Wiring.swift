@@ -17,7 +17,7 @@ enum Wiring {
     }
 
     static func embeddingBackends() -> [any EmbeddingBackend] {
-        [LlamaCppBackend()]
+        [PureSwiftBackend(), LlamaCppBackend()]
     }
 
     /// Feature plugins by the id configs use.

@@ -9,6 +9,8 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     ConfigCommand.self,
     ModelsCommand.self,
     TokenizeCommand.self,
+    EmbedCommand.self,
+    IndexCommand.self,
     GenerateCommand.self,
     PerplexityCommand.self,
     CompareCommand.self,

@@ -31,6 +31,12 @@ public struct BuiltKernels: KernelSet {
         PureSwiftKernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride, build: BuiltKernels.self)
     }
 
+    public func multiplyPackedF32(
+        _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>
+    ) {
+        multiplyPackedF32Blocks(w, a, rows: rows, blocks: blocks, out: out, build: BuiltKernels.self)
+    }
+
     public func prepareActivationRow(
         _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat
     ) {
@@ -78,6 +84,10 @@ public struct BuiltKernels: KernelSet {
         _ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int
     ) {
         geluErfExact(x, up: up, out: out, count: count)
+    }
+
+    public func geluErfApproximate(_ x: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int) {
+        PureSwiftKernels.geluErfApproximate(x, out: out, count: count)
     }
 
     public func applyRoPE(

@@ -80,3 +80,55 @@ public func geluErfExact(
         }
     }
 }
+
+/// GELU in its erf form over `count` values (in place allowed), sixteen at a time with erf from Abramowitz and
+/// Stegun 7.1.26 (absolute error under 1.5e-7) and a polynomial exp: for encoders, where llama.cpp's rounding is
+/// not the reference (BERT embeddings are checked against a float64 model). The tail uses libm's `erff`.
+@inline(__always)
+@inlinable
+public func geluErfApproximate(_ x: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int) {
+    var i = 0
+    while i + 16 <= count {
+        let v = UnsafeRawPointer(x + i).loadUnaligned(as: SIMD16<Float>.self)
+        let z = v * geluInverseSqrtTwo
+        let a = z.replacing(with: -z, where: z .< 0)
+        let t = 1 / (a * 0.327_591_1 + 1)
+        var p = SIMD16<Float>(repeating: 1.061_405_429)
+        p = (p * t) + (-1.453_152_027 as Float)
+        p = (p * t) + 1.421_413_741
+        p = (p * t) + (-0.284_496_736 as Float)
+        p = (p * t) + 0.254_829_592
+        let y = 1 - p * t * expSIMD16(-(a * a))
+        let erf = y.replacing(with: -y, where: z .< 0)
+        UnsafeMutableRawPointer(out + i).storeBytes(of: (0.5 * v) * (1 + erf), as: SIMD16<Float>.self)
+        i += 16
+    }
+    while i < count {
+        let v = x[i]
+        out[i] = (0.5 * v) * (1 + erff(v * geluInverseSqrtTwo))
+        i += 1
+    }
+}
+
+/// e^x for sixteen values (relative error about 2e-7; x below −87 gives 0): 2^n · e^r with n = round(x / ln 2)
+/// and a degree-6 polynomial for e^r, |r| ≤ ln 2 / 2.
+@inline(__always)
+@inlinable
+public func expSIMD16(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    var clamped = x.replacing(with: -87, where: x .< -87)
+    clamped.replace(with: 88, where: clamped .> 88)
+    // Adding 1.5 · 2^23 rounds to an integer held in the low mantissa bits (generic SIMD rounding and conversion
+    // are slow paths in Swift).
+    let shifted = clamped * 1.442_695_04 + 12_582_912
+    let n = shifted - 12_582_912
+    let r = clamped - n * 0.693_145_75 - n * 1.428_606_8e-6
+    var p = SIMD16<Float>(repeating: 1.0 / 720)
+    p = p * r + 1.0 / 120
+    p = p * r + 1.0 / 24
+    p = p * r + 1.0 / 6
+    p = p * r + 0.5
+    p = p * r + 1
+    p = p * r + 1
+    let bits = (unsafeBitCast(shifted, to: SIMD16<Int32>.self) &- 0x4B40_0000 &+ 127) &<< 23
+    return p * unsafeBitCast(bits, to: SIMD16<Float>.self)
+}

@@ -20,6 +20,10 @@ public protocol KernelSet: Sendable {
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int)
 
+    /// `multiplyPackedF32Blocks`: blocks of six activation rows times a packed F32 matrix (encoders).
+    func multiplyPackedF32(
+        _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>)
+
     /// `prepareActivationRow`: one row of floats converted for the integer kernels.
     func prepareActivationRow(
         _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat)
@@ -48,6 +52,9 @@ public protocol KernelSet: Sendable {
 
     /// `geluErfExact` (the erf GELU) over `count` values, times `up` when given.
     func geluErf(_ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int)
+
+    /// `geluErfApproximate` (SIMD erf, for encoders) over `count` values.
+    func geluErfApproximate(_ x: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
 
     /// `applyRoPEExact` on `heads` consecutive heads of `dimensions` values.
     func applyRoPE(

@@ -11,7 +11,8 @@ public struct PureSwiftBackend: OptionsValidatingBackend, EmbeddingBackend {
     public init() {}
     public var id: String { "pure-swift" }
     public var summary: String {
-        "pure-Swift CPU transformer (GGUF: \(ArchitectureRegistry.supported.joined(separator: ", ")); always available)"
+        "pure-Swift CPU transformer (GGUF: \(ArchitectureRegistry.supported.joined(separator: ", ")); "
+            + "embeddings: sentence-transformers BERT folders; always available)"
     }
     public var availability: BackendAvailability { availability(options: [:]) }
 

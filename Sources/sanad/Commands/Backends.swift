@@ -30,6 +30,7 @@ enum BackendsCommand: SanadCommand {
         for id in registry.inferenceIDs {
             guard let b = registry.inference[id] else { continue }
             let embeds = registry.embedding[id] != nil
+            let role = embeds ? "generation + embeddings" : "generation"
             switch host.map({ b.availability(options: $0.engineOptions(id)) }) ?? b.availability {
             case .available(let detail):
                 if json {
@@ -40,7 +41,7 @@ enum BackendsCommand: SanadCommand {
                         ]))
                 } else {
                     print(
-                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    \(b.summary) — \(detail)"
+                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    [\(role)] \(b.summary) — \(detail)"
                     )
                 }
             case .unavailable(let reason):
@@ -52,7 +53,7 @@ enum BackendsCommand: SanadCommand {
                         ]))
                 } else {
                     print(
-                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  \(b.summary) — \(reason)"
+                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  [\(role)] \(b.summary) — \(reason)"
                     )
                 }
             }

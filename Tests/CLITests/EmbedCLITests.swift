@@ -1,0 +1,78 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+/// `sanad embed` and `sanad index` end to end with the tier's embedding model (pure-Swift all-MiniLM-L6-v2).
+@Suite(
+    "sanad embed and sanad index",
+    .enabled(if: SanadCLI.executable != nil && TestPaths.model("all-MiniLM-L6-v2") != nil))
+struct EmbedCLITests {
+    func vectors(_ stdout: String) throws -> [[Double]] {
+        try stdout.split(separator: "\n").map { line in
+            try #require(try JSONValue.parse(String(line)).arrayValue).map { try #require($0.doubleValue) }
+        }
+    }
+
+    func cosine(_ a: [Double], _ b: [Double]) -> Double { zip(a, b).map(*).reduce(0, +) }
+
+    @Test("one unit vector of 384 per text, in order; a paraphrase is nearer than an unrelated text")
+    func embedTexts() throws {
+        let r = try SanadCLI.run([
+            "embed", "How do I renew my passport?", "Steps to renew a passport", "The cat sleeps on the sofa",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let v = try vectors(r.stdout)
+        #expect(v.count == 3 && v.allSatisfy { $0.count == 384 })
+        for x in v { #expect(abs(cosine(x, x) - 1) < 1e-4) }
+        #expect(cosine(v[0], v[1]) > cosine(v[0], v[2]) + 0.2, "\(cosine(v[0], v[1])) vs \(cosine(v[0], v[2]))")
+    }
+
+    @Test("a text past 256 tokens is embedded from its start, and standard error says so; no text is a usage error")
+    func truncationAndUsage() throws {
+        let long = Array(repeating: "renewal", count: 400).joined(separator: " ")
+        let r = try SanadCLI.run(["embed", "-f", "-"], stdin: "short line\n\(long)\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try vectors(r.stdout).count == 2)
+        #expect(r.stderr.contains("text 2") && r.stderr.contains("256 tokens"), "\(r.stderr)")
+        let empty = try SanadCLI.run(["embed"])
+        #expect(empty.status == 64 && empty.stderr.contains("missing the texts"), "\(empty.stderr)")
+    }
+
+    @Test("index add, query (text and JSON), remove and list; a changed file is refused naming it")
+    func indexRoundTrip() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let index = dir.appendingPathComponent("services.idx").path
+        let corpus = [
+            "Renew a passport: fee 300 SAR, needs a recent photo",
+            "Renew a driving licence: a medical check is required",
+            "Issue a national ID card for a child",
+            "Pay traffic violations online",
+        ]
+        let add = try SanadCLI.run(["index", "add", "--index", index, "--meta", "source=test", "-f", "-"],
+            stdin: corpus.joined(separator: "\n"))
+        #expect(add.status == 0 && add.stderr.contains("4 entries"), "\(add.stderr)")
+
+        let query = try SanadCLI.run(["index", "query", "--index", index, "--json", "-k", "2", "my passport expires"])
+        #expect(query.status == 0, "\(query.stderr)")
+        let hits = try query.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        #expect(hits.count == 2)
+        #expect(hits.first?["id"]?.stringValue == corpus[0], "\(query.stdout)")
+        #expect(hits.first?["metadata"]?["source"]?.stringValue == "test")
+        let scores = hits.compactMap { $0["score"]?.doubleValue }
+        #expect(scores.count == 2 && scores[0] >= scores[1])
+
+        let remove = try SanadCLI.run(["index", "remove", "--index", index, corpus[0], "no-such-id"])
+        #expect(remove.status == 0 && remove.stderr.contains("no entry 'no-such-id'"), "\(remove.stderr)")
+        let list = try SanadCLI.run(["index", "list", "--index", index])
+        #expect(list.stdout.split(separator: "\n").count == 3 && !list.stdout.contains(corpus[0]), "\(list.stdout)")
+
+        let handle = try #require(FileHandle(forWritingAtPath: index))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0x41]))
+        try handle.close()
+        let refused = try SanadCLI.run(["index", "list", "--index", index])
+        #expect(refused.status == 1 && refused.stderr.contains(index), "\(refused.stderr)")
+    }
+}

@@ -153,29 +153,12 @@ public final class Gemma3Model: LanguageModel, @unchecked Sendable {
     }
 }
 
-/// One session's Gemma 3 state: KV cache and scratch buffers, all allocated up front.
-final class Gemma3Runner: ModelRunner {
+/// One session's Gemma 3 state: the decoder's buffers and blocks, and the global and local RoPE.
+final class Gemma3Runner: DecoderRunner {
     let model: Gemma3Model
-    let cache: KVCache
-    let contextLength: Int
-    let batchSize: Int
-    /// Tokens run through the layers together (`MicroBatches`).
-    let microBatch: Int
-    var position: Int { cache.count }
-    var vocabularySize: Int { model.vocabularySize }
-
-    private let scratch = ScratchBuffers()
-    private let projector: Projector
+    let state: DecoderState
     private let rope: RotaryEmbedding
     private let localRoPE: RotaryEmbedding
-    private let attention: SelfAttention
-    private let feedForward: FeedForward
-    private let x: UnsafeMutablePointer<Float>  // (batch, embedding) residual stream
-    private let xb: UnsafeMutablePointer<Float>  // (batch, embedding) normed input / block output
-    private let q: UnsafeMutablePointer<Float>  // (batch, heads · headDimension)
-    private let k: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    private let v: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    private let attended: UnsafeMutablePointer<Float>  // (batch, heads · headDimension) attention output
 
     init(
         model: Gemma3Model, contextLength: Int, batchSize: Int, threads: Int,
@@ -183,56 +166,31 @@ final class Gemma3Runner: ModelRunner {
     ) throws {
         self.model = model
         let c = model.configuration
-        self.contextLength = contextLength
-        self.batchSize = max(1, batchSize)
-        let b = MicroBatches.size(batchSize: batchSize, batchedProducts: batchedProducts)
-        microBatch = b
-        cache = try KVCache(layers: c.layers, capacity: contextLength, kvDimensions: c.kvDimensions)
-        projector = Projector(
-            rows: b, columns: max(c.embedding, c.queryDimensions, c.feedForward), threads: threads, kernels: kernels,
-            batchedProducts: batchedProducts)
-        rope = try RotaryEmbedding(c.rope, batch: b, kernels: kernels, scratch: scratch)
-        localRoPE = try RotaryEmbedding(c.localRoPE, batch: b, kernels: kernels, scratch: scratch)
         // The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
-        attention = try SelfAttention(
-            heads: c.heads, kvHeads: c.kvHeads, headDimension: c.headDimension, scale: 1,
-            contextLength: contextLength, threads: threads, kernels: kernels, scratch: scratch)
-        feedForward = try FeedForward(
-            activation: .gelu, width: c.feedForward, batch: b, projector: projector, scratch: scratch)
-        x = try scratch.floats(b * c.embedding)
-        xb = try scratch.floats(b * c.embedding)
-        q = try scratch.floats(b * c.queryDimensions)
-        k = try scratch.floats(b * c.kvDimensions)
-        v = try scratch.floats(b * c.kvDimensions)
-        attended = try scratch.floats(b * c.queryDimensions)
+        state = try DecoderState(
+            DecoderShape(
+                layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads,
+                kvHeads: c.kvHeads, headDimension: c.headDimension, vocabularySize: c.vocabularySize,
+                attentionScale: 1, activation: .gelu),
+            contextLength: contextLength, batchSize: batchSize, threads: threads, kernels: kernels,
+            batchedProducts: batchedProducts)
+        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
+        localRoPE = try RotaryEmbedding(c.localRoPE, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
     }
 
-    func reset() { cache.count = 0 }
-
-    func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
-        precondition(tokens.count <= batchSize && cache.count + tokens.count <= contextLength, "batch does not fit")
-        MicroBatches.run(
-            tokens, outputs: outputs, logits: logits, size: microBatch, vocabularySize: vocabularySize
-        ) { self.evaluate($0, outputs: $1, logits: $2, tiledAttention: $3) }
-    }
-
-    /// The forward pass of at most `microBatch` tokens, with attention on llama.cpp's tiled path or its vector path.
-    private func evaluate(
+    func forward(
         _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
         tiledAttention: Bool
     ) {
         let c = model.configuration
+        let s = state
+        let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
         let dim = c.embedding
         let hd = c.headDimension
         var n = tokens.count
-        guard n > 0 else { return }
-        let start = cache.count
+        let start = s.cache.count
 
-        let embeddingScale = Float(dim).squareRoot()
-        for b in 0..<n {
-            model.tokenEmbedding.dequantizeRow(Int(tokens[b]), into: x + b * dim)
-            for i in 0..<dim { x[b * dim + i] *= embeddingScale }
-        }
+        s.embed(tokens, from: model.tokenEmbedding, scale: Float(dim).squareRoot())
         rope.prepare(start: start, count: n)
         localRoPE.prepare(start: start, count: n)
         let global = AttentionMask()
@@ -243,7 +201,7 @@ final class Gemma3Runner: ModelRunner {
             let isLocal = c.isLocalLayer[l]
             // Attention block: x += postnorm(Wo · attention(q, k, v)).
             layer.attentionNorm.apply(x, into: xb, rows: n, width: dim)
-            projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
+            s.projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
             layer.queryNorm.apply(q, into: q, rows: n * c.heads, width: hd)
             layer.keyNorm.apply(k, into: k, rows: n * c.kvHeads, width: hd)
             for b in 0..<n {
@@ -251,34 +209,22 @@ final class Gemma3Runner: ModelRunner {
                 (isLocal ? localRoPE : rope).apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
             }
             for i in 0..<n * c.queryDimensions { q[i] *= c.queryScale }
-            cache.store(keys: k, values: v, layer: l, position: start, count: n)
-            attention.attend(
-                q, cache: cache, layer: l, tokens: n, start: start, tiled: tiledAttention,
+            s.cache.store(keys: k, values: v, layer: l, position: start, count: n)
+            s.attention.attend(
+                q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention,
                 mask: isLocal ? local : global, into: attended)
-
-            // After the last layer's attention only the rows whose logits are wanted matter.
-            if l == c.layers - 1 && outputRows != 0..<n {
-                MicroBatches.keep(outputRows, of: attended, width: c.queryDimensions)
-                MicroBatches.keep(outputRows, of: x, width: dim)
-                n = outputRows.count
-                outputRows = 0..<n
-                if n == 0 { break }
-            }
-            projector.project(layer.output, attended, rows: n, into: xb)
+            if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
+            s.projector.project(layer.output, attended, rows: n, into: xb)
             layer.attentionPostNorm.apply(xb, into: xb, rows: n, width: dim)
             addResidual(xb, to: x, count: n * dim)
 
             // Feed-forward block: x += postnorm'(Wdown · (gelu(Wgate · norm(x)) ⊙ Wup · norm(x))).
             layer.feedForwardNorm.apply(x, into: xb, rows: n, width: dim)
-            feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
+            s.feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
             layer.feedForwardPostNorm.apply(xb, into: xb, rows: n, width: dim)
             addResidual(xb, to: x, count: n * dim)
         }
-        cache.count = start + tokens.count
-
-        guard !outputRows.isEmpty else { return }
-        model.outputNorm.apply(x + outputRows.lowerBound * dim, into: xb, rows: outputRows.count, width: dim)
-        projector.logits(model.output, xb, rows: outputRows.count, into: logits)
+        s.logits(outputRows, norm: model.outputNorm, output: model.output, into: logits)
         let cap = c.finalLogitSoftCap
         if cap != 0 {
             for i in 0..<outputRows.count * c.vocabularySize { logits[i] = cap * tanhf(logits[i] * (1 / cap)) }

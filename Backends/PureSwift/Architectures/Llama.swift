@@ -131,28 +131,11 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
     }
 }
 
-/// One session's llama state: KV cache and scratch buffers, all allocated up front.
-final class LlamaRunner: ModelRunner {
+/// One session's llama state: the decoder's buffers and blocks, and RoPE.
+final class LlamaRunner: DecoderRunner {
     let model: LlamaModel
-    let cache: KVCache
-    let contextLength: Int
-    let batchSize: Int
-    /// Tokens run through the layers together (`MicroBatches`): the scratch buffers hold one slice.
-    let microBatch: Int
-    var position: Int { cache.count }
-    var vocabularySize: Int { model.vocabularySize }
-
-    private let scratch = ScratchBuffers()
-    private let projector: Projector
+    let state: DecoderState
     private let rope: RotaryEmbedding
-    private let attention: SelfAttention
-    private let feedForward: FeedForward
-    private let x: UnsafeMutablePointer<Float>  // (batch, embedding) residual stream
-    private let xb: UnsafeMutablePointer<Float>  // (batch, embedding) normed input / block output
-    private let q: UnsafeMutablePointer<Float>  // (batch, heads · headDimension)
-    private let k: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    private let v: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    private let attended: UnsafeMutablePointer<Float>  // (batch, heads · headDimension) attention output
 
     init(
         model: LlamaModel, contextLength: Int, batchSize: Int, threads: Int,
@@ -160,83 +143,50 @@ final class LlamaRunner: ModelRunner {
     ) throws {
         self.model = model
         let c = model.configuration
-        self.contextLength = contextLength
-        self.batchSize = max(1, batchSize)
-        let b = MicroBatches.size(batchSize: batchSize, batchedProducts: batchedProducts)
-        microBatch = b
-        cache = try KVCache(layers: c.layers, capacity: contextLength, kvDimensions: c.kvDimensions)
-        projector = Projector(
-            rows: b, columns: max(c.embedding, c.queryDimensions, c.feedForward), threads: threads, kernels: kernels,
+        state = try DecoderState(
+            DecoderShape(
+                layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads,
+                kvHeads: c.kvHeads, headDimension: c.headDimension, vocabularySize: c.vocabularySize,
+                attentionScale: c.attentionScale, activation: .silu),
+            contextLength: contextLength, batchSize: batchSize, threads: threads, kernels: kernels,
             batchedProducts: batchedProducts)
-        rope = try RotaryEmbedding(c.rope, batch: b, kernels: kernels, scratch: scratch)
-        attention = try SelfAttention(
-            heads: c.heads, kvHeads: c.kvHeads, headDimension: c.headDimension, scale: c.attentionScale,
-            contextLength: contextLength, threads: threads, kernels: kernels, scratch: scratch)
-        feedForward = try FeedForward(
-            activation: .silu, width: c.feedForward, batch: b, projector: projector, scratch: scratch)
-        x = try scratch.floats(b * c.embedding)
-        xb = try scratch.floats(b * c.embedding)
-        q = try scratch.floats(b * c.queryDimensions)
-        k = try scratch.floats(b * c.kvDimensions)
-        v = try scratch.floats(b * c.kvDimensions)
-        attended = try scratch.floats(b * c.queryDimensions)
+        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
     }
 
-    func reset() { cache.count = 0 }
-
-    func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
-        precondition(tokens.count <= batchSize && cache.count + tokens.count <= contextLength, "batch does not fit")
-        MicroBatches.run(
-            tokens, outputs: outputs, logits: logits, size: microBatch, vocabularySize: vocabularySize
-        ) { self.evaluate($0, outputs: $1, logits: $2, tiledAttention: $3) }
-    }
-
-    /// The forward pass of at most `microBatch` tokens, with attention on llama.cpp's tiled path or its vector path.
-    private func evaluate(
+    func forward(
         _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
         tiledAttention: Bool
     ) {
         let c = model.configuration
+        let s = state
+        let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
         let dim = c.embedding
         var n = tokens.count
-        guard n > 0 else { return }
-        let start = cache.count
+        let start = s.cache.count
 
-        for b in 0..<n { model.tokenEmbedding.dequantizeRow(Int(tokens[b]), into: x + b * dim) }
+        s.embed(tokens, from: model.tokenEmbedding)
         rope.prepare(start: start, count: n)
 
         var outputRows = outputs
         for (l, layer) in model.layers.enumerated() {
             // Attention block: x += Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x)).
             layer.attentionNorm.apply(x, into: xb, rows: n, width: dim)
-            projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
+            s.projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
             for b in 0..<n {
                 rope.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
                 rope.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
             }
-            cache.store(keys: k, values: v, layer: l, position: start, count: n)
-            attention.attend(q, cache: cache, layer: l, tokens: n, start: start, tiled: tiledAttention, into: attended)
-
-            // After the last layer's attention only the rows whose logits are wanted matter.
-            if l == c.layers - 1 && outputRows != 0..<n {
-                MicroBatches.keep(outputRows, of: attended, width: c.queryDimensions)
-                MicroBatches.keep(outputRows, of: x, width: dim)
-                n = outputRows.count
-                outputRows = 0..<n
-                if n == 0 { break }
-            }
-            projector.project(layer.output, attended, rows: n, into: xb)
+            s.cache.store(keys: k, values: v, layer: l, position: start, count: n)
+            s.attention.attend(q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention, into: attended)
+            if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
+            s.projector.project(layer.output, attended, rows: n, into: xb)
             addResidual(xb, to: x, count: n * dim)
 
             // Feed-forward block: x += Wdown · (silu(Wgate · norm(x)) ⊙ Wup · norm(x)).
             layer.feedForwardNorm.apply(x, into: xb, rows: n, width: dim)
-            feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
+            s.feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
             addResidual(xb, to: x, count: n * dim)
         }
-        cache.count = start + tokens.count
-
-        guard !outputRows.isEmpty else { return }
-        model.outputNorm.apply(x + outputRows.lowerBound * dim, into: xb, rows: outputRows.count, width: dim)
-        projector.logits(model.output, xb, rows: outputRows.count, into: logits)
+        s.logits(outputRows, norm: model.outputNorm, output: model.output, into: logits)
     }
 }

@@ -1,0 +1,129 @@
+import PureSwiftKernels
+
+/// The sizes of a decoder-only transformer that its runner's buffers and blocks depend on.
+struct DecoderShape {
+    var layers: Int
+    /// Width of the residual stream.
+    var embedding: Int
+    var feedForward: Int
+    var heads: Int
+    var kvHeads: Int
+    var headDimension: Int
+    var vocabularySize: Int
+    /// The scale attention applies to q·k (1 when the architecture scales the queries itself).
+    var attentionScale: Float
+    var activation: FeedForwardActivation
+
+    var queryDimensions: Int { heads * headDimension }
+    var kvDimensions: Int { kvHeads * headDimension }
+}
+
+/// What every decoder runner owns, whatever its architecture: the KV cache, the shared blocks (projections,
+/// attention, feed-forward) and the scratch of one micro-batch, all allocated up front.
+final class DecoderState {
+    let shape: DecoderShape
+    let cache: KVCache
+    let contextLength: Int
+    let batchSize: Int
+    /// Tokens run through the layers together (`MicroBatches`): the scratch buffers hold one slice.
+    let microBatch: Int
+    let scratch = ScratchBuffers()
+    let projector: Projector
+    let attention: SelfAttention
+    let feedForward: FeedForward
+    let x: UnsafeMutablePointer<Float>  // (batch, embedding) residual stream
+    let xb: UnsafeMutablePointer<Float>  // (batch, embedding) normed input / block output
+    let q: UnsafeMutablePointer<Float>  // (batch, heads · headDimension)
+    let k: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
+    let v: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
+    let attended: UnsafeMutablePointer<Float>  // (batch, heads · headDimension) attention output
+
+    init(
+        _ s: DecoderShape, contextLength: Int, batchSize: Int, threads: Int, kernels: any KernelSet,
+        batchedProducts: (any BatchedProducts)?
+    ) throws {
+        shape = s
+        self.contextLength = contextLength
+        self.batchSize = max(1, batchSize)
+        let b = MicroBatches.size(batchSize: batchSize, batchedProducts: batchedProducts)
+        microBatch = b
+        cache = try KVCache(layers: s.layers, capacity: contextLength, kvDimensions: s.kvDimensions)
+        projector = Projector(
+            rows: b, columns: max(s.embedding, s.queryDimensions, s.feedForward), threads: threads, kernels: kernels,
+            batchedProducts: batchedProducts)
+        attention = try SelfAttention(
+            heads: s.heads, kvHeads: s.kvHeads, headDimension: s.headDimension, scale: s.attentionScale,
+            contextLength: contextLength, threads: threads, kernels: kernels, scratch: scratch)
+        feedForward = try FeedForward(
+            activation: s.activation, width: s.feedForward, batch: b, projector: projector, scratch: scratch)
+        x = try scratch.floats(b * s.embedding)
+        xb = try scratch.floats(b * s.embedding)
+        q = try scratch.floats(b * s.queryDimensions)
+        k = try scratch.floats(b * s.kvDimensions)
+        v = try scratch.floats(b * s.kvDimensions)
+        attended = try scratch.floats(b * s.queryDimensions)
+    }
+
+    /// `x` = rows `tokens` of `embedding`, each times `scale`.
+    func embed(_ tokens: UnsafeBufferPointer<Int32>, from embedding: WeightMatrix, scale: Float = 1) {
+        let dim = shape.embedding
+        for (b, token) in tokens.enumerated() {
+            let row = x + b * dim
+            embedding.dequantizeRow(Int(token), into: row)
+            if scale != 1 { for i in 0..<dim { row[i] *= scale } }
+        }
+    }
+
+    /// After the last layer's attention only the rows whose logits are wanted matter: moves them (of `attended`
+    /// and `x`) to the front and makes `rows` and `outputs` count only them. False when no row is wanted.
+    func keepOutputRows(_ outputs: inout Range<Int>, rows n: inout Int) -> Bool {
+        if outputs != 0..<n {
+            MicroBatches.keep(outputs, of: attended, width: shape.queryDimensions)
+            MicroBatches.keep(outputs, of: x, width: shape.embedding)
+            n = outputs.count
+            outputs = 0..<n
+        }
+        return n > 0
+    }
+
+    /// `logits` = `output` · `norm`(rows `outputs` of `x`).
+    func logits(
+        _ outputs: Range<Int>, norm: RMSNorm, output: WeightMatrix, into logits: UnsafeMutablePointer<Float>
+    ) {
+        let dim = shape.embedding
+        norm.apply(x + outputs.lowerBound * dim, into: xb, rows: outputs.count, width: dim)
+        projector.logits(output, xb, rows: outputs.count, into: logits)
+    }
+}
+
+/// A decoder-only runner: an architecture's forward pass over a `DecoderState`. The protocol supplies the rest of
+/// `ModelRunner` (positions, reset, micro-batch slicing).
+protocol DecoderRunner: ModelRunner {
+    var state: DecoderState { get }
+    /// The forward pass of at most `state.microBatch` tokens at positions `state.cache.count…`, with attention on
+    /// llama.cpp's tiled path or its vector path; stores their keys and values but leaves `cache.count` alone.
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
+        tiledAttention: Bool)
+}
+
+extension DecoderRunner {
+    var position: Int { state.cache.count }
+    var contextLength: Int { state.contextLength }
+    var batchSize: Int { state.batchSize }
+    var vocabularySize: Int { state.shape.vocabularySize }
+
+    func reset() { state.cache.count = 0 }
+
+    func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
+        let cache = state.cache
+        precondition(tokens.count <= batchSize && cache.count + tokens.count <= contextLength, "batch does not fit")
+        MicroBatches.run(
+            tokens, outputs: outputs, logits: logits, size: state.microBatch, vocabularySize: vocabularySize
+        ) { slice, sliceOutputs, sliceLogits, tiled in
+            guard !slice.isEmpty else { return }
+            self.forward(slice, outputs: sliceOutputs, logits: sliceLogits, tiledAttention: tiled)
+            cache.count += slice.count
+        }
+    }
+}

@@ -92,64 +92,52 @@ struct Gemma3Layer {
 public final class Gemma3Model: LanguageModel, @unchecked Sendable {
     public let file: GGUFFile
     public let configuration: Gemma3Configuration
-    let tokenEmbedding: WeightMatrix
-    let outputNorm: RMSNorm
-    let output: WeightMatrix
+    let weights: DecoderWeights
     let layers: [Gemma3Layer]
-    /// Owner of any matrices regrouped for the kernels.
-    let repacked: RepackedWeights
 
     public var architecture: String { "gemma3" }
     public var vocabularySize: Int { configuration.vocabularySize }
     public var trainingContextLength: Int { configuration.trainingContextLength }
     public var kvBytesPerPosition: Int { configuration.layers * configuration.kvDimensions * 2 * 2 }
 
-    /// The model in `file`; `repackWeights` as for `LlamaModel`.
+    /// The model in `file`; `repackWeights` as for `DecoderWeights`.
     public init(file: GGUFFile, repackWeights: Bool = true) throws {
         self.file = file
         let c = try Gemma3Configuration(file: file)
         configuration = c
-        let t = TensorLoader(file: file)
-        let packed = RepackedWeights(file: file, enabled: repackWeights)
-        repacked = packed
         let dim = c.embedding
-        tokenEmbedding = try t.matrix("token_embd.weight", rows: c.vocabularySize, columns: dim)
-        outputNorm = RMSNorm(weight: try t.vector("output_norm.weight", count: dim), epsilon: c.normEpsilon)
-        output =
-            file.tensor(named: "output.weight") != nil
-            ? try packed.prepare(t.matrix("output.weight", rows: c.vocabularySize, columns: dim)) : tokenEmbedding
-        layers = try (0..<c.layers).map { i in
-            let p = "blk.\(i)."
-            func norm(_ name: String, _ count: Int = dim) throws -> RMSNorm {
-                RMSNorm(weight: try t.vector(p + name + ".weight", count: count), epsilon: c.normEpsilon)
-            }
-            func projection(_ name: String, _ rows: Int, _ columns: Int) throws -> Projection {
-                try t.projection(p + name, rows: rows, columns: columns, packed: packed)
-            }
+        weights = try DecoderWeights(
+            file: file, vocabularySize: c.vocabularySize, embedding: dim, normEpsilon: c.normEpsilon,
+            repackWeights: repackWeights)
+        layers = try (0..<c.layers).map { [weights] i in
+            let t = weights.block(i, file: file, normEpsilon: c.normEpsilon)
             return Gemma3Layer(
-                attentionNorm: try norm("attn_norm"),
-                query: try projection("attn_q", c.queryDimensions, dim),
-                key: try projection("attn_k", c.kvDimensions, dim),
-                value: try projection("attn_v", c.kvDimensions, dim),
-                queryNorm: try norm("attn_q_norm", c.headDimension),
-                keyNorm: try norm("attn_k_norm", c.headDimension),
-                output: try projection("attn_output", dim, c.queryDimensions),
-                attentionPostNorm: try norm("post_attention_norm"),
-                feedForwardNorm: try norm("ffn_norm"),
-                feedForward: FeedForwardWeights(
-                    gate: try projection("ffn_gate", c.feedForward, dim),
-                    up: try projection("ffn_up", c.feedForward, dim),
-                    down: try projection("ffn_down", dim, c.feedForward)),
-                feedForwardPostNorm: try norm("post_ffw_norm"))
+                attentionNorm: try t.norm("attn_norm", count: dim),
+                query: try t.projection("attn_q", rows: c.queryDimensions, columns: dim),
+                key: try t.projection("attn_k", rows: c.kvDimensions, columns: dim),
+                value: try t.projection("attn_v", rows: c.kvDimensions, columns: dim),
+                queryNorm: try t.norm("attn_q_norm", count: c.headDimension),
+                keyNorm: try t.norm("attn_k_norm", count: c.headDimension),
+                output: try t.projection("attn_output", rows: dim, columns: c.queryDimensions),
+                attentionPostNorm: try t.norm("post_attention_norm", count: dim),
+                feedForwardNorm: try t.norm("ffn_norm", count: dim),
+                feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: dim),
+                feedForwardPostNorm: try t.norm("post_ffw_norm", count: dim))
         }
     }
 
     public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws
         -> any ModelRunner
     {
-        try Gemma3Runner(
-            model: self, contextLength: contextLength, batchSize: batchSize, threads: threads,
-            kernels: options.kernels, batchedProducts: options.batchedProducts)
+        let c = configuration
+        // The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
+        let shape = DecoderShape(
+            layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads, kvHeads: c.kvHeads,
+            headDimension: c.headDimension, vocabularySize: c.vocabularySize, attentionScale: 1, activation: .gelu)
+        return try Gemma3Runner(
+            model: self,
+            state: DecoderState(
+                shape, contextLength: contextLength, batchSize: batchSize, threads: threads, options: options))
     }
 }
 
@@ -160,22 +148,12 @@ final class Gemma3Runner: DecoderRunner {
     private let rope: RotaryEmbedding
     private let localRoPE: RotaryEmbedding
 
-    init(
-        model: Gemma3Model, contextLength: Int, batchSize: Int, threads: Int,
-        kernels: any KernelSet, batchedProducts: (any BatchedProducts)?
-    ) throws {
+    init(model: Gemma3Model, state: DecoderState) throws {
         self.model = model
+        self.state = state
         let c = model.configuration
-        // The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
-        state = try DecoderState(
-            DecoderShape(
-                layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads,
-                kvHeads: c.kvHeads, headDimension: c.headDimension, vocabularySize: c.vocabularySize,
-                attentionScale: 1, activation: .gelu),
-            contextLength: contextLength, batchSize: batchSize, threads: threads, kernels: kernels,
-            batchedProducts: batchedProducts)
-        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
-        localRoPE = try RotaryEmbedding(c.localRoPE, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
+        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
+        localRoPE = try RotaryEmbedding(c.localRoPE, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
     }
 
     func forward(
@@ -190,7 +168,7 @@ final class Gemma3Runner: DecoderRunner {
         var n = tokens.count
         let start = s.cache.count
 
-        s.embed(tokens, from: model.tokenEmbedding, scale: Float(dim).squareRoot())
+        s.embed(tokens, from: model.weights.tokenEmbedding, scale: Float(dim).squareRoot())
         rope.prepare(start: start, count: n)
         localRoPE.prepare(start: start, count: n)
         let global = AttentionMask()
@@ -224,7 +202,7 @@ final class Gemma3Runner: DecoderRunner {
             layer.feedForwardPostNorm.apply(xb, into: xb, rows: n, width: dim)
             addResidual(xb, to: x, count: n * dim)
         }
-        s.logits(outputRows, norm: model.outputNorm, output: model.output, into: logits)
+        s.logits(outputRows, norm: model.weights.outputNorm, output: model.weights.output, into: logits)
         let cap = c.finalLogitSoftCap
         if cap != 0 {
             for i in 0..<outputRows.count * c.vocabularySize { logits[i] = cap * tanhf(logits[i] * (1 / cap)) }

@@ -69,65 +69,50 @@ struct LlamaLayer {
 public final class LlamaModel: LanguageModel, @unchecked Sendable {
     public let file: GGUFFile
     public let configuration: LlamaConfiguration
-    let tokenEmbedding: WeightMatrix
-    let outputNorm: RMSNorm
-    let output: WeightMatrix
+    let weights: DecoderWeights
     let layers: [LlamaLayer]
-    /// The Q4_1 matrices regrouped for the kernels (owner of the copies `layers` and `output` point into).
-    let repacked: RepackedWeights
 
     public var architecture: String { "llama" }
     public var vocabularySize: Int { configuration.vocabularySize }
     public var trainingContextLength: Int { configuration.trainingContextLength }
     public var kvBytesPerPosition: Int { configuration.layers * configuration.kvDimensions * 2 * 2 }
 
-    /// The model in `file`; with `repackWeights` its Q4_1 projection matrices are copied into the paired layout
-    /// (`RepackedWeights`), otherwise every matrix is read in place from the mapping.
+    /// The model in `file`; `repackWeights` as for `DecoderWeights`.
     public init(file: GGUFFile, repackWeights: Bool = true) throws {
         self.file = file
         var c = try LlamaConfiguration(file: file)
-        let t = TensorLoader(file: file)
-        let packed = RepackedWeights(file: file, enabled: repackWeights)
-        repacked = packed
         let dim = c.embedding
-        tokenEmbedding = try t.matrix("token_embd.weight", rows: c.vocabularySize, columns: dim)
-        outputNorm = RMSNorm(weight: try t.vector("output_norm.weight", count: dim), epsilon: c.normEpsilon)
-        // A tied output matrix stays as it is: embedding lookups read the same bytes.
-        output =
-            file.tensor(named: "output.weight") != nil
-            ? try packed.prepare(t.matrix("output.weight", rows: c.vocabularySize, columns: dim)) : tokenEmbedding
-        if let factors = try t.optionalVector("rope_freqs.weight", count: c.rope.dimensions / 2) {
+        weights = try DecoderWeights(
+            file: file, vocabularySize: c.vocabularySize, embedding: dim, normEpsilon: c.normEpsilon,
+            repackWeights: repackWeights)
+        if let factors = try TensorLoader(file: file).optionalVector("rope_freqs.weight", count: c.rope.dimensions / 2) {
             c.rope.frequencyFactors = Array(UnsafeBufferPointer(start: factors, count: c.rope.dimensions / 2))
         }
         configuration = c
-        layers = try (0..<c.layers).map { i in
-            let p = "blk.\(i)."
-            func norm(_ name: String) throws -> RMSNorm {
-                RMSNorm(weight: try t.vector(p + name + ".weight", count: dim), epsilon: c.normEpsilon)
-            }
-            func projection(_ name: String, _ rows: Int, _ columns: Int) throws -> Projection {
-                try t.projection(p + name, rows: rows, columns: columns, packed: packed)
-            }
+        layers = try (0..<c.layers).map { [weights] i in
+            let t = weights.block(i, file: file, normEpsilon: c.normEpsilon)
             return LlamaLayer(
-                attentionNorm: try norm("attn_norm"),
-                query: try projection("attn_q", c.queryDimensions, dim),
-                key: try projection("attn_k", c.kvDimensions, dim),
-                value: try projection("attn_v", c.kvDimensions, dim),
-                output: try projection("attn_output", dim, c.queryDimensions),
-                feedForwardNorm: try norm("ffn_norm"),
-                feedForward: FeedForwardWeights(
-                    gate: try projection("ffn_gate", c.feedForward, dim),
-                    up: try projection("ffn_up", c.feedForward, dim),
-                    down: try projection("ffn_down", dim, c.feedForward)))
+                attentionNorm: try t.norm("attn_norm", count: dim),
+                query: try t.projection("attn_q", rows: c.queryDimensions, columns: dim),
+                key: try t.projection("attn_k", rows: c.kvDimensions, columns: dim),
+                value: try t.projection("attn_v", rows: c.kvDimensions, columns: dim),
+                output: try t.projection("attn_output", rows: dim, columns: c.queryDimensions),
+                feedForwardNorm: try t.norm("ffn_norm", count: dim),
+                feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: dim))
         }
     }
 
     public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws
         -> any ModelRunner
     {
-        try LlamaRunner(
-            model: self, contextLength: contextLength, batchSize: batchSize, threads: threads,
-            kernels: options.kernels, batchedProducts: options.batchedProducts)
+        let c = configuration
+        let shape = DecoderShape(
+            layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads, kvHeads: c.kvHeads,
+            headDimension: c.headDimension, vocabularySize: c.vocabularySize, attentionScale: c.attentionScale, activation: .silu)
+        return try LlamaRunner(
+            model: self,
+            state: DecoderState(
+                shape, contextLength: contextLength, batchSize: batchSize, threads: threads, options: options))
     }
 }
 
@@ -137,20 +122,11 @@ final class LlamaRunner: DecoderRunner {
     let state: DecoderState
     private let rope: RotaryEmbedding
 
-    init(
-        model: LlamaModel, contextLength: Int, batchSize: Int, threads: Int,
-        kernels: any KernelSet, batchedProducts: (any BatchedProducts)?
-    ) throws {
+    init(model: LlamaModel, state: DecoderState) throws {
         self.model = model
+        self.state = state
         let c = model.configuration
-        state = try DecoderState(
-            DecoderShape(
-                layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads,
-                kvHeads: c.kvHeads, headDimension: c.headDimension, vocabularySize: c.vocabularySize,
-                attentionScale: c.attentionScale, activation: .silu),
-            contextLength: contextLength, batchSize: batchSize, threads: threads, kernels: kernels,
-            batchedProducts: batchedProducts)
-        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: kernels, scratch: state.scratch)
+        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
     }
 
     func forward(
@@ -164,7 +140,7 @@ final class LlamaRunner: DecoderRunner {
         var n = tokens.count
         let start = s.cache.count
 
-        s.embed(tokens, from: model.tokenEmbedding)
+        s.embed(tokens, from: model.weights.tokenEmbedding)
         rope.prepare(start: start, count: n)
 
         var outputRows = outputs
@@ -187,6 +163,6 @@ final class LlamaRunner: DecoderRunner {
             s.feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
             addResidual(xb, to: x, count: n * dim)
         }
-        s.logits(outputRows, norm: model.outputNorm, output: model.output, into: logits)
+        s.logits(outputRows, norm: model.weights.outputNorm, output: model.weights.output, into: logits)
     }
 }

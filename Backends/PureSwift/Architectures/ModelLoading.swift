@@ -102,3 +102,57 @@ extension WeightMatrix {
             base: file.data(of: info))
     }
 }
+
+/// The weights around a decoder's blocks: token embedding, final RMSNorm and output matrix (the embedding itself
+/// when the file has no `output.weight`: a tied output reads the same bytes), and the owner of any matrices
+/// regrouped for the kernels.
+struct DecoderWeights {
+    let tokenEmbedding: WeightMatrix
+    let outputNorm: RMSNorm
+    let output: WeightMatrix
+    let repacked: RepackedWeights
+
+    /// With `repackWeights`, Q4_1 projection matrices are copied into the paired layout (`RepackedWeights`);
+    /// otherwise every matrix is read in place from the mapping.
+    init(file: GGUFFile, vocabularySize: Int, embedding: Int, normEpsilon: Float, repackWeights: Bool) throws {
+        let t = TensorLoader(file: file)
+        repacked = RepackedWeights(file: file, enabled: repackWeights)
+        tokenEmbedding = try t.matrix("token_embd.weight", rows: vocabularySize, columns: embedding)
+        outputNorm = RMSNorm(weight: try t.vector("output_norm.weight", count: embedding), epsilon: normEpsilon)
+        output =
+            file.tensor(named: "output.weight") != nil
+            ? try repacked.prepare(t.matrix("output.weight", rows: vocabularySize, columns: embedding))
+            : tokenEmbedding
+    }
+
+    /// The tensors of block `index` (`blk.<index>.<name>`).
+    func block(_ index: Int, file: GGUFFile, normEpsilon: Float) -> BlockTensors {
+        BlockTensors(loader: TensorLoader(file: file), packed: repacked, prefix: "blk.\(index).", epsilon: normEpsilon)
+    }
+}
+
+/// Reads one transformer block's tensors by their names within the block.
+struct BlockTensors {
+    let loader: TensorLoader
+    let packed: RepackedWeights
+    let prefix: String
+    let epsilon: Float
+
+    /// `<name>.weight` as an RMSNorm over `count` values.
+    func norm(_ name: String, count: Int) throws -> RMSNorm {
+        RMSNorm(weight: try loader.vector(prefix + name + ".weight", count: count), epsilon: epsilon)
+    }
+
+    /// `<name>.weight` (`rows` × `columns`) and `<name>.bias` when present.
+    func projection(_ name: String, rows: Int, columns: Int) throws -> Projection {
+        try loader.projection(prefix + name, rows: rows, columns: columns, packed: packed)
+    }
+
+    /// The gated feed-forward block `ffn_gate`, `ffn_up`, `ffn_down` of hidden width `width`.
+    func gatedFeedForward(width: Int, embedding: Int) throws -> FeedForwardWeights {
+        FeedForwardWeights(
+            gate: try projection("ffn_gate", rows: width, columns: embedding),
+            up: try projection("ffn_up", rows: width, columns: embedding),
+            down: try projection("ffn_down", rows: embedding, columns: width))
+    }
+}

@@ -28,6 +28,7 @@ final class DecoderState {
     /// Tokens run through the layers together (`MicroBatches`): the scratch buffers hold one slice.
     let microBatch: Int
     let scratch = ScratchBuffers()
+    var kernels: any KernelSet { projector.kernels }
     let projector: Projector
     let attention: SelfAttention
     let feedForward: FeedForward
@@ -38,10 +39,8 @@ final class DecoderState {
     let v: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
     let attended: UnsafeMutablePointer<Float>  // (batch, heads · headDimension) attention output
 
-    init(
-        _ s: DecoderShape, contextLength: Int, batchSize: Int, threads: Int, kernels: any KernelSet,
-        batchedProducts: (any BatchedProducts)?
-    ) throws {
+    init(_ s: DecoderShape, contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws {
+        let (kernels, batchedProducts) = (options.kernels, options.batchedProducts)
         shape = s
         self.contextLength = contextLength
         self.batchSize = max(1, batchSize)

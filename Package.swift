@@ -52,7 +52,8 @@ let package = Package(
         .target(
             name: "PureSwiftBackend",
             dependencies: [
-                "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2", "PureSwiftKernelsAVX512",
+                "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2",
+                "PureSwiftKernelsAVX512",
             ],
             path: "Backends/PureSwift",
             exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
@@ -82,7 +83,8 @@ let package = Package(
             name: "sanad",
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
-                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative", "SanadIndex",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
+                "SanadIndex",
             ],
             path: "Sources/sanad"
         ),

@@ -62,7 +62,8 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
             vectors += try encoder.meanPooledEmbeddings(batch, threads: threads)
             start = end
         }
-        return EmbeddingBatch(vectors: vectors, truncated: truncated, sequenceLimit: encoder.configuration.maxSequenceLength)
+        return EmbeddingBatch(
+            vectors: vectors, truncated: truncated, sequenceLimit: encoder.configuration.maxSequenceLength)
     }
 
     public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {

@@ -22,7 +22,14 @@ struct CRC32 {
         var i = 0
         let n = bytes.count
         Self.tables.withUnsafeBufferPointer { t in
-            let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6], t7 = t[7]
+            let t0 = t[0]
+            let t1 = t[1]
+            let t2 = t[2]
+            let t3 = t[3]
+            let t4 = t[4]
+            let t5 = t[5]
+            let t6 = t[6]
+            let t7 = t[7]
             while i + 8 <= n {
                 let lo = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt32.self)) ^ c
                 let hi = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self))

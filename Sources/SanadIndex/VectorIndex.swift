@@ -134,9 +134,11 @@ func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Fl
     let rb = UnsafeRawPointer(b)
     var i = 0
     while i + 32 <= count {
-        acc0 += ra.loadUnaligned(fromByteOffset: 4 * i, as: SIMD16<Float>.self)
+        acc0 +=
+            ra.loadUnaligned(fromByteOffset: 4 * i, as: SIMD16<Float>.self)
             * rb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD16<Float>.self)
-        acc1 += ra.loadUnaligned(fromByteOffset: 4 * i + 64, as: SIMD16<Float>.self)
+        acc1 +=
+            ra.loadUnaligned(fromByteOffset: 4 * i + 64, as: SIMD16<Float>.self)
             * rb.loadUnaligned(fromByteOffset: 4 * i + 64, as: SIMD16<Float>.self)
         i += 32
     }

@@ -56,7 +56,9 @@ public enum VectorIndexFile {
         }
         func string() throws -> String {
             let n = Int(try take(4).loadUnaligned(as: UInt32.self).littleEndian)
-            guard let s = String(validating: try take(n), as: UTF8.self) else { throw corrupt("text that is not UTF-8") }
+            guard let s = String(validating: try take(n), as: UTF8.self) else {
+                throw corrupt("text that is not UTF-8")
+            }
             return s
         }
         var entries: [VectorIndexEntry] = []

@@ -50,7 +50,8 @@ struct EmbedCLITests {
             "Issue a national ID card for a child",
             "Pay traffic violations online",
         ]
-        let add = try SanadCLI.run(["index", "add", "--index", index, "--meta", "source=test", "-f", "-"],
+        let add = try SanadCLI.run(
+            ["index", "add", "--index", index, "--meta", "source=test", "-f", "-"],
             stdin: corpus.joined(separator: "\n"))
         #expect(add.status == 0 && add.stderr.contains("4 entries"), "\(add.stderr)")
 

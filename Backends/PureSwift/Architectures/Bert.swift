@@ -52,7 +52,8 @@ public struct BertConfiguration: Sendable, Equatable {
                 path: path, key: "num_attention_heads", problem: "\(heads) does not divide hidden_size \(hiddenSize)")
         }
         guard let eps = json["layer_norm_eps"] as? Double, eps > 0, eps < 1 else {
-            throw PureSwiftError.badHyperparameter(path: path, key: "layer_norm_eps", problem: "is missing or not in (0, 1)")
+            throw PureSwiftError.badHyperparameter(
+                path: path, key: "layer_norm_eps", problem: "is missing or not in (0, 1)")
         }
         layerNormEpsilon = Float(eps)
         maxSequenceLength = maxPositions
@@ -284,7 +285,8 @@ public final class BertModel: @unchecked Sendable {  // @unchecked: immutable af
                     let o = out + (first + i) * h + head * d
                     o.update(repeating: 0, count: d)
                     for j in 0..<n {
-                        accumulate(qkv + (first + j) * stride + 2 * h + head * d, times: w[j] / total, into: o, count: d)
+                        accumulate(
+                            qkv + (first + j) * stride + 2 * h + head * d, times: w[j] / total, into: o, count: d)
                     }
                 }
             }
@@ -298,7 +300,8 @@ private func dotProduct(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, co
     var acc = SIMD8<Float>()
     var i = 0
     while i + 8 <= count {
-        acc += UnsafeRawPointer(a + i).loadUnaligned(as: SIMD8<Float>.self)
+        acc +=
+            UnsafeRawPointer(a + i).loadUnaligned(as: SIMD8<Float>.self)
             * UnsafeRawPointer(b + i).loadUnaligned(as: SIMD8<Float>.self)
         i += 8
     }

@@ -151,9 +151,8 @@ final class Gemma3Runner: DecoderRunner {
     init(model: Gemma3Model, state: DecoderState) throws {
         self.model = model
         self.state = state
-        let c = model.configuration
-        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
-        localRoPE = try RotaryEmbedding(c.localRoPE, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
+        rope = try state.rotaryEmbedding(model.configuration.rope)
+        localRoPE = try state.rotaryEmbedding(model.configuration.localRoPE)
     }
 
     func forward(

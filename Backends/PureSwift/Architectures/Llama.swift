@@ -85,7 +85,8 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
         weights = try DecoderWeights(
             file: file, vocabularySize: c.vocabularySize, embedding: dim, normEpsilon: c.normEpsilon,
             repackWeights: repackWeights)
-        if let factors = try TensorLoader(file: file).optionalVector("rope_freqs.weight", count: c.rope.dimensions / 2) {
+        if let factors = try TensorLoader(file: file).optionalVector("rope_freqs.weight", count: c.rope.dimensions / 2)
+        {
             c.rope.frequencyFactors = Array(UnsafeBufferPointer(start: factors, count: c.rope.dimensions / 2))
         }
         configuration = c
@@ -108,7 +109,8 @@ public final class LlamaModel: LanguageModel, @unchecked Sendable {
         let c = configuration
         let shape = DecoderShape(
             layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads, kvHeads: c.kvHeads,
-            headDimension: c.headDimension, vocabularySize: c.vocabularySize, attentionScale: c.attentionScale, activation: .silu)
+            headDimension: c.headDimension, vocabularySize: c.vocabularySize, attentionScale: c.attentionScale,
+            activation: .silu)
         return try LlamaRunner(
             model: self,
             state: DecoderState(
@@ -125,8 +127,7 @@ final class LlamaRunner: DecoderRunner {
     init(model: LlamaModel, state: DecoderState) throws {
         self.model = model
         self.state = state
-        let c = model.configuration
-        rope = try RotaryEmbedding(c.rope, batch: state.microBatch, kernels: state.kernels, scratch: state.scratch)
+        rope = try state.rotaryEmbedding(model.configuration.rope)
     }
 
     func forward(
@@ -153,7 +154,8 @@ final class LlamaRunner: DecoderRunner {
                 rope.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
             }
             s.cache.store(keys: k, values: v, layer: l, position: start, count: n)
-            s.attention.attend(q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention, into: attended)
+            s.attention.attend(
+                q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention, into: attended)
             if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
             s.projector.project(layer.output, attended, rows: n, into: xb)
             addResidual(xb, to: x, count: n * dim)

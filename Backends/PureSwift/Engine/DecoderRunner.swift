@@ -32,12 +32,10 @@ final class DecoderState {
     let projector: Projector
     let attention: SelfAttention
     let feedForward: FeedForward
-    let x: UnsafeMutablePointer<Float>  // (batch, embedding) residual stream
-    let xb: UnsafeMutablePointer<Float>  // (batch, embedding) normed input / block output
-    let q: UnsafeMutablePointer<Float>  // (batch, heads · headDimension)
-    let k: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    let v: UnsafeMutablePointer<Float>  // (batch, kvHeads · headDimension)
-    let attended: UnsafeMutablePointer<Float>  // (batch, heads · headDimension) attention output
+    /// One micro-batch's rows: the residual stream `x` and the normed input / block output `xb` (embedding wide),
+    /// the queries `q` and attention output `attended` (heads · headDimension), the keys `k` and values `v`
+    /// (kvHeads · headDimension).
+    let x, xb, q, k, v, attended: UnsafeMutablePointer<Float>
 
     init(_ s: DecoderShape, contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws {
         let (kernels, batchedProducts) = (options.kernels, options.batchedProducts)
@@ -61,6 +59,11 @@ final class DecoderState {
         k = try scratch.floats(b * s.kvDimensions)
         v = try scratch.floats(b * s.kvDimensions)
         attended = try scratch.floats(b * s.queryDimensions)
+    }
+
+    /// RoPE for `configuration` over one micro-batch, its tables in this state's scratch.
+    func rotaryEmbedding(_ configuration: RoPEConfiguration) throws -> RotaryEmbedding {
+        try RotaryEmbedding(configuration, batch: microBatch, kernels: kernels, scratch: scratch)
     }
 
     /// `x` = rows `tokens` of `embedding`, each times `scale`.

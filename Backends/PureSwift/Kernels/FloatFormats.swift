@@ -65,43 +65,40 @@ public func dotF32(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> F
 @inline(__always)
 @inlinable
 public func dotF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD8<Float>()
-    let x = UnsafeRawPointer(a.floats)
-    var i = 0
-    while i + 16 <= count {
-        let pairs = row.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
-        let even = halvesToFloats(pairs & 0xFFFF)
-        let odd = halvesToFloats(pairs &>> 16)
-        acc += even * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
-        acc += odd * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
-        i += 16
-    }
-    var sum = acc.sum()
-    while i < count {
-        sum += halfToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) * a.floats[i]
-        i += 1
-    }
-    return sum
+    dotSixteenBit(
+        row, a, count: count, even: { halvesToFloats($0 & 0xFFFF) }, odd: { halvesToFloats($0 &>> 16) },
+        scalar: halfToFloat)
 }
 
 /// Σ row · activations (BF16 weights × bfloat16-rounded activations in even/odd order).
 @inline(__always)
 @inlinable
 public func dotBF16(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+    dotSixteenBit(
+        row, a, count: count, even: { unsafeBitCast($0 &<< 16, to: SIMD8<Float>.self) },
+        odd: { unsafeBitCast($0 & 0xFFFF_0000, to: SIMD8<Float>.self) }, scalar: bfloat16ToFloat)
+}
+
+/// Σ row · activations for 16-bit weights, sixteen at a time: `even` and `odd` widen the low and high halves of
+/// eight 32-bit pairs (the even and odd weights), `scalar` one weight of the tail.
+@inline(__always)
+@inlinable
+func dotSixteenBit(
+    _ row: UnsafeRawPointer, _ a: ActivationRow, count: Int, even: (SIMD8<UInt32>) -> SIMD8<Float>,
+    odd: (SIMD8<UInt32>) -> SIMD8<Float>, scalar: (UInt16) -> Float
+) -> Float {
     var acc = SIMD8<Float>()
     let x = UnsafeRawPointer(a.floats)
     var i = 0
     while i + 16 <= count {
         let pairs = row.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<UInt32>.self)
-        let even = unsafeBitCast(pairs &<< 16, to: SIMD8<Float>.self)
-        let odd = unsafeBitCast(pairs & 0xFFFF_0000, to: SIMD8<Float>.self)
-        acc += even * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
-        acc += odd * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
+        acc += even(pairs) * x.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        acc += odd(pairs) * x.loadUnaligned(fromByteOffset: 4 * i + 32, as: SIMD8<Float>.self)
         i += 16
     }
     var sum = acc.sum()
     while i < count {
-        sum += bfloat16ToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) * a.floats[i]
+        sum += scalar(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) * a.floats[i]
         i += 1
     }
     return sum

@@ -22,7 +22,8 @@ public protocol KernelSet: Sendable {
 
     /// `multiplyPackedF32Blocks`: blocks of six activation rows times a packed F32 matrix (encoders).
     func multiplyPackedF32(
-        _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>)
+        _ w: PackedF32Matrix, _ a: UnsafePointer<Float>, rows: Int, blocks: Range<Int>, out: UnsafeMutablePointer<Float>
+    )
 
     /// `prepareActivationRow`: one row of floats converted for the integer kernels.
     func prepareActivationRow(

@@ -31,31 +31,24 @@ enum BackendsCommand: SanadCommand {
             guard let b = registry.inference[id] else { continue }
             let embeds = registry.embedding[id] != nil
             let role = embeds ? "generation + embeddings" : "generation"
-            switch host.map({ b.availability(options: $0.engineOptions(id)) }) ?? b.availability {
-            case .available(let detail):
-                if json {
-                    rows.append(
-                        .object([
-                            "id": .string(id), "available": .bool(true), "detail": .string(detail),
-                            "summary": .string(b.summary), "embeddings": .bool(embeds),
-                        ]))
-                } else {
-                    print(
-                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) available    [\(role)] \(b.summary) — \(detail)"
-                    )
+            let (available, note): (Bool, String) =
+                switch host.map({ b.availability(options: $0.engineOptions(id)) }) ?? b.availability {
+                case .available(let detail): (true, detail)
+                case .unavailable(let reason): (false, reason)
                 }
-            case .unavailable(let reason):
-                if json {
-                    rows.append(
-                        .object([
-                            "id": .string(id), "available": .bool(false), "reason": .string(reason),
-                            "summary": .string(b.summary), "embeddings": .bool(embeds),
-                        ]))
-                } else {
-                    print(
-                        "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) unavailable  [\(role)] \(b.summary) — \(reason)"
-                    )
-                }
+            if json {
+                rows.append(
+                    .object([
+                        "id": .string(id), "available": .bool(available),
+                        available ? "detail" : "reason": .string(note),
+                        "summary": .string(b.summary), "embeddings": .bool(embeds),
+                    ]))
+            } else {
+                let status = (available ? "available" : "unavailable").padding(
+                    toLength: 12, withPad: " ", startingAt: 0)
+                print(
+                    "\(id.padding(toLength: 12, withPad: " ", startingAt: 0)) \(status) [\(role)] \(b.summary) — \(note)"
+                )
             }
         }
         if json { print(JSONValue.array(rows).prettyString) }

@@ -86,17 +86,21 @@ enum IndexCommand: SanadCommand {
             let vector = try await model.embed(positionals)[0]
             let embedded = Date()
             let matches = try index.search(
-                vector, k: k, minimumScore: minimumScore, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount)
+                vector, k: k, minimumScore: minimumScore,
+                threads: threads ?? ProcessInfo.processInfo.activeProcessorCount)
             let searched = Date()
             for m in matches {
                 if json {
                     print(
                         JSONValue.object([
-                            "id": .string(m.entry.id), "score": .number((Double(m.score) * 1e6).rounded() / 1e6), "text": .string(m.entry.text),
+                            "id": .string(m.entry.id), "score": .number((Double(m.score) * 1e6).rounded() / 1e6),
+                            "text": .string(m.entry.text),
                             "metadata": .object(m.entry.metadata.mapValues { .string($0) }),
                         ]).jsonString)
                 } else {
-                    print(String(format: "%.4f  ", m.score) + m.entry.id + (m.entry.id == m.entry.text ? "" : "  " + m.entry.text))
+                    print(
+                        String(format: "%.4f  ", m.score) + m.entry.id
+                            + (m.entry.id == m.entry.text ? "" : "  " + m.entry.text))
                 }
             }
             printError(

@@ -104,7 +104,7 @@ public struct ModelOpener: Sendable {
     /// Load options for engine `backend`: the config's, overridden by the request.
     public func loadOptions(backend: String, request: ModelRequest) -> ModelLoadOptions {
         ModelLoadOptions(
-            threads: request.threads ?? config.threads ?? ProcessInfo.processInfo.activeProcessorCount,
+            threads: request.threads ?? config.threads ?? CPUAvailability.defaultThreads,
             contextLength: request.contextLength ?? config.contextLength,
             batchSize: request.batchSize ?? config.batchSize, seed: request.seed ?? 0xC0FFEE,
             engineOptions: engineOptions(backend))

@@ -18,12 +18,17 @@ struct HostContext {
     /// Why this config was chosen.
     let reason: String
     let memory: SystemMemory
+    /// The engine order `sanad tune` measured, when it was applied over the tier file's.
+    let tuning: EngineTuning?
+    /// Why a tuning file that exists was not applied (nil when there is none, or it was applied).
+    let tuningIgnored: String?
 
     /// Options every command that uses a config accepts.
     static let optionsHelp = """
           --config FILE       host config to use (default: SANAD_CONFIG, else the tier for this machine's memory)
           --tier NAME         use configs/tier-NAME.json
           --models DIR        models folder (default: SANAD_MODELS, else models/ in the Sanad checkout)
+          --no-tuning         the tier file's engine order, not the one 'sanad tune' measured on this device
         """
 
     /// Reads `--config`, `--tier` and `--models` from `arguments` and loads the config in force.
@@ -31,6 +36,7 @@ struct HostContext {
         let configFlag = try arguments.option("--config")
         let tierFlag = try arguments.option("--tier")
         let modelsFlag = try arguments.option("--models")
+        let noTuning = arguments.flag("--no-tuning")
         let env = ProcessInfo.processInfo.environment
         let home = findHome()
         let modelsDirectory =
@@ -52,8 +58,9 @@ struct HostContext {
             }
         }
         let memory = SystemMemory.current()
-        let config: HostConfiguration
+        var config: HostConfiguration
         let reason: String
+        var fromTierFile = false
         if let configFlag {
             config = try load(URL(fileURLWithPath: configFlag))
             reason = "--config \(configFlag)"
@@ -66,21 +73,41 @@ struct HostContext {
             }
             config = t
             reason = "--tier \(tierFlag)"
+            fromTierFile = true
         } else if let path = env["SANAD_CONFIG"], !path.isEmpty {
             config = try load(URL(fileURLWithPath: path))
             reason = "SANAD_CONFIG=\(path)"
         } else if let chosen = TierSelection.choose(from: tiers, memory: memory) {
             config = chosen.config
             reason = chosen.reason
+            fromTierFile = true
         } else {
             throw SanadError.invalidConfig(
                 file: configsDirectory?.path ?? "configs/", keyPath: "",
                 problem: "no tier configs found; run sanad from the Sanad checkout, set SANAD_HOME to it, or pass "
                     + "--config FILE")
         }
+        // A tier file's engine order gives way to the one measured on this device (`sanad tune`).
+        var tuning: EngineTuning?
+        var tuningIgnored: String?
+        let tuningFile = EngineTuning.file(tier: config.tier)
+        if fromTierFile, !noTuning, FileManager.default.fileExists(atPath: tuningFile.path) {
+            do {
+                let t = try EngineTuning.load(from: tuningFile)
+                if let why = t.mismatch(with: config) {
+                    tuningIgnored = "\(tuningFile.path) not applied: \(why); run 'sanad tune' again"
+                } else {
+                    config = t.applied(to: config)
+                    tuning = t
+                }
+            } catch {
+                tuningIgnored = "\(error)"
+            }
+        }
         return HostContext(
             home: home, modelsDirectory: modelsDirectory, configsDirectory: configsDirectory, registry: registry,
-            tiers: tiers, config: config, reason: reason, memory: memory)
+            tiers: tiers, config: config, reason: reason, memory: memory, tuning: tuning,
+            tuningIgnored: tuningIgnored)
     }
 
     /// The checkout: SANAD_HOME, else the nearest folder holding configs/tier-*.json above the working directory

@@ -32,6 +32,11 @@ public enum SanadCLI {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "sanad binary not built"])
         }
         var env = ProcessInfo.processInfo.environment
+        // A tuning run on this machine ('sanad tune' in the user's config folder) must not reorder the tests'
+        // engines: unless a test names a folder, none is found.
+        env["SANAD_TUNING_DIR"] =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("sanad-tests-no-tuning-\(getpid())").path
         for (k, v) in environment { env[k] = v }
         let r = try runChildProcess(
             executable, arguments, stdin: Data((stdin ?? "").utf8), environment: env, directory: TestPaths.packageRoot)

@@ -82,7 +82,7 @@ enum BenchCommand: SanadCommand {
             backendIDs = host.registry.inferenceIDs
         }
         let models = try (modelList ?? [host.config.model]).map { try host.resolveModel($0) }
-        let threads = threadsFlag ?? host.config.threads ?? ProcessInfo.processInfo.activeProcessorCount
+        let threads = threadsFlag ?? host.config.threads ?? CPUAvailability.defaultThreads
 
         let printer = BenchPrinter(format: format)
         printer.begin()

@@ -75,6 +75,14 @@ enum ConfigCommand: SanadCommand {
             }
         }
         modelRow["estimate"] = .string(estimateText)
+        let order =
+            host.tuning.map {
+                "measured by 'sanad tune' at \($0.measuredAt) on \($0.machine), \(TuneCommand.threadCount($0.threads)) "
+                    + "(\(EngineTuning.file(tier: c.tier).path); --no-tuning for the tier file's)"
+            } ?? "from \(c.file.lastPathComponent)" + (host.tuningIgnored.map { " (\($0))" } ?? "")
+        let threadsText =
+            c.threads.map { "\($0) (config)" }
+            ?? "\(CPUAvailability.defaultThreads) (\(CPUAvailability.current.description))"
         if json {
             let object: JSONValue = .object([
                 "file": .string(c.file.path), "tier": .string(c.tier), "reason": .string(host.reason),
@@ -85,8 +93,14 @@ enum ConfigCommand: SanadCommand {
                     "budgetMiB": .number(Double(c.memoryBudgetMiB)),
                 ]),
                 "backends": .array(backendRows), "backend": chosen.map(JSONValue.string) ?? .null,
+                "order": .object([
+                    "source": .string(host.tuning == nil ? "tier file" : "tuning"), "text": .string(order),
+                    "measuredAt": host.tuning.map { .string($0.measuredAt) } ?? .null,
+                ]),
                 "model": .object(modelRow), "contextLength": .number(Double(c.contextLength)),
                 "threads": c.threads.map { .number(Double($0)) } ?? .null,
+                "defaultThreads": .number(Double(c.threads ?? CPUAvailability.defaultThreads)),
+                "cpu": .string(CPUAvailability.current.description),
                 "embedding": c.embedding.map { .object(["backend": .string($0.backend), "model": .string($0.model)]) }
                     ?? .null,
                 "plugins": .array(c.plugins.map { .string($0.id) }),
@@ -99,6 +113,7 @@ enum ConfigCommand: SanadCommand {
         print("why:        \(host.reason)")
         if !c.summary.isEmpty { print("about:      \(c.summary)") }
         print("backend:    \(chosen ?? "none available")")
+        print("order:      \(order)")
         for row in backendRows {
             let id = row["id"]?.stringValue ?? ""
             if row["available"] == .bool(true) {
@@ -113,7 +128,7 @@ enum ConfigCommand: SanadCommand {
         print("model:      \(c.model)")
         print("memory:     \(estimateText)")
         print(
-            "context:    \(c.contextLength) tokens, threads: \(c.threads.map(String.init) ?? "all cores"), batch \(c.batchSize)"
+            "context:    \(c.contextLength) tokens, threads: \(threadsText), batch \(c.batchSize)"
         )
         print("embedding:  \(c.embedding.map { "\($0.backend) (\($0.model))" } ?? "none")")
         print("plugins:    \(c.plugins.isEmpty ? "none" : c.plugins.map(\.id).joined(separator: ", "))")

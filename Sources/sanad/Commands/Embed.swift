@@ -87,7 +87,7 @@ extension HostContext {
             throw SanadError.engine("embedding backend '\(id)' is unavailable: \(reason)")
         }
         let options = ModelLoadOptions(
-            threads: threads ?? config.threads ?? ProcessInfo.processInfo.activeProcessorCount,
+            threads: threads ?? config.threads ?? CPUAvailability.defaultThreads,
             engineOptions: engineOptions(id))
         return try await engine.loadEmbeddingModel(at: url, options: options)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadHost
 import SanadIndex
 
 /// `sanad index`: a vector index file for retrieval experiments.
@@ -87,7 +88,7 @@ enum IndexCommand: SanadCommand {
             let embedded = Date()
             let matches = try index.search(
                 vector, k: k, minimumScore: minimumScore,
-                threads: threads ?? ProcessInfo.processInfo.activeProcessorCount)
+                threads: threads ?? CPUAvailability.defaultThreads)
             let searched = Date()
             for m in matches {
                 if json {

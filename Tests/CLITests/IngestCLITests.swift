@@ -116,3 +116,41 @@ struct IngestCLITests {
         #expect(proposals(doc)["passportNumber"] == "L898902C3", "\(doc)")
     }
 }
+
+/// `sanad ingest --index`: text chunks embedded into a vector index with their citations.
+@Suite(
+    "sanad ingest --index",
+    .enabled(if: SanadCLI.executable != nil && TestPaths.model("all-MiniLM-L6-v2") != nil))
+struct IngestIndexCLITests {
+    @Test("every chunk of a letter is indexed with its document and byte range, and a query finds the right one")
+    func indexChunks() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let letter = [
+            String(
+                repeating: "The residence permit of the applicant was renewed at the Riyadh office last spring. ",
+                count: 8),
+            String(repeating: "Your electricity bill of 245 SAR is due on the thirtieth of November. ", count: 8),
+            String(repeating: "The school enrolment of your son requires a copy of the family record. ", count: 8),
+        ].joined(separator: "\n\n")
+        let file = dir.appendingPathComponent("letter.txt")
+        try Data(letter.utf8).write(to: file)
+        let index = dir.appendingPathComponent("docs.idx").path
+        let ingest = try SanadCLI.run(["ingest", "--index", index, file.path])
+        #expect(ingest.status == 0 && ingest.stderr.contains("chunks added"), "\(ingest.stderr)")
+        let list = try SanadCLI.run(["index", "list", "--json", "--index", index])
+        let entries = try list.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        #expect(entries.count >= 3, "\(list.stdout)")
+        for e in entries {
+            #expect(e["id"]?.stringValue?.hasPrefix("letter.txt#") == true)
+            #expect(e["metadata"]?["documentId"]?.stringValue == "letter.txt")
+            let bytes = e["metadata"]?["bytes"]?.stringValue?.split(separator: "-").compactMap { Int($0) } ?? []
+            #expect(bytes.count == 2 && bytes[0] < bytes[1] && bytes[1] <= letter.utf8.count, "\(e)")
+        }
+        let query = try SanadCLI.run([
+            "index", "query", "--json", "-k", "1", "--index", index, "when must I pay the power bill",
+        ])
+        let hit = try JSONValue.parse(query.stdout.split(separator: "\n").first.map(String.init) ?? "")
+        #expect(hit["text"]?.stringValue?.contains("electricity bill") == true, "\(query.stdout)")
+    }
+}

@@ -1,6 +1,8 @@
 import Foundation
 import OCRIngestPlugin
 import SanadCore
+import SanadHost
+import SanadIndex
 import SanadNative
 
 /// `sanad ingest`: reads documents (text or images) into zones, barcodes or text chunks and the form fields they fill.
@@ -28,6 +30,11 @@ enum IngestCommand: SanadCommand {
           --id ID           the document id in the evidence (default: the file name; 'stdin' for '-'); with
                             several files, ID-1, ID-2, …
           --json            one JSON object per document, one per line
+          --index FILE      also embed every text chunk (tier's embedding model) into the vector index FILE
+                            (created when missing; see 'sanad index'), id DOC#N, with the document id, chunk
+                            number and byte range as metadata: 'sanad index query --index FILE' then retrieves
+                            the chunks with their citations
+        \(HostContext.optionsHelp)
 
         Exit status: 0 when every document was read (a zone that fails a check is read: it is reported invalid
         and proposes nothing); 1 when a document could not be read (the others are still reported); 64 usage.
@@ -55,9 +62,12 @@ enum IngestCommand: SanadCommand {
         }
         let today = try arguments.option("--today").map(parseDate) ?? DocumentIngest.calendarDate(Date())
         let idOption = try arguments.option("--id")
+        let indexPath = try arguments.option("--index")
+        let host = indexPath != nil ? try HostContext.load(&arguments) : nil
         let files = try arguments.positionals(min: 1, names: "FILE (or '-' for standard input)")
         var ocr: Result<TesseractOCR, any Error>?
         var failed = 0
+        var chunks: [OCRTextChunk] = []
         for (n, file) in files.enumerated() {
             let documentID =
                 idOption.map { files.count > 1 ? "\($0)-\(n + 1)" : $0 }
@@ -74,6 +84,7 @@ enum IngestCommand: SanadCommand {
                         text: try readDocumentText(file), documentID: documentID, kind: kind, reference: today)
                 }
                 if json { print(document.json.jsonString) } else { print(summary(document, file: file)) }
+                if case .text(let c) = document.content { chunks += c }
             } catch {
                 failed += 1
                 let message = "\(error)"
@@ -81,7 +92,34 @@ enum IngestCommand: SanadCommand {
                 printError("Error: " + (message.hasPrefix(name) ? message : "\(name): \(message)"))
             }
         }
+        if let indexPath, let host {
+            try await index(chunks, into: indexPath, host: host)
+        }
         return failed == 0 ? ExitCode.success : ExitCode.failure
+    }
+
+    /// Embeds `chunks` with the tier's embedding model and adds them to the index file at `path` (id `DOC#N`,
+    /// metadata: document id, chunk number, byte range in the original), replacing chunks with the same ids.
+    static func index(_ chunks: [OCRTextChunk], into path: String, host: HostContext) async throws {
+        guard !chunks.isEmpty else {
+            printError("note: no text chunks to add to \(path) (zones and barcodes are not indexed)")
+            return
+        }
+        let model = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
+        var index = try VectorIndexFile.loadOrCreate(path, dimension: model.dimension)
+        let batch = try await model.embedReportingTruncation(chunks.map(\.text))
+        reportTruncation(batch, labels: chunks.map { "\($0.documentID)#\($0.index)" })
+        for (chunk, vector) in zip(chunks, batch.vectors) {
+            let metadata = [
+                "documentId": chunk.documentID, "chunk": String(chunk.index),
+                "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
+            ]
+            try index.add(
+                VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
+                vector: vector, file: path)
+        }
+        try VectorIndexFile.save(index, to: path)
+        printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(index.count) entries")
     }
 
     static func parseDate(_ text: String) throws -> CalendarDate {

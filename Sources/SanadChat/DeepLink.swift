@@ -11,13 +11,30 @@ public struct DeepLink: Sendable, Codable, Equatable, Hashable {
     public var serviceType: String
     /// What the link is about, in the user's words (`رخصة قيادتك على وشك الانتهاء`).
     public var title: String
-    /// The alert (or record) the destination shows.
+    /// The alert (or record) the destination shows; empty for a link about no alert, written `"alertId": null`
+    /// in JSON as the specification writes it (and read back from `null` or a missing key).
     public var alertId: String
 
     public init(serviceType: String, title: String, alertId: String) {
         self.serviceType = serviceType
         self.title = title
         self.alertId = alertId
+    }
+
+    enum CodingKeys: String, CodingKey { case serviceType, title, alertId }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        serviceType = try c.decode(String.self, forKey: .serviceType)
+        title = try c.decode(String.self, forKey: .title)
+        alertId = try c.decodeIfPresent(String.self, forKey: .alertId) ?? ""
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(serviceType, forKey: .serviceType)
+        try c.encode(title, forKey: .title)
+        if alertId.isEmpty { try c.encodeNil(forKey: .alertId) } else { try c.encode(alertId, forKey: .alertId) }
     }
 
     /// The URL form in `format`, e.g. `absher://service/driving_license_renewal?alert=dl-1&title=%D8%B1…`.

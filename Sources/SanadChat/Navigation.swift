@@ -62,7 +62,7 @@ public struct Destination: Sendable, Equatable, Codable {
             "screen": .string(screen), "title": .string(title),
             "link": .object([
                 "serviceType": .string(link.serviceType), "title": .string(link.title),
-                "alertId": .string(link.alertId),
+                "alertId": link.alertId.isEmpty ? .null : .string(link.alertId),
                 "url": .string(link.url(format)),
             ]),
             "sections": .array(

@@ -173,3 +173,34 @@ struct ChatEntryJSONTests {
         }
     }
 }
+
+@Suite("Numbers a person types, and links without an alert")
+struct LocalizedNumberTests {
+    @Test(
+        "Western, Arabic-Indic and Extended Arabic-Indic digits read as the same number; anything else is not one",
+        arguments: [
+            ("2", 2), ("٢", 2), ("۲", 2), (" 12 ", 12), ("١٢", 12), ("۱۲", 12), ("0", 0), ("-1", nil), ("1.5", nil),
+            ("two", nil), ("", nil), ("١٢٣٤٥٦٧٨٩٠", nil), ("2a", nil),
+        ] as [(String, Int?)])
+    func parse(text: String, expected: Int?) {
+        #expect(parseLocalizedNumber(text) == expected, "\(text)")
+    }
+
+    @Test("numbers are written back in Arabic-Indic digits")
+    func arabicDigits() {
+        #expect(arabicIndicDigits(0) == "٠" && arabicIndicDigits(2026) == "٢٠٢٦")
+    }
+
+    @Test("the specification's \"alertId\": null reads as a link about no alert and writes back as null")
+    func nullAlert() throws {
+        let json = #"{"alertId":null,"serviceType":"dependents","title":"التابعين"}"#
+        let link = try JSONDecoder().decode(DeepLink.self, from: Data(json.utf8))
+        #expect(link == DeepLink(serviceType: "dependents", title: "التابعين", alertId: ""))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(String(decoding: try encoder.encode(link), as: UTF8.self) == json)
+        let missing = try JSONDecoder().decode(
+            DeepLink.self, from: Data(#"{"serviceType":"dependents","title":"t"}"#.utf8))
+        #expect(missing.alertId.isEmpty)
+    }
+}

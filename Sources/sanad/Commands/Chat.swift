@@ -99,7 +99,17 @@ enum ChatCommand: SanadCommand {
             do {
                 if line.hasPrefix("/") {
                     if try await command(line, session: session, printer: printer, handler: handler) == false { break }
-                } else if let n = Int(line), n >= 1, n <= (await session.suggestions.count) {
+                } else if let n = parseLocalizedNumber(line) {
+                    // A bare number picks a suggestion (any digits: 2, ٢, ۲); one out of range is not a question.
+                    let count = await session.suggestions.count
+                    guard n >= 1, n <= count else {
+                        print(
+                            count == 0
+                                ? "! لا توجد اقتراحات الآن؛ اكتب سؤالك بالكلمات"
+                                : "! لا يوجد اقتراح بالرقم \(arabicIndicDigits(n))؛ اختر من ١ إلى \(arabicIndicDigits(count))"
+                        )
+                        continue
+                    }
                     try await Interruption.shared.run { try await session.sendSuggestion(number: n, onEvent: handler) }
                 } else {
                     try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
@@ -130,7 +140,7 @@ enum ChatCommand: SanadCommand {
                 return true
             }
             let links = printer.links
-            guard let n = Int(argument), n >= 1, n <= links.count else {
+            guard let n = parseLocalizedNumber(argument), n >= 1, n <= links.count else {
                 print(
                     "! /open needs a link number" + (links.isEmpty ? " (no links yet)" : " in 1…\(links.count)")
                         + " or an absher:// URL")

@@ -322,7 +322,7 @@ struct KernelTests {
                     )
                 case "Q5_0":
                     pair = (
-                        dot4Q5_0(row, a0, a1, a2, a3, count: columns),
+                        dot4Q5_0(row, a0, rowStride: columns, count: columns),
                         [a0, a1, a2, a3].map { dotQ5_0(row, $0, count: columns) }
                     )
                 default:

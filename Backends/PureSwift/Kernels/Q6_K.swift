@@ -35,30 +35,35 @@ public func dequantizeRowQ6_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePoint
     }
 }
 
-/// Σ over 16 weights (given as 16 bytes of 6-bit values, even/odd in 16-bit lanes) × 16 int8 activations.
+/// Σ over 16 weights (16 bytes of unsigned 6-bit values, even/odd in 16-bit lanes) × 16 int8 activations: lane j
+/// sums elements 4j…4j+3.
 @inline(__always)
 @inlinable
 func dot16Q6(_ w: SIMD8<Int16>, _ a: UnsafeRawPointer) -> SIMD4<Int32> {
     let x = a.loadUnaligned(as: SIMD8<Int16>.self)
-    let thirtyTwo = SIMD8<Int16>(repeating: 32)
-    return multiplyAddPairs((w & 0xFF) &- thirtyTwo, evenBytes(x))
-        &+ multiplyAddPairs((w &>> 8) &- thirtyTwo, oddBytes(x))
+    return multiplyAddPairs(w & 0xFF, evenBytes(x)) &+ multiplyAddPairs(w &>> 8, oddBytes(x))
 }
 
-/// Σ row · activations over `count` values (Q6_K weights × Q8_K activations).
+/// Σ row · activations over `count` values (Q6_K weights × Q8_K activations), rounded as llama.cpp's AVX2
+/// ggml_vec_dot_q6_K_q8_K rounds: per super-block eight integer lanes, lane l holding Σ scale · q · a over
+/// elements 4l…4l+3 (l < 4) or 4l−16…4l−13 (l ≥ 4) of every 32-value chunk, with q the unsigned 6-bit value,
+/// minus 32 · (scale₂ₗ · Σa over sub-block 2l + scale₂ₗ₊₁ · Σa over sub-block 2l+1); then
+/// `acc = fma(da·dw, lane, acc)` per lane and hsum_float_8.
 @inline(__always)
 @inlinable
 public func dotQ6_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var total: Float = 0
+    var acc = SIMD8<Float>()
     let low4 = SIMD8<Int16>(repeating: 0x0F0F)
     let two = SIMD8<Int16>(repeating: 0x0303)
     for b in 0..<count / 256 {
         let block = row + b * q6_KBlockBytes
-        var acc = SIMD4<Float>()
+        let scales = (block + 192).assumingMemoryBound(to: Int8.self)
+        var low = SIMD4<Int32>()  // lanes 0…3: the first 16 values of each chunk
+        var high = SIMD4<Int32>()  // lanes 4…7: the last 16
         for n in 0..<2 {
             let ql = block + 64 * n
             let qh = block + 128 + 32 * n
-            let sc = (block + 192 + 8 * n).assumingMemoryBound(to: Int8.self)
+            let sc = scales + 8 * n
             let x = UnsafeRawPointer(a.quants + b * 256 + 128 * n)
             for half in 0..<2 {  // l in 16·half ..< 16·half + 16
                 let o = 16 * half
@@ -69,13 +74,19 @@ public func dotQ6_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> 
                 let w2 = (l32 & low4) | (((h &>> 2) & two) &<< 4)
                 let w3 = ((l0 &>> 4) & low4) | (((h &>> 4) & two) &<< 4)
                 let w4 = ((l32 &>> 4) & low4) | (((h &>> 6) & two) &<< 4)
-                acc += smallIntToFloat(dot16Q6(w1, x + o)) * Float(sc[half])
-                acc += smallIntToFloat(dot16Q6(w2, x + o + 32)) * Float(sc[half + 2])
-                acc += smallIntToFloat(dot16Q6(w3, x + o + 64)) * Float(sc[half + 4])
-                acc += smallIntToFloat(dot16Q6(w4, x + o + 96)) * Float(sc[half + 6])
+                let s =
+                    dot16Q6(w1, x + o) &* Int32(sc[half]) &+ dot16Q6(w2, x + o + 32) &* Int32(sc[half + 2])
+                    &+ dot16Q6(w3, x + o + 64) &* Int32(sc[half + 4]) &+ dot16Q6(w4, x + o + 96)
+                    &* Int32(sc[half + 6])
+                if half == 0 { low &+= s } else { high &+= s }
             }
         }
-        total += loadHalf(block, 208) * a.scales[b] * acc.sum()
+        var lanes = SIMD8(lowHalf: low, highHalf: high)
+        let bs = a.blockSums + b * 16
+        for l in 0..<8 {
+            lanes[l] &-= 32 &* (bs[2 * l] &* Int32(scales[2 * l]) &+ bs[2 * l + 1] &* Int32(scales[2 * l + 1]))
+        }
+        acc = acc.addingProduct(SIMD8(repeating: a.scales[b] * loadHalf(block, 208)), intToFloat(lanes))
     }
-    return total
+    return llamaHorizontalSum(acc)
 }

@@ -205,6 +205,13 @@ public enum Q6_KRows: RowKernel {
     }
 }
 
+public enum Q6_KTiledRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ6_KTiled(row, a, count: count)
+    }
+}
+
 public enum F16Rows: RowKernel {
     @inline(__always) @inlinable
     public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
@@ -293,6 +300,8 @@ public func multiplyRows<Build>(
     case .q4_0: multiplyRows(Q4_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q5_0: multiplyRows(Q5_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q4_K: multiplyRows(Q4_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q6_K where x.rows >= q6_KTiledMinimumBatch:
+        multiplyRows(Q6_KTiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q6_K: multiplyRows(Q6_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .f16: multiplyRows(F16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .bf16: multiplyRows(BF16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)

@@ -111,7 +111,8 @@ public func dotQ4_KGrouped(_ row: UnsafeRawPointer, _ a: ActivationRow, count: I
 @inlinable
 public func dot4Q4_K(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
     SIMD4(
-        dotQ4_KGrouped(row, a, count: count), dotQ4_KGrouped(row, a.advanced(rows: 1, columns: rowStride), count: count),
+        dotQ4_KGrouped(row, a, count: count),
+        dotQ4_KGrouped(row, a.advanced(rows: 1, columns: rowStride), count: count),
         dotQ4_KGrouped(row, a.advanced(rows: 2, columns: rowStride), count: count),
         dotQ4_KGrouped(row, a.advanced(rows: 3, columns: rowStride), count: count))
 }

@@ -90,7 +90,7 @@ struct Gemma3EngineTests {
     /// once; its Q6_K product rounds by the batch's rows, so the slices must too (MicroBatches.swift). Reference:
     /// scripts/golden/greedy-ids against the AVX2 reference build, run as
     /// `greedy-ids -m models/gemma-3-270m-q4_k_m.gguf -n 32 -f PROMPT` where PROMPT holds the first 580 bytes of
-    /// /usr/share/common-licenses/GPL-3.
+    /// /usr/share/common-licenses/GPL-3 (the first step's top logits with `-n 1 -k 3`).
     @Test("a 130-token prompt (a batch longer than the engine's slices) continues with llama.cpp's tokens")
     func longPrompt() async throws {
         let text = try #require(FileManager.default.contents(atPath: "/usr/share/common-licenses/GPL-3"))
@@ -98,6 +98,9 @@ struct Gemma3EngineTests {
         let ids = try session.tokenize(
             String(decoding: text.prefix(580), as: UTF8.self), addSpecial: true, parseSpecial: true)
         #expect(ids.count == 130)
+        let logits = try session.evaluateLogits(ids, rows: 129..<130)
+        let top: [(Int, Float)] = [(236772, 16.8268833), (236758, 15.5932922), (236743, 15.4042635)]
+        #expect(top.map { logits[0][$0.0].bitPattern } == top.map(\.1.bitPattern))
         let expected: [Int32] = [
             236772, 19118, 11440, 563, 5402, 531, 2583, 611, 506, 11425, 531, 107, 4177, 506, 4146, 611, 1161, 236761,
             108, 138, 818, 103857, 5884, 7423, 11440, 563, 496, 2196, 236764, 4865, 989, 10945,

@@ -58,7 +58,8 @@ final class RoundedActivations {
             let prepared = scratch[worker].row(0)
             for r in range {
                 expandRow(
-                    x + r * columns, count: columns, format: format, kernels: kernels, prepared: prepared,
+                    x + r * columns, count: columns, format: format.forRow(r, of: rows), kernels: kernels,
+                    prepared: prepared,
                     into: out + r * columns)
                 if let sums { sumErrors(prepared, blocks: blocks, into: sums + r * blocks) }
             }
@@ -109,7 +110,7 @@ func expandRow(
         for i in 0..<count { out[i] = roundToHalf(source[i]) }
     case .bf16:
         for i in 0..<count { out[i] = bfloat16ToFloat(floatToBFloat16(source[i])) }
-    case .q8_0, .q8_1, .q8_K:
+    case .q8_0, .q8_1, .q8_K, .q8_KRepacked:
         kernels.prepareActivationRow(source, count: count, into: prepared, format: format)
         let block = format.blockSize
         for b in 0..<count / block {

@@ -28,11 +28,11 @@ struct KernelBuildTests {
         var r = TestRandom(11)
         let columns = format.blockSize == 256 ? 512 : 96
         let rows = 13
-        let batch = 6  // one group of four activation rows and two single ones
         let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
-        let x = r.floats(batch * columns)
         let type = try #require(GGMLType.allCases.first { $0.description == format.name })
-        for build in KernelBuilds.runnable {
+        // One group of four activation rows and two single ones; a batch that takes the tiled K-quant rounding.
+        for (batch, build) in [6, 9].flatMap({ b in KernelBuilds.runnable.map { (b, $0) } }) {
+            let x = r.floats(batch * columns)
             let act = QuantizedActivations(rows: batch, columns: columns)
             let expectedAct = QuantizedActivations(rows: batch, columns: columns)
             var got = [Float](repeating: 0, count: batch * rows)

@@ -252,6 +252,27 @@ struct KernelTests {
         }
     }
 
+    /// Where a block's largest magnitude occurs with both signs, ggml's reference quantizer takes the first one's
+    /// sign and the repacked-Q4_K quantizer (ggml_quantize_mat_q8_K_4x8) the positive one, for the rows of its
+    /// groups of four only; the rows after the last group are quantized as `.q8_K`.
+    @Test("Q8_K for repacked Q4_K: a tie of magnitudes takes the positive sign in groups of four")
+    func repackedQ8_KTies() {
+        var x = [Float](repeating: 0.5, count: 5 * 256)
+        for r in 0..<5 {
+            x[r * 256 + 3] = -2
+            x[r * 256 + 200] = 2
+        }
+        let act = QuantizedActivations(rows: 5, columns: 256)
+        act.prepare(x, rows: 5, columns: 256, stride: 256, format: .q8_KRepacked)
+        for r in 0..<4 {
+            #expect(act.row(r).scales[0] == 1 / (-127 / Float(2)))
+            #expect(act.row(r).quants[200] == -127 && act.row(r).quants[3] == 127)
+        }
+        #expect(act.row(4).scales[0] == 1 / (127 / Float(2)))
+        act.prepare(x, rows: 5, columns: 256, stride: 256, format: .q8_K)
+        #expect(act.row(0).scales[0] == 1 / (127 / Float(2)))
+    }
+
     @Test("dot products agree with dequantized weights × activations", arguments: blockFormats)
     func dotProducts(_ format: BlockFormat) throws {
         var r = TestRandom(UInt64(format.blockSize + format.blockBytes))
@@ -322,7 +343,7 @@ struct KernelTests {
                     )
                 case "Q5_0":
                     pair = (
-                        dot4Q5_0(row, a0, a1, a2, a3, count: columns),
+                        dot4Q5_0(row, a0, rowStride: columns, count: columns),
                         [a0, a1, a2, a3].map { dotQ5_0(row, $0, count: columns) }
                     )
                 default:

@@ -25,7 +25,15 @@ enum MicroBatches {
         let tiledAttention = tokens.count >= halfAccumulationBatchLimit
         var sliceStart = 0
         while sliceStart < tokens.count {
-            let slice = sliceStart..<min(sliceStart + size, tokens.count)
+            var slice = sliceStart..<min(sliceStart + size, tokens.count)
+            // llama.cpp multiplies the whole batch at once, and some of its kernels round by the batch's rows (the
+            // tiled K-quant product from 8 rows, Q6_K.swift; Q4_K's groups of four, Q4_K.swift): a short last
+            // slice takes eight rows of the full one before it, which keeps the slices' starts multiples of four.
+            let rest = tokens.count - slice.upperBound
+            let least = q6_KTiledMinimumBatch
+            if rest > 0 && rest < least && slice.count == size && size >= 2 * least && size % 4 == 0 {
+                slice = slice.lowerBound..<(slice.upperBound - least)
+            }
             let sliceOutputs = outputs.clamped(to: slice)
             let logitRows = sliceOutputs.isEmpty ? 0 : sliceOutputs.lowerBound - outputs.lowerBound
             evaluate(

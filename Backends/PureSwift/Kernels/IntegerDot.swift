@@ -62,6 +62,14 @@ func smallIntToFloat(_ v: SIMD8<Int32>) -> SIMD8<Float> {
     unsafeBitCast(v &+ 0x4B40_0000, to: SIMD8<Float>.self) - 12_582_912
 }
 
+/// int → float rounded to nearest even, as `cvtdq2ps` converts, for any Int32: the high and low 16 bits convert
+/// exactly and their sum is rounded once.
+@inline(__always)
+@inlinable
+func intToFloat(_ v: SIMD8<Int32>) -> SIMD8<Float> {
+    smallIntToFloat(v &>> 16) * 65536 + smallIntToFloat(v & 0xFFFF)
+}
+
 /// Exact int → float for |v| < 2²² by the 1.5·2²³ magic number.
 @inline(__always)
 @inlinable

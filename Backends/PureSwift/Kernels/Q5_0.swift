@@ -51,39 +51,61 @@ func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
     return ((low & byte) &- sixteen, (low &>> 8) &- sixteen, (high & byte) &- sixteen, (high &>> 8) &- sixteen)
 }
 
-/// Σ row · activations over `count` values (Q5_0 weights × Q8_0 activations).
+/// The eight lane sums of one Q5_0 block times Q8_0 activations in the pair layout: lane l sums the products of
+/// elements 4l…4l+3, as ggml_vec_dot_q5_0_q8_0 (AVX2) and llamafile's tinyBLAS_Q0_AVX group them.
+@inline(__always)
+@inlinable
+func lanesQ5_0(_ block: UnsafeRawPointer, _ pairs: UnsafePointer<Int16>) -> SIMD8<Int32> {
+    let (w0, w1, w2, w3) = unpackQ5_0(block)
+    return pairLanes(SIMD16(lowHalf: w0, highHalf: w2), SIMD16(lowHalf: w1, highHalf: w3), pairs)
+}
+
+/// Σ row · activations over `count` values (Q5_0 weights × Q8_0 activations), rounded as llama.cpp's AVX2
+/// ggml_vec_dot_q5_0_q8_0 and tinyBLAS_Q0_AVX round: eight float lanes accumulated as `fma(dw·da, lane, acc)`,
+/// hsum_float_8.
 @inline(__always)
 @inlinable
 public func dotQ5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD4<Float>()
+    let halves = halfToFloatTable
+    var acc = SIMD8<Float>()
     for b in 0..<count / 32 {
         let block = row + b * q5_0BlockBytes
-        let (w0, w1, w2, w3) = unpackQ5_0(block)
-        let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
-        acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
+        let lanes = lanesQ5_0(block, a.pairs + b * 32)
+        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), smallIntToFloat(lanes))
     }
-    return acc.sum()
+    return llamaHorizontalSum(acc)
 }
 
-/// Four dot products of one Q5_0 row with four activation rows.
+/// Four dot products of one Q5_0 row with the four activation rows `a`, `a` + `rowStride` values, …, each rounded
+/// as `dotQ5_0`.
 @inline(__always)
 @inlinable
-public func dot4Q5_0(
-    _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
-    count: Int
-) -> SIMD4<Float> {
-    var acc0 = SIMD4<Float>()
-    var acc1 = SIMD4<Float>()
-    var acc2 = SIMD4<Float>()
-    var acc3 = SIMD4<Float>()
+public func dot4Q5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+    let halves = halfToFloatTable
+    let scaleStride = rowStride / 32
+    var acc0 = SIMD8<Float>()
+    var acc1 = SIMD8<Float>()
+    var acc2 = SIMD8<Float>()
+    var acc3 = SIMD8<Float>()
+    var pairs = UnsafePointer(a.pairs)
+    var scales = UnsafePointer(a.scales)
     for b in 0..<count / 32 {
         let block = row + b * q5_0BlockBytes
         let (w0, w1, w2, w3) = unpackQ5_0(block)
-        let d = loadHalf(block)
-        acc0 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a0.quants + b * 32))) * (d * a0.scales[b])
-        acc1 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a1.quants + b * 32))) * (d * a1.scales[b])
-        acc2 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a2.quants + b * 32))) * (d * a2.scales[b])
-        acc3 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32))) * (d * a3.scales[b])
+        let even = SIMD16(lowHalf: w0, highHalf: w2)
+        let odd = SIMD16(lowHalf: w1, highHalf: w3)
+        let ds =
+            SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride])
+            * loadHalf(block, 0, halves)
+        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
+        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))
+        acc2 = acc2.addingProduct(
+            SIMD8(repeating: ds[2]), smallIntToFloat(pairLanes(even, odd, pairs + 2 * rowStride)))
+        acc3 = acc3.addingProduct(
+            SIMD8(repeating: ds[3]), smallIntToFloat(pairLanes(even, odd, pairs + 3 * rowStride)))
+        pairs += 32
+        scales += 1
     }
-    return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum())
+    return SIMD4(
+        llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
 }

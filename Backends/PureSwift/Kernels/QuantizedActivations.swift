@@ -14,13 +14,23 @@ public enum ActivationFormat: Sendable, Equatable {
     case q8_1
     /// 256-value blocks of int8 with a float scale and 16-value partial sums (K-quants).
     case q8_K
+    /// `.q8_K` as llama.cpp's AVX2 build quantizes the activations of repacked Q4_K matrices: rows in groups of four
+    /// with ggml_quantize_mat_q8_K_4x8, which takes the scale's sign from a positive value where a block's largest
+    /// magnitude occurs with both signs (`quantizeRowQ8_K`); the rows after the last full group as `.q8_K`.
+    case q8_KRepacked
+
+    /// The format of row `row` of `rows` prepared together.
+    @inlinable
+    public func forRow(_ row: Int, of rows: Int) -> ActivationFormat {
+        self == .q8_KRepacked && row >= rows - rows % 4 ? .q8_K : self
+    }
 
     /// Elements per block of this format.
     public var blockSize: Int {
         switch self {
         case .f32, .f16, .bf16: return 1
         case .q8_0, .q8_1: return 32
-        case .q8_K: return 256
+        case .q8_K, .q8_KRepacked: return 256
         }
     }
 }
@@ -140,7 +150,8 @@ public final class QuantizedActivations {
         parallelChunks(rows, threads: rows >= 16 ? threads : 1) { range in
             for r in range {
                 let out = row(r)
-                kernels.prepareActivationRow(x + r * stride, count: columns, into: out, format: format)
+                kernels.prepareActivationRow(
+                    x + r * stride, count: columns, into: out, format: format.forRow(r, of: rows))
                 if byBlock {
                     for b in 0..<blocks {
                         scalesByBlock[b * paddedRows + r] = out.scales[b]
@@ -177,7 +188,8 @@ public func prepareActivationRow(
         interleaveForHalves(out.floats, count: columns)
     case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
     case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
-    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out)
+    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: false)
+    case .q8_KRepacked: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: true)
     }
 }
 
@@ -215,10 +227,11 @@ public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: Act
 }
 
 /// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the
-/// largest magnitude, quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
+/// largest magnitude (the first such value; with `positiveTies`, a positive one where both signs occur, as
+/// ggml_quantize_mat_q8_K_4x8 picks it), quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
 @inline(__always)
 @inlinable
-public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow) {
+public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, positiveTies: Bool) {
     for b in 0..<count / 256 {
         let v = x + b * 256
         let q = out.quants + b * 256
@@ -231,6 +244,7 @@ public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: Act
                 maxValue = v[i]
             }
         }
+        if positiveTies && maxValue < 0 && (0..<256).contains(where: { v[$0] == amax }) { maxValue = amax }
         if amax == 0 {
             out.scales[b] = 0
             for i in 0..<256 { q[i] = 0 }

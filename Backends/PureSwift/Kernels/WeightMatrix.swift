@@ -67,7 +67,8 @@ public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read
         case .bf16: return .bf16
         case .q4_0, .q5_0, .q8_0: return .q8_0
         case .q4_1: return .q8_1
-        case .q4_K, .q6_K: return .q8_K
+        case .q4_K: return .q8_KRepacked
+        case .q6_K: return .q8_K
         default: return .f32
         }
     }
@@ -182,9 +183,7 @@ public enum Q5_0Rows: RowKernel {
     }
     @inline(__always) @inlinable
     public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q5_0(
-            row, a, a.advanced(rows: 1, columns: rowStride), a.advanced(rows: 2, columns: rowStride),
-            a.advanced(rows: 3, columns: rowStride), count: count)
+        dot4Q5_0(row, a, rowStride: rowStride, count: count)
     }
 }
 
@@ -193,12 +192,23 @@ public enum Q4_KRows: RowKernel {
     public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
         dotQ4_K(row, a, count: count)
     }
+    @inline(__always) @inlinable
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_K(row, a, rowStride: rowStride, count: count)
+    }
 }
 
 public enum Q6_KRows: RowKernel {
     @inline(__always) @inlinable
     public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
         dotQ6_K(row, a, count: count)
+    }
+}
+
+public enum Q6_KTiledRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ6_KTiled(row, a, count: count)
     }
 }
 
@@ -290,6 +300,8 @@ public func multiplyRows<Build>(
     case .q4_0: multiplyRows(Q4_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q5_0: multiplyRows(Q5_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q4_K: multiplyRows(Q4_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+    case .q6_K where x.rows >= q6_KTiledMinimumBatch:
+        multiplyRows(Q6_KTiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .q6_K: multiplyRows(Q6_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .f16: multiplyRows(F16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
     case .bf16: multiplyRows(BF16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)

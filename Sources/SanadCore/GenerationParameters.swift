@@ -38,7 +38,8 @@ public struct SamplingParameters: Sendable, Equatable, Codable {
 public struct GenerationParameters: Sendable, Equatable {
     public static func == (a: GenerationParameters, b: GenerationParameters) -> Bool {
         a.maxTokens == b.maxTokens && a.sampling == b.sampling && a.stopStrings == b.stopStrings
-            && a.truncatePrompt == b.truncatePrompt && a.constraint.map { ObjectIdentifier($0) }
+            && a.truncatePrompt == b.truncatePrompt
+            && a.constraint.map { ObjectIdentifier($0) }
                 == b.constraint.map { ObjectIdentifier($0) }
     }
 

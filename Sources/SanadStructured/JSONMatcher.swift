@@ -155,10 +155,13 @@ public struct JSONMatcher: Sendable, Hashable {
                 replacingTop(
                     thread,
                     offset + 1 == key.count
-                        ? .colon(node: node, property: property) : .key(node: node, property: property, offset: offset + 1)))
+                        ? .colon(node: node, property: property)
+                        : .key(node: node, property: property, offset: offset + 1)))
         case .colon(let node, let property):
             if takeSpace() { return }
-            if b == UInt8(ascii: ":") { out.append(replacingTop(thread, .propertyValue(node: node, property: property))) }
+            if b == UInt8(ascii: ":") {
+                out.append(replacingTop(thread, .propertyValue(node: node, property: property)))
+            }
         case .propertyValue(let node, let property):
             if takeSpace() { return }
             guard case .object(let properties) = schema[node] else { return }
@@ -249,10 +252,16 @@ public struct JSONMatcher: Sendable, Hashable {
                 push(thread, .string(node: node, progress), into: &out)
             }
         case .number(let rule):
-            if let progress = NumberProgress().appending(b, rule) { push(thread, .number(node: node, progress), into: &out) }
+            if let progress = NumberProgress().appending(b, rule) {
+                push(thread, .number(node: node, progress), into: &out)
+            }
         case .literals(let texts):
             for (i, text) in texts.enumerated() where text.first == b {
-                if text.count == 1 { out.append(thread) } else { push(thread, .literal(node: node, index: i, offset: 1), into: &out) }
+                if text.count == 1 {
+                    out.append(thread)
+                } else {
+                    push(thread, .literal(node: node, index: i, offset: 1), into: &out)
+                }
             }
         }
     }
@@ -284,12 +293,20 @@ public struct JSONMatcher: Sendable, Hashable {
             switch b {
             case 0x20...0x7F: return counted(p, rule)
             case 0xC2...0xDF: p.continuation = 1
-            case 0xE0: p.continuation = 2; p.low = 0xA0
+            case 0xE0:
+                p.continuation = 2
+                p.low = 0xA0
             case 0xE1...0xEC, 0xEE, 0xEF: p.continuation = 2
-            case 0xED: p.continuation = 2; p.high = 0x9F
-            case 0xF0: p.continuation = 3; p.low = 0x90
+            case 0xED:
+                p.continuation = 2
+                p.high = 0x9F
+            case 0xF0:
+                p.continuation = 3
+                p.low = 0x90
             case 0xF1...0xF3: p.continuation = 3
-            case 0xF4: p.continuation = 3; p.high = 0x8F
+            case 0xF4:
+                p.continuation = 3
+                p.high = 0x8F
             default: return nil
             }
             return counted(p, rule)

@@ -61,7 +61,8 @@ struct NumberProgress: Hashable, Sendable {
             let extra = body == [UInt8(ascii: "0")] ? 0 : Self.maximumDigits - body.count
             for j in 0...max(0, extra) {
                 let scale = pow10(j)
-                intervals.append(rule.integer ? (i * scale, (i + 1) * scale - 1, false) : (i * scale, (i + 1) * scale, true))
+                intervals.append(
+                    rule.integer ? (i * scale, (i + 1) * scale - 1, false) : (i * scale, (i + 1) * scale, true))
             }
         }
         for (a, b, open) in intervals {

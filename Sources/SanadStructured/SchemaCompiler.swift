@@ -56,7 +56,8 @@ struct SchemaCompiler {
 
     mutating func add(_ node: Node, _ pointer: String) throws(SchemaError) -> Int {
         guard nodes.count < CompiledSchema.maximumNodes else {
-            throw SchemaError(pointer: pointer, problem: "the schema is too large (over \(CompiledSchema.maximumNodes) nodes)")
+            throw SchemaError(
+                pointer: pointer, problem: "the schema is too large (over \(CompiledSchema.maximumNodes) nodes)")
         }
         nodes.append(node)
         pointers.append(pointer)
@@ -68,12 +69,14 @@ struct SchemaCompiler {
             throw SchemaError(pointer: pointer, problem: "nested deeper than \(Self.maximumDepth) levels")
         }
         guard case .object(let keywords) = schema else {
-            throw SchemaError(pointer: pointer, problem: "a schema must be an object (boolean schemas are not supported)")
+            throw SchemaError(
+                pointer: pointer, problem: "a schema must be an object (boolean schemas are not supported)")
         }
         let structural = Set(keywords.keys).subtracting(Self.annotations)
         func only(_ allowed: Set<String>, because: String) throws(SchemaError) {
             if let extra = structural.subtracting(allowed).sorted().first {
-                throw SchemaError(pointer: pointer + "/" + escape(extra), problem: "\(extra) cannot be combined with \(because)")
+                throw SchemaError(
+                    pointer: pointer + "/" + escape(extra), problem: "\(extra) cannot be combined with \(because)")
             }
         }
         if let ref = keywords["$ref"] {
@@ -95,7 +98,8 @@ struct SchemaCompiler {
             guard let value = keywords[combinator] else { continue }
             try only([combinator], because: combinator + " (put the other keywords inside its alternatives)")
             guard case .array(let list) = value, !list.isEmpty else {
-                throw SchemaError(pointer: pointer + "/" + combinator, problem: "\(combinator) must be a non-empty array")
+                throw SchemaError(
+                    pointer: pointer + "/" + combinator, problem: "\(combinator) must be a non-empty array")
             }
             var options: [Int] = []
             for (i, option) in list.enumerated() {

@@ -12,7 +12,8 @@ public final class SchemaConstraint: TokenConstraint {
         self.init(try CompiledSchema(schema: schema))
     }
 
-    public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint {
+    public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
+    {
         let trie = vocabulary.derived("SanadStructured.VocabularyTrie") { VocabularyTrie(vocabulary) }
         return SchemaMask(matcher: JSONMatcher(schema), vocabulary: vocabulary, trie: trie, sampling: sampling)
     }
@@ -50,7 +51,8 @@ final class SchemaMask: LogitConstraint {
 
     func mask(_ logits: UnsafeMutableBufferPointer<Float>) throws {
         guard !broken else {
-            throw SanadError.engine("the JSON-schema constraint lost track of the output (a token it had forbidden was chosen)")
+            throw SanadError.engine(
+                "the JSON-schema constraint lost track of the output (a token it had forbidden was chosen)")
         }
         if keep > 0 && keep * 8 < logits.count && maskTop(logits) { return }
         for i in allowed.indices { allowed[i] = false }

@@ -37,7 +37,8 @@ public struct SimplePattern: Sendable, Hashable {
     public let source: String
 
     /// ISO 8601 calendar date `YYYY-MM-DD` (month 01–12, day 01–31).
-    static let date = try! SimplePattern("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")  // a fixed, valid pattern
+    // A fixed pattern, known valid (JSONMatcherTests compiles it through `format: date`).
+    static let date = try! SimplePattern("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")
 
     /// Compiles `source`; the error says what is not supported.
     public init(_ source: String) throws(PatternError) {
@@ -144,9 +145,15 @@ struct PatternParser {
     mutating func quantifier() throws(PatternError) -> (Int, Int?)? {
         guard at < text.count - 1 else { return nil }
         switch text[at] {
-        case UInt8(ascii: "?"): at += 1; return (0, 1)
-        case UInt8(ascii: "*"): at += 1; return (0, nil)
-        case UInt8(ascii: "+"): at += 1; return (1, nil)
+        case UInt8(ascii: "?"):
+            at += 1
+            return (0, 1)
+        case UInt8(ascii: "*"):
+            at += 1
+            return (0, nil)
+        case UInt8(ascii: "+"):
+            at += 1
+            return (1, nil)
         case UInt8(ascii: "{"):
             at += 1
             guard let low = number() else { throw fail("expected a count after { at offset \(at)") }
@@ -203,7 +210,10 @@ struct PatternParser {
         case UInt8(ascii: "d"): for d in 0x30...0x39 { bits.insert(d) }
         case UInt8(ascii: "w"):
             for d in 0x30...0x39 { bits.insert(d) }
-            for l in 0x41...0x5A { bits.insert(l); bits.insert(l + 32) }
+            for l in 0x41...0x5A {
+                bits.insert(l)
+                bits.insert(l + 32)
+            }
             bits.insert(0x5F)
         case UInt8(ascii: "s"): bits.insert(0x20)
         default:
@@ -238,7 +248,8 @@ struct PatternParser {
                 low.insert(Int(text[at]))
                 at += 1
             }
-            if let from = lowByte, at + 1 < text.count, text[at] == UInt8(ascii: "-"), text[at + 1] != UInt8(ascii: "]") {
+            if let from = lowByte, at + 1 < text.count, text[at] == UInt8(ascii: "-"), text[at + 1] != UInt8(ascii: "]")
+            {
                 var to = text[at + 1]
                 at += 2
                 if to == UInt8(ascii: "\\"), at < text.count {
@@ -279,7 +290,9 @@ struct PatternBuilder {
             return start
         case .choice(let options):
             var start = try build(options[options.count - 1], next: next)
-            for option in options.dropLast().reversed() { start = try add(.split(try build(option, next: next), start)) }
+            for option in options.dropLast().reversed() {
+                start = try add(.split(try build(option, next: next), start))
+            }
             return start
         case .repeated(let inner, let low, let high):
             var start = next

@@ -11,7 +11,8 @@ public enum StructuredGeneration {
         session: any InferenceSession, prompt: String, schema: JSONValue,
         parameters: GenerationParameters = GenerationParameters(maxTokens: 512)
     ) async throws -> JSONValue {
-        try await generate(session: session, prompt: prompt, constraint: SchemaConstraint(schema: schema), parameters: parameters)
+        try await generate(
+            session: session, prompt: prompt, constraint: SchemaConstraint(schema: schema), parameters: parameters)
     }
 
     /// The same, with `messages` put through the model's chat template (an assistant turn opened).

@@ -32,7 +32,10 @@ struct JSONMatcherTests {
                 let valid = (try? StrictJSON().parse(bytes)).map { validates($0, schema, root: schema) } ?? false
                 let accepted = matcher.advanced(by: bytes)?.isComplete ?? false
                 if accepted {
-                    #expect(valid, "\(c): accepted the invalid \(String(decoding: bytes, as: UTF8.self).debugDescription) for \(schema)")
+                    #expect(
+                        valid,
+                        "\(c): accepted the invalid \(String(decoding: bytes, as: UTF8.self).debugDescription) for \(schema)"
+                    )
                 } else if !valid {
                     mutationsRefused += 1
                 }
@@ -45,7 +48,8 @@ struct JSONMatcherTests {
     @Test("layout: no leading blank, one blank at most between tokens, properties in schema order")
     func layout() throws {
         let schema: JSONValue = [
-            "type": "object", "properties": ["b": ["type": "integer"], "a": ["type": "string"]], "required": ["b", "a"],
+            "type": "object", "properties": ["b": ["type": "integer"], "a": ["type": "string"]],
+            "required": ["b", "a"],
         ]
         let m = JSONMatcher(try CompiledSchema(schema: schema))
         #expect(accepts(m, #"{"b":1,"a":"x"}"#))
@@ -75,8 +79,9 @@ struct JSONMatcherTests {
                 return "compiled"
             } catch { return error.description }
         }
-        #expect(problem(["type": "object", "properties": ["x": ["type": "string", "uniqueItems": true]]]).hasPrefix(
-            "schema at #/properties/x/uniqueItems:"))
+        #expect(
+            problem(["type": "object", "properties": ["x": ["type": "string", "uniqueItems": true]]]).hasPrefix(
+                "schema at #/properties/x/uniqueItems:"))
         #expect(problem(["type": "string", "format": "email"]).hasPrefix("schema at #/format:"))
         #expect(problem(["$ref": "#/$defs/missing"]).hasPrefix("schema at #/$ref:"))
         #expect(problem(["type": "string", "pattern": "[a-z]+"]).hasPrefix("schema at #/pattern:"))

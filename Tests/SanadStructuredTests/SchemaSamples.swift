@@ -7,11 +7,18 @@ import SanadTestSupport
 
 /// Patterns the random schemas use, with a maker of matching strings.
 let samplePatterns: [(String, @Sendable (inout SeededGenerator) -> String)] = [
-    ("^[A-Z]{2}[0-9]{3}$", { rng in rng.string(from: Array("ABCXYZ"), length: 2...2) + rng.string(from: Array("0123456789"), length: 3...3) }),
+    (
+        "^[A-Z]{2}[0-9]{3}$",
+        { rng in rng.string(from: Array("ABCXYZ"), length: 2...2) + rng.string(from: Array("0123456789"), length: 3...3)
+        }
+    ),
     ("^(yes|no|maybe)$", { rng in rng.pick(["yes", "no", "maybe"]) }),
-    ("^[a-z]+(-[a-z]+)*$", { rng in
-        (0..<rng.int(1...3)).map { _ in rng.string(from: Array("abcxyz"), length: 1...4) }.joined(separator: "-")
-    }),
+    (
+        "^[a-z]+(-[a-z]+)*$",
+        { rng in
+            (0..<rng.int(1...3)).map { _ in rng.string(from: Array("abcxyz"), length: 1...4) }.joined(separator: "-")
+        }
+    ),
 ]
 
 let propertyNames = ["id", "name", "value", "notes", "nextStepId", "amount", "date", "tags", "ok", "a/b", "ключ"]
@@ -119,7 +126,8 @@ struct DocumentMaker {
             let high = number("maximum") ?? low + 2000
             let whole = rng.int(low...high)
             if s["type"]?.stringValue == "number" && whole < high && rng.bool() {
-                return whole < 0 && whole + 1 > low ? "-\(-whole - 1).\(rng.int(1...99))" : "\(whole).\(rng.int(0...99))"
+                return whole < 0 && whole + 1 > low
+                    ? "-\(-whole - 1).\(rng.int(1...99))" : "\(whole).\(rng.int(0...99))"
             }
             return "\(whole)"
         case "boolean": return rng.bool() ? "true" : "false"
@@ -129,7 +137,8 @@ struct DocumentMaker {
             let high = number("maxItems") ?? low + 3
             let count = depth > 4 ? low : rng.int(low...high)
             guard let items = s["items"], count > 0 else { return "[" + blank() + "]" }
-            return "[" + blank() + (0..<count).map { _ in text(items, depth: depth + 1) + blank() }
+            return "[" + blank()
+                + (0..<count).map { _ in text(items, depth: depth + 1) + blank() }
                 .joined(separator: "," + blank()) + "]"
         default:
             guard case .object(let properties)? = s["properties"] else { return "{" + blank() + "}" }
@@ -156,7 +165,9 @@ func validates(_ value: JSONValue, _ s: JSONValue, root: JSONValue, depth: Int =
     }
     if let c = s["const"] { return same(value, c) }
     if case .array(let values)? = s["enum"] { return values.contains { same(value, $0) } }
-    if case .array(let options)? = s["anyOf"] { return options.contains { validates(value, $0, root: root, depth: depth + 1) } }
+    if case .array(let options)? = s["anyOf"] {
+        return options.contains { validates(value, $0, root: root, depth: depth + 1) }
+    }
     if case .array(let options)? = s["oneOf"] {
         return options.filter { validates(value, $0, root: root, depth: depth + 1) }.count == 1
     }
@@ -166,7 +177,8 @@ func validates(_ value: JSONValue, _ s: JSONValue, root: JSONValue, depth: Int =
         let length = text.unicodeScalars.count
         if let low = bound("minLength"), Double(length) < low { return false }
         if let high = bound("maxLength"), Double(length) > high { return false }
-        let pattern = s["format"] != nil ? "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" : s["pattern"]?.stringValue
+        let pattern =
+            s["format"] != nil ? "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" : s["pattern"]?.stringValue
         if let pattern { return text.range(of: pattern, options: .regularExpression) != nil }
         return true
     case ("integer", .number(let n)), ("number", .number(let n)):
@@ -182,7 +194,9 @@ func validates(_ value: JSONValue, _ s: JSONValue, root: JSONValue, depth: Int =
         let properties: [String: JSONValue] = if case .object(let p)? = s["properties"] { p } else { [:] }
         let required = strings(s["required"])
         return required.allSatisfy { members[$0] != nil }
-            && members.allSatisfy { key, v in properties[key].map { validates(v, $0, root: root, depth: depth + 1) } ?? false }
+            && members.allSatisfy { key, v in
+                properties[key].map { validates(v, $0, root: root, depth: depth + 1) } ?? false
+            }
     default: return false
     }
 }

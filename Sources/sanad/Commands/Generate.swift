@@ -107,7 +107,8 @@ enum GenerateCommand: SanadCommand {
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
         let engineID = backend.id
-        let summary = try await Interruption.shared.run { () -> (finished: Bool, complete: Bool, generated: Int, seconds: Double) in
+        let summary = try await Interruption.shared.run {
+            () -> (finished: Bool, complete: Bool, generated: Int, seconds: Double) in
             let start = Date()
             var generated = 0
             for try await event in session.generate(input, parameters: parameters) {

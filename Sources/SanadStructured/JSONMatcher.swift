@@ -77,6 +77,7 @@ public struct JSONMatcher: Sendable, Hashable {
     public var isFinished: Bool { threads.allSatisfy(\.stack.isEmpty) }
 
     public func advanced(by byte: UInt8) -> JSONMatcher? {
+        if let next = advancedWithinString(byte) { return next.threads.isEmpty ? nil : next }
         var out: [MatchThread] = []
         for thread in threads { step(thread, byte, into: &out, depth: 0) }
         if out.isEmpty { return nil }
@@ -87,6 +88,24 @@ public struct JSONMatcher: Sendable, Hashable {
         }
         if out.count > Self.maximumThreads { out.removeLast(out.count - Self.maximumThreads) }
         next.threads = out
+        return next
+    }
+
+    /// The common case inside a string, when one reading is followed: the byte only updates the string's progress
+    /// (no closing quote, no fork), without the general step's allocations. Nil when the case does not apply; a
+    /// matcher without threads when the byte is refused.
+    private func advancedWithinString(_ byte: UInt8) -> JSONMatcher? {
+        guard threads.count == 1, let top = threads[0].stack.last, case .string(let node, let progress) = top,
+            case .string(let rule) = schema[node],
+            byte != UInt8(ascii: "\"") || progress.escape != 0 || progress.continuation != 0
+        else { return nil }
+        var next = self
+        guard let p = stringStep(progress, rule, byte) else {
+            next.threads = []
+            return next
+        }
+        next.threads[0].stack[next.threads[0].stack.count - 1] = .string(node: node, p)
+        next.threads[0].space = false
         return next
     }
 

@@ -14,8 +14,7 @@ public final class SchemaConstraint: TokenConstraint {
 
     public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
     {
-        let trie = vocabulary.derived("SanadStructured.VocabularyTrie") { VocabularyTrie(vocabulary) }
-        return SchemaMask(matcher: JSONMatcher(schema), vocabulary: vocabulary, trie: trie, sampling: sampling)
+        SchemaMask(matcher: JSONMatcher(schema), vocabulary: vocabulary, sampling: sampling)
     }
 }
 
@@ -28,16 +27,16 @@ public final class SchemaConstraint: TokenConstraint {
 final class SchemaMask: LogitConstraint {
     private var matcher: JSONMatcher
     private let vocabulary: ConstraintVocabulary
-    private let trie: VocabularyTrie
+    /// Made on the first full mask (once per vocabulary): the top-k path never needs it.
+    private lazy var trie = vocabulary.derived("SanadStructured.VocabularyTrie") { VocabularyTrie(vocabulary) }
     private let keep: Int
     private var allowed: [Bool]
     private var candidates: [SamplingCandidate] = []
     private var broken = false
 
-    init(matcher: JSONMatcher, vocabulary: ConstraintVocabulary, trie: VocabularyTrie, sampling: SamplingParameters) {
+    init(matcher: JSONMatcher, vocabulary: ConstraintVocabulary, sampling: SamplingParameters) {
         self.matcher = matcher
         self.vocabulary = vocabulary
-        self.trie = trie
         keep = sampling.isGreedy ? 1 : max(0, sampling.topK)
         allowed = Array(repeating: false, count: vocabulary.pieces.count)
     }

@@ -28,7 +28,7 @@ public struct CompiledSchema: Sendable {
 
     var nodes: [Node]
     var root: Int
-    /// Literal texts by node (for `.literals`), flattened so a frame can name one by two small integers.
+    /// The most nodes one schema may compile to.
     static let maximumNodes = 4096
 }
 

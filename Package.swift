@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex",
+                "SanadIndex", "SanadStructured",
             ],
             path: "Sources/sanad"
         ),
@@ -136,6 +136,12 @@ let package = Package(
         // Sentence embeddings (issue 19): the vector index plugins and `sanad index` use (Foundation only).
         .target(name: "SanadIndex", path: "Sources/SanadIndex"),
         .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
+        // Structured output (issue 20): JSON Schema → byte matcher → a constraint stage of the sampling chain.
+        .target(name: "SanadStructured", dependencies: ["SanadCore"], path: "Sources/SanadStructured"),
+        .testTarget(
+            name: "SanadStructuredTests",
+            dependencies: ["SanadStructured", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
+            path: "Tests/SanadStructuredTests"),
     ],
     swiftLanguageModes: [.v6]
 )

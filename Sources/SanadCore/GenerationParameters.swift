@@ -1,5 +1,5 @@
 /// Sampling settings shared by every engine. Engines apply them as one chain of stages, in this order:
-/// penalties → constraint mask (reserved for grammar/JSON-schema constraints) → top-k → top-p → min-p →
+/// penalties → constraint mask (`GenerationParameters.constraint`) → top-k → top-p → min-p →
 /// temperature → pick. `temperature <= 0` is greedy (argmax after penalties and constraints).
 public struct SamplingParameters: Sendable, Equatable, Codable {
     public var temperature: Float
@@ -36,6 +36,13 @@ public struct SamplingParameters: Sendable, Equatable, Codable {
 
 /// One generation request.
 public struct GenerationParameters: Sendable, Equatable {
+    public static func == (a: GenerationParameters, b: GenerationParameters) -> Bool {
+        a.maxTokens == b.maxTokens && a.sampling == b.sampling && a.stopStrings == b.stopStrings
+            && a.truncatePrompt == b.truncatePrompt
+            && a.constraint.map { ObjectIdentifier($0) }
+                == b.constraint.map { ObjectIdentifier($0) }
+    }
+
     public var maxTokens: Int
     public var sampling: SamplingParameters
     /// Generation stops when the text contains one of these; the stop string itself is not emitted.
@@ -43,11 +50,16 @@ public struct GenerationParameters: Sendable, Equatable {
     /// When the prompt does not fit the context: `false` = `SanadError.promptTooLong`, `true` = keep its most recent
     /// tokens, leaving room for `maxTokens` but at least half the free context for the prompt (`GenerationLoop`).
     public var truncatePrompt: Bool
+    /// What the output must be (a JSON schema, `SanadStructured`): tokens that cannot continue it are masked before
+    /// the other sampling stages, and end of generation is allowed only when it is complete. Engines that cannot
+    /// apply it refuse the request. Compared by identity.
+    public var constraint: (any TokenConstraint)?
 
     public init(
         maxTokens: Int = 256, sampling: SamplingParameters = SamplingParameters(), stopStrings: [String] = [],
-        truncatePrompt: Bool = false
+        truncatePrompt: Bool = false, constraint: (any TokenConstraint)? = nil
     ) {
+        self.constraint = constraint
         self.maxTokens = maxTokens
         self.sampling = sampling
         self.stopStrings = stopStrings

@@ -43,6 +43,8 @@ public final class GenerationLoop: @unchecked Sendable {
     private var pending: Int32?
     /// Whether the last evaluation completed, so that the sampler can pick after `history` without a new token.
     private var canContinue = false
+    /// The vocabulary as constraints see it, made on the first constrained generation.
+    private var constraintVocabulary: ConstraintVocabulary?
 
     public init(evaluator: any TokenEvaluator) {
         self.evaluator = evaluator
@@ -138,11 +140,12 @@ public final class GenerationLoop: @unchecked Sendable {
         }
         guard parameters.maxTokens > 0 else { return finish(.maxTokens) }
         let sampler = try evaluator.makeSampler(parameters.sampling, history: history)
+        if let constraint = parameters.constraint { try attach(constraint, parameters.sampling, to: sampler) }
         var decoder = UTF8StreamDecoder()
         var filter = StopStringFilter(parameters.stopStrings)
         while true {
             if cancellation.isCancelled { return finish(.cancelled) }
-            let token = sampler.next(history: history)
+            let token = try sampler.next(history: history)
             if evaluator.isEndOfGeneration(token) {
                 // The end token itself is not text; what was held back for a stop string comes out with it.
                 decoder.dropPending()
@@ -177,6 +180,29 @@ public final class GenerationLoop: @unchecked Sendable {
                 return finish(.cancelled)
             }
         }
+    }
+
+    /// Puts `constraint`'s stage into the core's sampling chain; an engine that samples on its own cannot take it,
+    /// and the generation is refused rather than run unconstrained.
+    private func attach(_ constraint: any TokenConstraint, _ sampling: SamplingParameters, to sampler: any TokenSampler)
+        throws
+    {
+        guard let chain = sampler as? LogitsSampler else {
+            throw SanadError.engine(
+                "this engine samples with its own sampler and cannot apply a \(constraint.summary) constraint; "
+                    + "use the pure-swift or blas engine (--backend pure-swift)")
+        }
+        let vocabulary: ConstraintVocabulary
+        if let known = constraintVocabulary, known.pieces.count == chain.vocabularySize {
+            vocabulary = known
+        } else {
+            let ids = 0..<Int32(clamping: chain.vocabularySize)
+            vocabulary = ConstraintVocabulary(
+                pieces: ids.map { evaluator.pieceBytes($0) },
+                endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
+            constraintVocabulary = vocabulary
+        }
+        chain.chain.constraint = try constraint.makeStage(vocabulary: vocabulary, sampling: sampling)
     }
 
     // MARK: Prompt policy (README.md, "Generation")

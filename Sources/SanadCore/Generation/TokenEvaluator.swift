@@ -36,8 +36,9 @@ public protocol TokenEvaluator: AnyObject {
 
 /// Picks the next token after an evaluation.
 public protocol TokenSampler: AnyObject {
-    /// The next token; `history` holds the tokens in the context (the last evaluated one last).
-    func next(history: [Int32]) -> Int32
+    /// The next token; `history` holds the tokens in the context (the last evaluated one last). Throws when a
+    /// constraint stage allows no token.
+    func next(history: [Int32]) throws -> Int32
 }
 
 /// The core's sampling chain (`Sampler`) reading an engine's logits of the last evaluated position: the sampler of
@@ -55,7 +56,10 @@ public final class LogitsSampler: TokenSampler {
         self.logits = logits
     }
 
-    public func next(history: [Int32]) -> Int32 {
-        chain.sample(logits, history: history)
+    /// Tokens in the vocabulary (the logits' length).
+    public var vocabularySize: Int { logits.count }
+
+    public func next(history: [Int32]) throws -> Int32 {
+        try chain.sample(logits, history: history)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import SanadChat
 import SanadCore
 import SanadHost
+import SanadStructured
 
 /// `sanad generate`: stream a model's continuation of a prompt.
 enum GenerateCommand: SanadCommand {
@@ -10,7 +11,7 @@ enum GenerateCommand: SanadCommand {
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
         [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
-        [-t THREADS] [--truncate] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
+        [-t THREADS] [--truncate] [--json-schema FILE] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
         and generation speeds and why generation stopped go to standard error. PROMPT '-' reads standard input.
@@ -33,6 +34,9 @@ enum GenerateCommand: SanadCommand {
           -t, --threads N        compute threads (default: the tier's)
           --truncate             keep the end of a prompt that does not fit the context instead of failing
           -f, --file FILE        read the prompt from FILE ('-' = standard input)
+          --json-schema FILE     the output must be one JSON document valid for the JSON Schema in FILE (the
+                                 subset README.md "Structured output" lists; pure-swift and blas engines);
+                                 generation ends when the document is complete
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -57,6 +61,7 @@ enum GenerateCommand: SanadCommand {
         let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
+        let schemaFile = try arguments.option("--json-schema")
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let prompt = try promptText(
@@ -73,6 +78,7 @@ enum GenerateCommand: SanadCommand {
             throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
         }
         if system != nil && !chat { throw UsageError("--system needs --chat") }
+        let constraint = try schemaFile.map(loadSchemaConstraint)
 
         let (session, plan) = try await host.openModel(
             ModelRequest(
@@ -96,12 +102,13 @@ enum GenerateCommand: SanadCommand {
             sampling: SamplingParameters(
                 temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
                 seed: seed),
-            stopStrings: stops, truncatePrompt: truncate)
+            stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
         let engineID = backend.id
-        let summary = try await Interruption.shared.run { () -> (finished: Bool, generated: Int, seconds: Double) in
+        let summary = try await Interruption.shared.run {
+            () -> (finished: Bool, complete: Bool, generated: Int, seconds: Double) in
             let start = Date()
             var generated = 0
             for try await event in session.generate(input, parameters: parameters) {
@@ -117,10 +124,10 @@ enum GenerateCommand: SanadCommand {
                             + "tokens, \(format(stats.generationSeconds)) s, "
                             + "\(format(stats.generationTokensPerSecond)) tokens/s | stop: \(reason.rawValue) | "
                             + "backend: \(engineID)")
-                    return (true, generated, Date().timeIntervalSince(start))
+                    return (true, reason == .endOfGeneration, generated, Date().timeIntervalSince(start))
                 }
             }
-            return (false, generated, Date().timeIntervalSince(start))
+            return (false, false, generated, Date().timeIntervalSince(start))
         }
         if !summary.finished || Interruption.shared.interrupted {
             if !summary.finished { writeOut("\n") }
@@ -130,7 +137,32 @@ enum GenerateCommand: SanadCommand {
                     + "\(format(rate)) tokens/s | stop: cancelled (interrupted) | backend: \(engineID)")
             return Interruption.exitStatus
         }
+        if constraint != nil && !summary.complete {
+            printError("the JSON document is incomplete: generation stopped before it ended; raise -n")
+            return ExitCode.failure
+        }
         return ExitCode.success
+    }
+
+    /// The JSON Schema in `path`, compiled; errors name the file and the JSON pointer.
+    static func loadSchemaConstraint(_ path: String) throws -> SchemaConstraint {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw UsageError("--json-schema: cannot read '\(path)': \(error.localizedDescription)")
+        }
+        let schema: JSONValue
+        do {
+            schema = try StrictJSON().parse(bytes)
+        } catch {
+            throw UsageError("--json-schema: \(path): \(error)")
+        }
+        do {
+            return try SchemaConstraint(schema: schema)
+        } catch {
+            throw UsageError("--json-schema: \(path): \(error.description)")
+        }
     }
 }
 

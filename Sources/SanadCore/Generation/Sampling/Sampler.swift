@@ -1,17 +1,9 @@
-/// A stage that forbids tokens before sampling: grammar and JSON-schema constraints plug in here.
-public protocol LogitConstraint: AnyObject {
-    /// Sets the logits of tokens that may not come next to −∞.
-    func mask(_ logits: UnsafeMutableBufferPointer<Float>)
-    /// Tells the constraint which token was chosen.
-    func accept(_ token: Int32)
-}
-
 /// The sampling chain of `SamplingParameters`, in its documented order: repetition penalty → constraint mask →
 /// top-k → top-p → min-p → temperature → pick. With `temperature ≤ 0` the pick is the argmax after the penalty and
 /// the constraint. Seeded: the same seed and the same logits give the same tokens.
 public final class Sampler {
     public let parameters: SamplingParameters
-    /// Optional constraint stage (reserved for grammar/JSON-schema constrained generation).
+    /// Optional constraint stage (grammar/JSON-schema constrained generation, `TokenConstraint`).
     public var constraint: LogitConstraint?
     private var generator: SeededGenerator
     private var candidates: [SamplingCandidate] = []
@@ -28,13 +20,13 @@ public final class Sampler {
     }
 
     /// Picks the next token. `logits` is modified (penalties and mask are applied in place); `history` holds the
-    /// tokens so far, of which the last `repetitionWindow` are penalized.
-    public func sample(_ logits: UnsafeMutableBufferPointer<Float>, history: [Int32]) -> Int32 {
+    /// tokens so far, of which the last `repetitionWindow` are penalized. Throws when the constraint allows no token.
+    public func sample(_ logits: UnsafeMutableBufferPointer<Float>, history: [Int32]) throws -> Int32 {
         let p = parameters
         if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
             applyRepetitionPenalty(logits, recent: history.suffix(p.repetitionWindow), penalty: p.repetitionPenalty)
         }
-        constraint?.mask(logits)
+        try constraint?.mask(logits)
         let token: Int32
         if p.isGreedy {
             token = Int32(argmax(UnsafeBufferPointer(logits)))

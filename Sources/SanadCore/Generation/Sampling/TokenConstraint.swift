@@ -1,0 +1,46 @@
+import Foundation
+
+/// A stage that forbids tokens before sampling: grammar and JSON-schema constraints plug in here. One stage serves
+/// one generation; it follows the tokens chosen through `accept`.
+public protocol LogitConstraint: AnyObject {
+    /// Sets the logits of tokens that may not come next to −∞. Throws when no token may come next (a constraint
+    /// never lets an unchecked token through).
+    func mask(_ logits: UnsafeMutableBufferPointer<Float>) throws
+    /// Tells the constraint which token was chosen.
+    func accept(_ token: Int32)
+}
+
+/// A constraint on what a generation may produce (a JSON schema, a grammar), set in
+/// `GenerationParameters.constraint`. The generation loop asks it for a fresh stage for every generation; an engine
+/// whose sampler takes no stage (libllama's own chain) refuses the generation rather than running unconstrained.
+public protocol TokenConstraint: AnyObject, Sendable {
+    /// A few words for messages (`JSON schema`).
+    var summary: String { get }
+    /// The stage for one generation over `vocabulary` with the sampling settings it will run under.
+    func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
+}
+
+/// What a constraint needs of a model's vocabulary: every token's bytes (as the generated text has them) and which
+/// tokens end generation. Built once per session; `derived` keeps what constraints compute from it (a byte trie).
+// @unchecked Sendable: `pieces` and `endOfGeneration` are immutable; `cache` is only touched under `lock`
+public final class ConstraintVocabulary: @unchecked Sendable {
+    public let pieces: [[UInt8]]
+    public let endOfGeneration: Set<Int32>
+    private let lock = NSLock()
+    private var cache: [String: Any] = [:]
+
+    public init(pieces: [[UInt8]], endOfGeneration: Set<Int32>) {
+        self.pieces = pieces
+        self.endOfGeneration = endOfGeneration
+    }
+
+    /// The value made once under `key` for this vocabulary.
+    public func derived<T>(_ key: String, _ make: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if let known = cache[key] as? T { return known }
+        let value = make()
+        cache[key] = value
+        return value
+    }
+}

@@ -1,0 +1,73 @@
+import SanadCore
+
+/// The vocabulary's token bytes as a trie, flattened into arrays: walking it with a `JSONMatcher` finds every token
+/// that can come next while pruning whole subtrees at the first refused byte. End-of-generation tokens and tokens
+/// without bytes are left out (a constraint decides about them apart).
+final class VocabularyTrie: Sendable {
+    /// Children of node `n`: edges `firstEdge[n] ..< firstEdge[n + 1]`, sorted by byte.
+    let firstEdge: [Int32]
+    let edgeByte: [UInt8]
+    let edgeTarget: [Int32]
+    /// Tokens whose bytes end at node `n`: `tokens[firstToken[n] ..< firstToken[n + 1]]`.
+    let firstToken: [Int32]
+    let tokens: [Int32]
+
+    init(_ vocabulary: ConstraintVocabulary) {
+        // Build with sorted token order: sibling subtrees become contiguous runs of sorted pieces.
+        let ids = vocabulary.pieces.indices.filter {
+            !vocabulary.pieces[$0].isEmpty && !vocabulary.endOfGeneration.contains(Int32($0))
+        }.sorted { vocabulary.pieces[$0].lexicographicallyPrecedes(vocabulary.pieces[$1]) }
+        var children: [[(UInt8, Int32)]] = [[]]
+        var ending: [[Int32]] = [[]]
+        var path: [Int32] = [0]  // path[d] = node at depth d of the previous piece
+        var previous: [UInt8] = []
+        for id in ids {
+            let piece = vocabulary.pieces[id]
+            var common = 0
+            while common < min(piece.count, previous.count) && piece[common] == previous[common] { common += 1 }
+            path.removeLast(path.count - common - 1)
+            for depth in common..<piece.count {
+                let node = Int32(children.count)
+                children.append([])
+                ending.append([])
+                children[Int(path[depth])].append((piece[depth], node))
+                path.append(node)
+            }
+            ending[Int(path[piece.count])].append(Int32(id))
+            previous = piece
+        }
+        var firstEdge: [Int32] = [0]
+        var edgeByte: [UInt8] = []
+        var edgeTarget: [Int32] = []
+        var firstToken: [Int32] = [0]
+        var tokens: [Int32] = []
+        for n in children.indices {
+            for (b, t) in children[n] {
+                edgeByte.append(b)
+                edgeTarget.append(t)
+            }
+            firstEdge.append(Int32(edgeByte.count))
+            tokens += ending[n]
+            firstToken.append(Int32(tokens.count))
+        }
+        self.firstEdge = firstEdge
+        self.edgeByte = edgeByte
+        self.edgeTarget = edgeTarget
+        self.firstToken = firstToken
+        self.tokens = tokens
+    }
+
+    /// Calls `allow` for every token whose bytes `matcher` accepts whole.
+    func forEachAccepted(from matcher: JSONMatcher, _ allow: (Int32) -> Void) {
+        var stack: [(node: Int32, state: JSONMatcher)] = [(0, matcher)]
+        while let (node, state) = stack.popLast() {
+            let n = Int(node)
+            for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {
+                guard let next = state.advanced(by: edgeByte[e]) else { continue }
+                let child = Int(edgeTarget[e])
+                for t in Int(firstToken[child])..<Int(firstToken[child + 1]) { allow(tokens[t]) }
+                stack.append((edgeTarget[e], next))
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+@Suite("sanad generate --json-schema", .serialized)
+struct JSONSchemaCLITests {
+    func schemaFile(_ text: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sanad-schema-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    @Test("a schema outside the subset is a usage error naming the file and the JSON pointer")
+    func badSchema() throws {
+        let file = try schemaFile(#"{"type":"object","properties":{"x":{"type":"string","format":"email"}}}"#)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try SanadCLI.run(["generate", "--json-schema", file.path, "hi"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(file.path) && r.stderr.contains("#/properties/x/format"), "\(r.stderr)")
+    }
+
+    @Test(
+        "the output is a valid document, and the llama engine refuses rather than run unconstrained",
+        .enabled(if: SmolLM2Model.url != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
+    func generates() throws {
+        let schema =
+            #"{"type":"object","properties":{"name":{"type":"string","maxLength":16},"age":{"type":"integer","minimum":0,"maximum":120}},"required":["name","age"]}"#
+        let file = try schemaFile(schema)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let model = try #require(SmolLM2Model.url).path
+        let r = try SanadCLI.run([
+            "generate", "-m", model, "--backend", "pure-swift", "--temp", "0", "-n", "64", "--chat", "--json-schema",
+            file.path, "Describe a person as JSON.",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let value = try StrictJSON().parse(Array(r.stdout.utf8))
+        #expect(validates(value, try StrictJSON().parse(Array(schema.utf8)), root: .null))
+        let llama = try SanadCLI.run([
+            "generate", "-m", model, "--backend", "llama", "-n", "8", "--json-schema", file.path, "hi",
+        ])
+        #expect(llama.status != 0 && llama.stdout.isEmpty, "\(llama.stdout)")
+    }
+}

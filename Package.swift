@@ -81,6 +81,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
+                "FormsPlugin",
             ],
             path: "Sources/sanad"
         ),
@@ -129,6 +130,14 @@ let package = Package(
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
+        // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
+        // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.
+        .target(
+            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative"], path: "Plugins/Forms",
+            exclude: ["README.md"], resources: [.copy("Resources")]),
+        .testTarget(
+            name: "FormsTests", dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
+            path: "Tests/FormsTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     ChatCommand.self,
     ToolsCommand.self,
     IngestCommand.self,
+    FormCommand.self,
     BenchCommand.self,
 ]
 

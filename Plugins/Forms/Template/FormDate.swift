@@ -14,6 +14,15 @@ public struct FormDate: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.day = day
     }
 
+    private init(checked year: Int, _ month: Int, _ day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// 2000-01-01, for a calendar that returns no date (it never does for a real clock).
+    static let fallback = FormDate(checked: 2000, 1, 1)
+
     /// Parses exactly `YYYY-MM-DD`.
     public init?(iso text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

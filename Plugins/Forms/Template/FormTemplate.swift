@@ -53,11 +53,29 @@ public struct FormTemplate: Sendable {
         public var options: [Option]
         public var validation: FieldValidation
         public var aiPrompt: LocalizedText
+
+        public init(
+            id: String, label: LocalizedText, type: FieldType, required: Bool, options: [Option],
+            validation: FieldValidation, aiPrompt: LocalizedText
+        ) {
+            self.id = id
+            self.label = label
+            self.type = type
+            self.required = required
+            self.options = options
+            self.validation = validation
+            self.aiPrompt = aiPrompt
+        }
     }
 
     public struct Option: Sendable, Equatable {
         public var value: String
         public var label: LocalizedText
+
+        public init(value: String, label: LocalizedText) {
+            self.value = value
+            self.label = label
+        }
     }
 
     public struct Step: Sendable {

@@ -7,6 +7,9 @@ public enum SessionBackup {
     public static let format = "sanad-form-backup"
     public static let formatVersion = 1
 
+    /// The SHA-256 of `text`'s UTF-8, in hex.
+    public static func checksum(_ text: String) -> String { sha256Hex(Array(text.utf8)) }
+
     /// The backup of `record` as JSON text.
     public static func make(_ record: SessionRecord, now: Date) -> String {
         let session = record.json

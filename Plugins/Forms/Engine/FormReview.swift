@@ -43,10 +43,7 @@ public struct FormReview: Sendable {
         entries = flow.steps.flatMap { vs in
             vs.fields.map { f in
                 let answer = saved[f.id]
-                let shown = answer.map { a -> String in
-                    if a.value.isEmpty { return "—" }
-                    return f.options.first { $0.value == a.value }?.label.text(lang) ?? a.value
-                }
+                let shown = answer.map { Self.shown($0.value, field: f, language: lang) }
                 return Entry(stepTitle: vs.step.title.text(lang), field: f, label: f.label.text(lang), shown: shown, answer: answer)
             }
         }
@@ -82,6 +79,23 @@ public struct FormReview: Sendable {
             return (list.title.text(lang), items)
         }
         guidance = t.review.submissionGuidance.text(lang)
+    }
+
+    /// Yes and no as the document shows them.
+    static let yesNoWords: [String: (yes: String, no: String)] = ["en": ("Yes", "No"), "ar": ("نعم", "لا"), "es": ("Sí", "No")]
+
+    /// An answer as the document shows it: an option's label, yes/no in the language, a state's name, `—` when
+    /// skipped.
+    static func shown(_ value: String, field f: FormTemplate.Field, language: String) -> String {
+        if value.isEmpty { return "—" }
+        switch f.type {
+        case .select: return f.options.first { $0.value == value }?.label.text(language) ?? value
+        case .yesNo:
+            let words = yesNoWords[language] ?? yesNoWords["en"] ?? ("Yes", "No")
+            return value == "yes" ? words.yes : words.no
+        case .usState: return USStates.names[value].map { "\($0) (\(value))" } ?? value
+        default: return value
+        }
     }
 
     static func money(_ x: Double) -> String {

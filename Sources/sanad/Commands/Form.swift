@@ -204,12 +204,10 @@ enum FormCommand: SanadCommand {
         }
     }
 
-    /// `[3/19 15%] Identity — What is your full name…` with the choices.
+    /// `[3/19 15%] Identity — What is your full name…` (the prompt lists the choices).
     static func ask(_ q: FormQuestion, _ s: FormSession) -> String {
         let p = s.progress
-        var text = "[\(p.answered)/\(p.total) \(p.percent)%] \(q.stepTitle) — \(q.prompt)"
-        if !q.required { text += " (optional)" }
-        return text
+        return "[\(p.answered)/\(p.total) \(p.percent)%] \(q.stepTitle) — \(q.prompt)"
     }
 
     static func describe(_ o: AnswerOutcome) -> String {

@@ -45,7 +45,8 @@ public final class FormsPlugin: FeaturePlugin {
     }
 
     var listTool: PluginTool {
-        PluginTool(name: "list_forms", description: "Lists the form templates and the saved form sessions.") { [self] _ in
+        PluginTool(name: "list_forms", description: "Lists the form templates and the saved form sessions.") {
+            [self] _ in
             let sessions = try open().sessions()
             return .object([
                 "templates": .array(
@@ -86,7 +87,8 @@ public final class FormsPlugin: FeaturePlugin {
             description:
                 "Answers the current question of a form session (or the field fieldId); the answer is saved before the reply.",
             arguments: [
-                ToolArgument("sessionId", required: true), ToolArgument("answer", required: true), ToolArgument("fieldId"),
+                ToolArgument("sessionId", required: true), ToolArgument("answer", required: true),
+                ToolArgument("fieldId"),
             ]
         ) { [self] args in
             var s = try session(args)

@@ -35,7 +35,10 @@ struct FormCLITests {
     @Test("usage: --help, a missing or unknown subcommand, an unknown template or language exit 64")
     func usage() throws {
         #expect(try SanadCLI.run(["form", "--help"]).status == 0)
-        for args in [[], ["frobnicate"], ["start", "nope"], ["start", "dmv-renewal", "--lang", "fr"], ["list", "extra"], ["review"]] {
+        for args in [
+            [], ["frobnicate"], ["start", "nope"], ["start", "dmv-renewal", "--lang", "fr"], ["list", "extra"],
+            ["review"],
+        ] {
             let r = try form(args, env: ["SANAD_DATA": Self.temporary()])
             #expect(r.status == 64, "\(args): \(r.stderr)")
             #expect(r.stderr.contains("Usage: sanad form"), "\(args)")
@@ -48,7 +51,8 @@ struct FormCLITests {
     func endToEnd() throws {
         let store = Self.temporary()
         for (template, answers) in [("dmv-renewal", Self.dmv), ("ds-160", Self.ds160)] {
-            let r = try form(["start", template, "--id", template, "--store", store], stdin: answers.joined(separator: "\n") + "\n")
+            let r = try form(
+                ["start", template, "--id", template, "--store", store], stdin: answers.joined(separator: "\n") + "\n")
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("Form complete."), "\(r.stdout)")
             let out = Self.temporary()
@@ -84,7 +88,9 @@ struct FormCLITests {
         _ = try form(["answer", "x", "Eriksson", "--store", store])
         #expect(try form(["backup", "x", file, "--store", store]).status == 0)
         let dry = try form(["restore", file, "--dry-run", "--store", Self.temporary()])
-        #expect(dry.status == 0 && dry.stdout.contains("would restore session x") && dry.stdout.contains("surname = ERIKSSON"))
+        #expect(
+            dry.status == 0 && dry.stdout.contains("would restore session x")
+                && dry.stdout.contains("surname = ERIKSSON"))
     }
 
     @Test("without SQLite the JSON file store is used and says why")
@@ -93,9 +99,12 @@ struct FormCLITests {
         let r = try form(
             ["start", "dmv-renewal", "--id", "f", "--store", store], stdin: "yes\nCA\n",
             env: ["SANAD_SQLITE": "/nonexistent/libsqlite3.so"])
-        #expect(r.status == 0 && r.stderr.contains("SQLite is not available") && r.stderr.contains("scripts/setup"), "\(r.stderr)")
+        #expect(
+            r.status == 0 && r.stderr.contains("SQLite is not available") && r.stderr.contains("scripts/setup"),
+            "\(r.stderr)")
         #expect(FileManager.default.fileExists(atPath: store + "/forms.json"))
-        let again = try form(["review", "f", "--json", "--store", store], env: ["SANAD_SQLITE": "/nonexistent/libsqlite3.so"])
+        let again = try form(
+            ["review", "f", "--json", "--store", store], env: ["SANAD_SQLITE": "/nonexistent/libsqlite3.so"])
         #expect(try JSONValue.parse(again.stdout)["answers"]?["state"] == .string("CA"))
     }
 
@@ -121,7 +130,10 @@ struct FormCLITests {
             text += String(decoding: chunk, as: UTF8.self)
             saved = text.split(separator: "\n").compactMap { line in
                 guard line.hasPrefix("✓ saved "), let eq = line.range(of: " = ") else { return nil }
-                return (String(line[line.index(line.startIndex, offsetBy: 8)..<eq.lowerBound]), String(line[eq.upperBound...]))
+                return (
+                    String(line[line.index(line.startIndex, offsetBy: 8)..<eq.lowerBound]),
+                    String(line[eq.upperBound...])
+                )
             }
         }
         kill(process.processIdentifier, SIGKILL)
@@ -137,7 +149,8 @@ struct FormCLITests {
             let store = Self.temporary()
             let acks = rng.int(1...(Self.ds160.count - 1))
             let input = Self.ds160.joined(separator: "\n") + "\n"
-            let saved = try killAfter(acks, arguments: ["start", "ds-160", "--id", "k", "--store", store], input: input)
+            let saved = try killAfter(
+                acks, arguments: ["start", "ds-160", "--id", "k", "--store", store], input: input)
             #expect(saved.count == acks, "round \(round)")
             let review = try form(["review", "k", "--json", "--store", store])
             #expect(review.status == 0, "round \(round): \(review.stderr)")

@@ -13,7 +13,9 @@ struct FieldValidatorTests {
         let t = LocalizedText(["en": "F"])
         return FormTemplate.Field(
             id: "f", label: t, type: type, required: required,
-            options: options.map { FormTemplate.Option(value: $0, label: LocalizedText(["en": $0.capitalized, "ar": "خيار \($0)"])) },
+            options: options.map {
+                FormTemplate.Option(value: $0, label: LocalizedText(["en": $0.capitalized, "ar": "خيار \($0)"]))
+            },
             validation: validation, aiPrompt: t)
     }
 
@@ -32,12 +34,14 @@ struct FieldValidatorTests {
         (.zip, "95814", "95814"), (.zip, "95814-1234", "95814-1234"), (.zip, "9581", nil), (.zip, "95814-12", nil),
         (.usState, "ca", "CA"), (.usState, "new  york", "NY"), (.usState, "District of Columbia", "DC"),
         (.usState, "Ontario", nil), (.usState, "XX", nil),
-        (.yesNo, "Yes", "yes"), (.yesNo, "نعم", "yes"), (.yesNo, "sí", "yes"), (.yesNo, "si", "yes"), (.yesNo, "NO.", "no"),
+        (.yesNo, "Yes", "yes"), (.yesNo, "نعم", "yes"), (.yesNo, "sí", "yes"), (.yesNo, "si", "yes"),
+        (.yesNo, "NO.", "no"),
         (.yesNo, "لا", "no"), (.yesNo, "maybe", nil),
         (.number, "42", "42"), (.number, "3.50", "3.5"), (.number, "1,200", "1200"), (.number, "ten", nil),
         (.passportNumber, "l898902c3", "L898902C3"), (.passportNumber, "AB 12 34 56", "AB123456"),
         (.passportNumber, "12345", nil), (.passportNumber, "AB-123456", nil), (.passportNumber, "1234567890", nil),
-        (.address, "1200 Main Street, Apt 4", "1200 Main Street, Apt 4"), (.address, "Main Street", nil), (.address, "12", nil),
+        (.address, "1200 Main Street, Apt 4", "1200 Main Street, Apt 4"), (.address, "Main Street", nil),
+        (.address, "12", nil),
     ]
 
     @Test("each type accepts, normalises and refuses as the table says")
@@ -78,9 +82,13 @@ struct FieldValidatorTests {
         let length = Self.field(.text, validation: FieldValidation(minLength: 2, maxLength: 4, latinOnly: false))
         #expect(!ok(length, "a") && ok(length, "ab") && ok(length, "abcd") && !ok(length, "abcde"))
         let pattern = Self.field(
-            .text, validation: FieldValidation(pattern: "[A-Z]{3}", patternHint: LocalizedText(["en": "3 capitals"]), latinOnly: false))
+            .text,
+            validation: FieldValidation(
+                pattern: "[A-Z]{3}", patternHint: LocalizedText(["en": "3 capitals"]), latinOnly: false))
         #expect(ok(pattern, "USA") && !ok(pattern, "US") && !ok(pattern, "USAX") && !ok(pattern, "usa"))
-        if case .failure(let p) = Self.validator.normalize("US", for: pattern) { #expect(p.suggestion.contains("3 capitals")) }
+        if case .failure(let p) = Self.validator.normalize("US", for: pattern) {
+            #expect(p.suggestion.contains("3 capitals"))
+        }
         let range = Self.field(.number, validation: FieldValidation(minimum: 1, maximum: 10, latinOnly: false))
         #expect(!ok(range, "0") && ok(range, "1") && ok(range, "10") && !ok(range, "10.5"))
         let past = Self.field(.date, validation: FieldValidation(date: .past, latinOnly: false))

@@ -27,7 +27,8 @@ struct FormFlowTests {
         let json = review.json
         #expect(json["answers"]?["dob"] == .string("1985-04-23") && json["answers"]?["state"] == .string("CA"))
         #expect(json["answers"]?["previousName"] == .string("Maria Garcia"))
-        #expect(review.documentText.contains("Date of birth: 1985-04-23") && review.documentText.contains("Total: 47.00"))
+        #expect(
+            review.documentText.contains("Date of birth: 1985-04-23") && review.documentText.contains("Total: 47.00"))
         #expect(review.checklistText.contains("[ ] A certified document linking the names"))
     }
 
@@ -115,7 +116,8 @@ struct FormFlowTests {
                 "dateOfBirth": "1980-02-02", "spouseDateOfBirth": "1981-03-03", "arrivalDate": "2027-05-05",
                 "lastVisitDate": "2019-01-01", "passportNumber": "AB123456", "passportIssueDate": "2020-01-01",
                 "passportExpiry": "2030-01-01", "usAddressStreet": "9 Elm Road", "usAddressState": "WA",
-                "usAddressZip": "98101", "nationality": "EGY", "passportIssuingCountry": "EGY", "lengthOfStayDays": "10",
+                "usAddressZip": "98101", "nationality": "EGY", "passportIssuingCountry": "EGY",
+                "lengthOfStayDays": "10",
                 "lastVisitDays": "5", "monthlyIncome": "1000",
             ]
             if let v = fixed[q.field.id] { return v }
@@ -123,7 +125,9 @@ struct FormFlowTests {
         }
     }
 
-    @Test("random answer sequences with random going back: sections appear exactly when they apply", arguments: ["dmv-renewal", "ds-160"])
+    @Test(
+        "random answer sequences with random going back: sections appear exactly when they apply",
+        arguments: ["dmv-renewal", "ds-160"])
     func randomFlows(template: String) throws {
         try forAll(cases: 100, seed: template == "ds-160" ? 0x160 : 0xD77) { rng, c in
             var s = try Self.start(template)

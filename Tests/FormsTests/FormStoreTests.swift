@@ -1,5 +1,5 @@
-import Foundation
 import FormsPlugin
+import Foundation
 import SanadCore
 import Testing
 
@@ -10,7 +10,9 @@ struct FormStoreTests {
         try SQLiteFormStore(library: try SQLiteLibrary.load().get(), file: dir.appendingPathComponent("forms.sqlite3"))
     }
 
-    static func json(_ dir: URL) throws -> any FormStore { try JSONFormStore(file: dir.appendingPathComponent("forms.json")) }
+    static func json(_ dir: URL) throws -> any FormStore {
+        try JSONFormStore(file: dir.appendingPathComponent("forms.json"))
+    }
 
     static let kinds: [String] = ["sqlite", "json"]
 
@@ -30,7 +32,10 @@ struct FormStoreTests {
             try FormsFixture.answer(&s, Array(FormsFixture.ds160Answers.prefix(12)))
             try s.back()
             expected = s.record
-            #expect(throws: FormError.self) { try store.create(SessionRecord(id: "s1", templateID: "x", templateVersion: "1", language: "en", createdAt: "")) }
+            #expect(throws: FormError.self) {
+                try store.create(
+                    SessionRecord(id: "s1", templateID: "x", templateVersion: "1", language: "en", createdAt: ""))
+            }
         }
         let reopened = try Self.open(kind, dir)
         #expect(try reopened.session("s1") == expected)
@@ -41,7 +46,9 @@ struct FormStoreTests {
         try reopened.delete(session: "s1")
         #expect(try Self.open(kind, dir).sessions().isEmpty)
         #expect(throws: FormError.self) {
-            try reopened.save(StoredAnswer(fieldID: "a", value: "b", source: .typed, detail: "", sequence: 1, savedAt: ""), session: "gone")
+            try reopened.save(
+                StoredAnswer(fieldID: "a", value: "b", source: .typed, detail: "", sequence: 1, savedAt: ""),
+                session: "gone")
         }
     }
 
@@ -52,7 +59,8 @@ struct FormStoreTests {
         do {
             let store = try Self.sqlite(dir)
             #expect(store.location.contains("(WAL)"))
-            try store.create(SessionRecord(id: "a", templateID: "ds-160", templateVersion: "1.0.0", language: "en", createdAt: "t"))
+            try store.create(
+                SessionRecord(id: "a", templateID: "ds-160", templateVersion: "1.0.0", language: "en", createdAt: "t"))
             #expect(FileManager.default.fileExists(atPath: file.path + "-wal"))
         }
         // The header's user_version (bytes 60–63, big-endian) is the store schema.
@@ -76,12 +84,14 @@ struct FormStoreTests {
         let store = try Self.sqlite(dir)
         let catalog = try FormsFixture.catalog()
         var s = try FormSession.start(
-            template: try catalog.template("dmv-renewal"), store: store, language: "es", id: "b1", today: FormsFixture.today)
+            template: try catalog.template("dmv-renewal"), store: store, language: "es", id: "b1",
+            today: FormsFixture.today)
         try FormsFixture.answer(&s, FormsFixture.dmvAnswers)
         let original = try #require(try store.session("b1"))
         let text = SessionBackup.make(original, now: Date())
         func plan(_ t: String) throws -> SessionBackup.Plan {
-            try SessionBackup.plan(Array(t.utf8), file: "b.json", catalog: catalog, store: store, today: FormsFixture.today)
+            try SessionBackup.plan(
+                Array(t.utf8), file: "b.json", catalog: catalog, store: store, today: FormsFixture.today)
         }
         #expect(try plan(text).replaces)
         try store.delete(session: "b1")
@@ -93,7 +103,9 @@ struct FormStoreTests {
 
         let tampered = text.replacingOccurrences(of: "\"Maria Lopez\"", with: "\"Mallory\"")
         #expect(tampered != text)
-        #expect { _ = try plan(tampered) } throws: { "\($0)".contains("SHA-256") && "\($0)".contains("nothing changed") }
+        #expect { _ = try plan(tampered) } throws: {
+            "\($0)".contains("SHA-256") && "\($0)".contains("nothing changed")
+        }
         #expect { _ = try plan(String(text.prefix(text.count / 2))) } throws: { "\($0)".contains("truncated") }
         #expect(try store.session("b1") == original)
     }

@@ -1,5 +1,5 @@
-import Foundation
 import FormsPlugin
+import Foundation
 import SanadCore
 
 /// The shipped templates, a fixed today, and fresh store folders for the forms tests.

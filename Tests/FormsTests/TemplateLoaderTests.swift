@@ -1,5 +1,5 @@
-import Foundation
 import FormsPlugin
+import Foundation
 import SanadCore
 import Testing
 
@@ -26,15 +26,19 @@ struct TemplateLoaderTests {
         func t(_ s: String) -> JSONValue { .object(["en": .string(s)]) }
         return [
             "metadata": .object([
-                "id": .string("mini"), "name": t("Mini"), "version": .string("1"), "languageSupport": .array([.string("en")]),
+                "id": .string("mini"), "name": t("Mini"), "version": .string("1"),
+                "languageSupport": .array([.string("en")]),
             ]),
             "schema": .object([
                 "sections": .array([
                     .object([
                         "id": .string("s"), "title": t("S"),
                         "fields": .array([
-                            .object(["id": .string("a"), "label": t("A"), "type": .string("yesNo"), "aiPrompt": t("A?")]),
-                            .object(["id": .string("b"), "label": t("B"), "type": .string("text"), "aiPrompt": t("B?")]),
+                            .object([
+                                "id": .string("a"), "label": t("A"), "type": .string("yesNo"), "aiPrompt": t("A?"),
+                            ]),
+                            .object(["id": .string("b"), "label": t("B"), "type": .string("text"), "aiPrompt": t("B?")]
+                            ),
                         ]),
                     ])
                 ])
@@ -93,7 +97,9 @@ struct TemplateLoaderTests {
                 &$0, 1, "conditionalLogic",
                 .object([
                     "next": .array([
-                        .object(["when": .object(["field": .string("a"), "equals": .string("yes")]), "goto": .string("one")])
+                        .object([
+                            "when": .object(["field": .string("a"), "equals": .string("yes")]), "goto": .string("one"),
+                        ])
                     ])
                 ]))
         }
@@ -105,7 +111,9 @@ struct TemplateLoaderTests {
         let orphan = problem { Self.setStep(&$0, 1, "expectedFields", .array([])) }
         #expect(orphan.contains("schema.sections[0].fields[1].id: field 'b' is in no step"), "\(orphan)")
         let later = problem {
-            Self.setStep(&$0, 0, "conditionalLogic", .object(["showIf": .object(["field": .string("b"), "answered": .bool(true)])]))
+            Self.setStep(
+                &$0, 0, "conditionalLogic",
+                .object(["showIf": .object(["field": .string("b"), "answered": .bool(true)])]))
         }
         #expect(later.contains("conversationFlow.steps[0].conditionalLogic.showIf: reads 'b'"), "\(later)")
         let language = problem {

@@ -36,10 +36,13 @@ public struct FieldValidator: Sendable {
     public func normalize(_ raw: String, for field: FormTemplate.Field) -> Result<String, AnswerProblem> {
         let text = collapseSpaces(westernDigits(raw))
         func problem(_ message: String, _ suggestion: String) -> Result<String, AnswerProblem> {
-            .failure(AnswerProblem(field: field.id, message: "\(field.label.text(language)): \(message)", suggestion: suggestion))
+            .failure(
+                AnswerProblem(
+                    field: field.id, message: "\(field.label.text(language)): \(message)", suggestion: suggestion))
         }
         guard !text.isEmpty else {
-            return problem("no answer given.", field.required ? "This field is required." : "Type /skip to leave it empty.")
+            return problem(
+                "no answer given.", field.required ? "This field is required." : "Type /skip to leave it empty.")
         }
         let value: String
         switch typed(text, field) {
@@ -47,7 +50,8 @@ public struct FieldValidator: Sendable {
         case .failure(let p): return problem(p.message, p.suggestion)
         }
         let v = field.validation
-        if v.latinOnly, !value.unicodeScalars.allSatisfy({ $0.isASCII && !CharacterSet.controlCharacters.contains($0) }) {
+        if v.latinOnly, !value.unicodeScalars.allSatisfy({ $0.isASCII && !CharacterSet.controlCharacters.contains($0) })
+        {
             return problem(
                 "only Latin letters A–Z are accepted, as printed in the passport's machine-readable zone.",
                 "Write it without accents or other scripts (José → JOSE, محمد → MOHAMMED as in your passport).")
@@ -63,8 +67,12 @@ public struct FieldValidator: Sendable {
             return problem("'\(value)' is not in the expected format.", "Expected: \(hint).")
         }
         if field.type == .number, let x = Double(value) {
-            if let lo = v.minimum, x < lo { return problem("\(value) is below the minimum \(format(lo)).", "Give a number ≥ \(format(lo)).") }
-            if let hi = v.maximum, x > hi { return problem("\(value) is above the maximum \(format(hi)).", "Give a number ≤ \(format(hi)).") }
+            if let lo = v.minimum, x < lo {
+                return problem("\(value) is below the minimum \(format(lo)).", "Give a number ≥ \(format(lo)).")
+            }
+            if let hi = v.maximum, x > hi {
+                return problem("\(value) is above the maximum \(format(hi)).", "Give a number ≤ \(format(hi)).")
+            }
         }
         if field.type == .date, let limit = v.date, let d = FormDate(iso: value) {
             if limit == .past && d >= today {
@@ -88,7 +96,9 @@ public struct FieldValidator: Sendable {
         case .name:
             let ok = text.allSatisfy { $0.isLetter || $0 == " " || $0 == "-" || $0 == "'" || $0 == "." }
             guard ok, text.contains(where: \.isLetter) else {
-                return bad("'\(text)' is not a name (letters, spaces, hyphens and apostrophes only).", "Type the name as written on your document.")
+                return bad(
+                    "'\(text)' is not a name (letters, spaces, hyphens and apostrophes only).",
+                    "Type the name as written on your document.")
             }
             return .success(field.validation.latinOnly ? text.uppercased() : text)
         case .date:
@@ -99,21 +109,32 @@ public struct FieldValidator: Sendable {
             }
             return .success(d.description)
         case .email:
-            let ok = text.range(of: "^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}$", options: .regularExpression) != nil
-            return ok ? .success(text.lowercased()) : bad("'\(text)' is not an e-mail address.", "Use the form name@example.com.")
+            let ok =
+                text.range(
+                    of: "^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}$",
+                    options: .regularExpression) != nil
+            return ok
+                ? .success(text.lowercased())
+                : bad("'\(text)' is not an e-mail address.", "Use the form name@example.com.")
         case .phone:
             let allowed = CharacterSet(charactersIn: "0123456789+()-. ")
             let digits = text.filter(\.isNumber)
             guard text.unicodeScalars.allSatisfy(allowed.contains), !text.dropFirst().contains("+"),
                 (7...15).contains(digits.count)
-            else { return bad("'\(text)' is not a telephone number (7 to 15 digits).", "Use digits with an optional leading +, e.g. +1 555 123 4567.") }
+            else {
+                return bad(
+                    "'\(text)' is not a telephone number (7 to 15 digits).",
+                    "Use digits with an optional leading +, e.g. +1 555 123 4567.")
+            }
             return .success((text.hasPrefix("+") ? "+" : "") + digits)
         case .zip:
             let ok = text.range(of: "^[0-9]{5}(-[0-9]{4})?$", options: .regularExpression) != nil
-            return ok ? .success(text) : bad("'\(text)' is not a US ZIP code.", "Use 5 digits (90210) or ZIP+4 (90210-1234).")
+            return ok
+                ? .success(text) : bad("'\(text)' is not a US ZIP code.", "Use 5 digits (90210) or ZIP+4 (90210-1234).")
         case .usState:
             guard let code = USStates.code(text) else {
-                return bad("'\(text)' is not a US state.", "Use the state's name or two-letter code (California or CA).")
+                return bad(
+                    "'\(text)' is not a US state.", "Use the state's name or two-letter code (California or CA).")
             }
             return .success(code)
         case .yesNo:
@@ -141,10 +162,14 @@ public struct FieldValidator: Sendable {
             let ok = compact.range(of: "^[A-Z0-9]{6,9}$", options: .regularExpression) != nil
             return ok
                 ? .success(compact)
-                : bad("'\(text)' is not a passport number (6 to 9 letters and digits).", "Copy it from the passport's data page, without spaces or dashes.")
+                : bad(
+                    "'\(text)' is not a passport number (6 to 9 letters and digits).",
+                    "Copy it from the passport's data page, without spaces or dashes.")
         case .address:
             guard text.count >= 5, text.contains(where: \.isNumber), text.contains(where: \.isLetter) else {
-                return bad("'\(text)' is not a street address.", "Give the house number and street, e.g. 1200 Main Street, Apt 4.")
+                return bad(
+                    "'\(text)' is not a street address.",
+                    "Give the house number and street, e.g. 1200 Main Street, Apt 4.")
             }
             return .success(text)
         }

@@ -17,7 +17,8 @@ public struct FormFlow: Sendable {
     public init(template: FormTemplate, answers stored: [String: String]) {
         var steps: [VisibleStep] = []
         var effective: [String: String] = [:]
-        let index = Dictionary(template.steps.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let index = Dictionary(
+            template.steps.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
         var i = 0
         while i < template.steps.count {
             let step = template.steps[i]

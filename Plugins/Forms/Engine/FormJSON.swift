@@ -34,7 +34,10 @@ extension FormProgress {
     public var json: JSONValue {
         .object([
             "answered": .number(Double(answered)), "total": .number(Double(total)), "percent": .number(Double(percent)),
-            "steps": .array(steps.map { .object(["id": .string($0.id), "title": .string($0.title), "state": .string($0.state.rawValue)]) }),
+            "steps": .array(
+                steps.map {
+                    .object(["id": .string($0.id), "title": .string($0.title), "state": .string($0.state.rawValue)])
+                }),
         ])
     }
 }

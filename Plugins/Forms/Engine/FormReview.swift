@@ -44,7 +44,9 @@ public struct FormReview: Sendable {
             vs.fields.map { f in
                 let answer = saved[f.id]
                 let shown = answer.map { Self.shown($0.value, field: f, language: lang) }
-                return Entry(stepTitle: vs.step.title.text(lang), field: f, label: f.label.text(lang), shown: shown, answer: answer)
+                return Entry(
+                    stepTitle: vs.step.title.text(lang), field: f, label: f.label.text(lang), shown: shown,
+                    answer: answer)
             }
         }
         var problems: [String] = []
@@ -82,7 +84,9 @@ public struct FormReview: Sendable {
     }
 
     /// Yes and no as the document shows them.
-    static let yesNoWords: [String: (yes: String, no: String)] = ["en": ("Yes", "No"), "ar": ("نعم", "لا"), "es": ("Sí", "No")]
+    static let yesNoWords: [String: (yes: String, no: String)] = [
+        "en": ("Yes", "No"), "ar": ("نعم", "لا"), "es": ("Sí", "No"),
+    ]
 
     /// An answer as the document shows it: an option's label, yes/no in the language, a state's name, `—` when
     /// skipped.
@@ -125,11 +129,15 @@ public struct FormReview: Sendable {
             "fees": .object([
                 "currency": currency.map(JSONValue.string) ?? .null,
                 "items": .array(
-                    fees.map { .object(["id": .string($0.id), "label": .string($0.label), "amount": .number($0.amount)]) }),
+                    fees.map {
+                        .object(["id": .string($0.id), "label": .string($0.label), "amount": .number($0.amount)])
+                    }),
                 "total": .number(feeTotal),
             ]),
             "checklist": .array(
-                checklist.map { .object(["title": .string($0.title), "items": .array($0.items.map(JSONValue.string))]) }),
+                checklist.map {
+                    .object(["title": .string($0.title), "items": .array($0.items.map(JSONValue.string))])
+                }),
         ])
     }
 

@@ -66,7 +66,10 @@ public struct FormSession {
         return FormSession(template: template, record: record, store: store, today: today, now: now)
     }
 
-    init(template: FormTemplate, record: SessionRecord, store: any FormStore, today: FormDate, now: @escaping @Sendable () -> Date) {
+    init(
+        template: FormTemplate, record: SessionRecord, store: any FormStore, today: FormDate,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.template = template
         self.record = record
         self.store = store
@@ -139,7 +142,9 @@ public struct FormSession {
 
     /// Leaves the current optional field empty.
     public mutating func skip() throws -> AnswerOutcome {
-        guard let q = nextQuestion else { throw FormError.invalidRequest("every question is answered; nothing to skip") }
+        guard let q = nextQuestion else {
+            throw FormError.invalidRequest("every question is answered; nothing to skip")
+        }
         guard !q.required else {
             return .refused(
                 AnswerProblem(
@@ -157,7 +162,8 @@ public struct FormSession {
             else { return .success(value) }
             return .failure(
                 AnswerProblem(
-                    field: field.id, message: "\(field.label.text(language)): this form has no rules for '\(value)' yet.",
+                    field: field.id,
+                    message: "\(field.label.text(language)): this form has no rules for '\(value)' yet.",
                     suggestion: "Supported: \(lookup.entries.keys.sorted().joined(separator: ", ")) (\(lookup.file))."))
         }
     }
@@ -200,7 +206,9 @@ public struct FormSession {
         for s in f.steps where s.fields.allSatisfy({ f.answers[$0.id] != nil }) {
             for rule in s.step.validationRules where !holds(rule, f.answers) {
                 out.append(
-                    RuleProblem(stepID: s.step.id, field: rule.field, message: rule.message.text(language), isWarning: rule.isWarning))
+                    RuleProblem(
+                        stepID: s.step.id, field: rule.field, message: rule.message.text(language),
+                        isWarning: rule.isWarning))
             }
         }
         return out

@@ -3,14 +3,16 @@ import SanadNative
 /// The few functions of the system SQLite (`libsqlite3.so.0`) the form store calls, found with dlopen through
 /// `NativeLibrary` (declared here from the documented C API; no header is used).
 public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init: C function pointers only
-    typealias Open = @convention(c) (
-        UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?
-    ) -> Int32
+    typealias Open =
+        @convention(c) (
+            UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?
+        ) -> Int32
     typealias Close = @convention(c) (OpaquePointer?) -> Int32
-    typealias Prepare = @convention(c) (
-        OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?,
-        UnsafeMutablePointer<UnsafePointer<CChar>?>?
-    ) -> Int32
+    typealias Prepare =
+        @convention(c) (
+            OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?,
+            UnsafeMutablePointer<UnsafePointer<CChar>?>?
+        ) -> Int32
     /// `sqlite3_bind_text`; the destructor is passed as an integer (`SQLITE_TRANSIENT` is -1).
     typealias BindText = @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, Int) -> Int32
     typealias BindInt64 = @convention(c) (OpaquePointer?, Int32, Int64) -> Int32
@@ -42,7 +44,8 @@ public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init
 
     static let spec = NativeLibrarySpec(
         displayName: "SQLite", environmentVariable: "SANAD_SQLITE", systemNames: ["libsqlite3.so.0", "libsqlite3.so"],
-        installHint: "apt-get install libsqlite3-0 (scripts/setup installs it), or set SANAD_SQLITE to the library file")
+        installHint: "apt-get install libsqlite3-0 (scripts/setup installs it), or set SANAD_SQLITE to the library file"
+    )
 
     init(_ lib: NativeLibrary) throws {
         open = try lib.require("sqlite3_open_v2", as: Open.self)

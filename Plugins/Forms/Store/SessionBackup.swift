@@ -53,7 +53,9 @@ public enum SessionBackup {
         guard let schema = o["storeSchemaVersion"]?.intValue, schema <= SQLiteFormStore.schemaVersion else {
             throw bad("store schema \(o["storeSchemaVersion"] ?? .null) is newer than this sanad reads")
         }
-        guard let session = o["session"], let sum = o["sha256"]?.stringValue else { throw bad("missing session or sha256") }
+        guard let session = o["session"], let sum = o["sha256"]?.stringValue else {
+            throw bad("missing session or sha256")
+        }
         guard sha256Hex(Array(session.jsonString.utf8)) == sum else {
             throw bad("the SHA-256 of the session does not match: the file was changed or damaged")
         }
@@ -62,7 +64,8 @@ public enum SessionBackup {
         do { template = try catalog.template(record.templateID) } catch { throw bad("\(error)") }
         guard template.metadata.version == record.templateVersion else {
             throw bad(
-                "made with template \(record.templateID) \(record.templateVersion); this sanad has \(template.metadata.version)")
+                "made with template \(record.templateID) \(record.templateVersion); this sanad has \(template.metadata.version)"
+            )
         }
         let checker = FormSession(template: template, record: record, store: store, today: today, now: { Date() })
         for a in record.answers where !a.value.isEmpty {

@@ -22,7 +22,8 @@ public struct FormCatalog: Sendable {
     public static func bundled() throws -> FormCatalog {
         guard let dir = bundledDirectory else {
             throw FormError.store(
-                "the form templates (Sanad_FormsPlugin.resources/Templates) are not next to the sanad executable; rebuild it")
+                "the form templates (Sanad_FormsPlugin.resources/Templates) are not next to the sanad executable; rebuild it"
+            )
         }
         return try FormCatalog(directory: dir)
     }

@@ -74,7 +74,9 @@ public struct TemplateReader {
         for (s, section) in t.sections.enumerated() {
             for (f, field) in section.fields.enumerated() {
                 let path = "schema.sections[\(s)].fields[\(f)].id"
-                if let first = fieldPaths[field.id] { throw fail(path, "field '\(field.id)' is already defined at \(first)") }
+                if let first = fieldPaths[field.id] {
+                    throw fail(path, "field '\(field.id)' is already defined at \(first)")
+                }
                 fieldPaths[field.id] = path
             }
         }
@@ -92,7 +94,8 @@ public struct TemplateReader {
                 askedBy[field] = step.id
             }
             for key in step.conditionalLogic.fields.keys.sorted() where !step.expectedFields.contains(key) {
-                throw fail("\(path).conditionalLogic.fields.\(key)", "'\(key)' is not one of this step's expectedFields")
+                throw fail(
+                    "\(path).conditionalLogic.fields.\(key)", "'\(key)' is not one of this step's expectedFields")
             }
             for (r, rule) in step.validationRules.enumerated() {
                 var named = [rule.field]
@@ -191,7 +194,8 @@ public struct TemplateReader {
     func readSection(_ value: JSONValue, _ path: String, _ c: inout Context) throws -> FormTemplate.Section {
         let o = try object(value, path, keys: ["id", "title", "description", "fields"])
         return .init(
-            id: try identifier(o.required("id"), path + ".id"), title: try c.text(o.required("title"), path + ".title", self),
+            id: try identifier(o.required("id"), path + ".id"),
+            title: try c.text(o.required("title"), path + ".title", self),
             description: try o.optional("description").map { try c.text($0, path + ".description", self) },
             fields: try array(o.required("fields"), path + ".fields").enumerated().map {
                 try readField($0.element, "\(path).fields[\($0.offset)]", &c)
@@ -215,11 +219,13 @@ public struct TemplateReader {
                 let at = "\(path).options[\(i)]"
                 let oo = try object(item, at, keys: ["value", "label"])
                 return FormTemplate.Option(
-                    value: try string(oo.required("value"), at + ".value"), label: try c.text(oo.required("label"), at + ".label", self))
+                    value: try string(oo.required("value"), at + ".value"),
+                    label: try c.text(oo.required("label"), at + ".label", self))
             }
         }
         return .init(
-            id: try identifier(o.required("id"), path + ".id"), label: try c.text(o.required("label"), path + ".label", self),
+            id: try identifier(o.required("id"), path + ".id"),
+            label: try c.text(o.required("label"), path + ".label", self),
             type: type, required: required ?? true, options: options ?? [],
             validation: try o.optional("validation").map { try readValidation($0, path + ".validation", &c) } ?? .none,
             aiPrompt: try c.text(o.required("aiPrompt"), path + ".aiPrompt", self))
@@ -277,7 +283,8 @@ public struct TemplateReader {
             }
         }
         return .init(
-            id: try identifier(o.required("id"), path + ".id"), title: try c.text(o.required("title"), path + ".title", self),
+            id: try identifier(o.required("id"), path + ".id"),
+            title: try c.text(o.required("title"), path + ".title", self),
             description: try o.optional("description").map { try c.text($0, path + ".description", self) },
             expectedFields: try strings(o.required("expectedFields"), path + ".expectedFields"),
             validationRules: rules ?? [],
@@ -290,7 +297,9 @@ public struct TemplateReader {
         let o = try object(value, path, keys: ["showIf", "fields", "next"])
         var fields: [String: FormCondition] = [:]
         if let v = o.optional("fields") {
-            guard let fo = v.objectValue else { throw fail(path + ".fields", "expected an object of field → condition") }
+            guard let fo = v.objectValue else {
+                throw fail(path + ".fields", "expected an object of field → condition")
+            }
             for (key, cond) in fo { fields[key] = try c.condition(cond, "\(path).fields.\(key)", self) }
         }
         let next = try o.optional("next").map { v in
@@ -349,7 +358,8 @@ public struct TemplateReader {
             let at = "\(path).checklists[\(i)]"
             let co = try object(item, at, keys: ["id", "title", "when", "items"])
             return FormTemplate.Checklist(
-                id: try identifier(co.required("id"), at + ".id"), title: try c.text(co.required("title"), at + ".title", self),
+                id: try identifier(co.required("id"), at + ".id"),
+                title: try c.text(co.required("title"), at + ".title", self),
                 when: try co.optional("when").map { try c.condition($0, at + ".when", self) },
                 items: try array(co.required("items"), at + ".items").enumerated().map { k, entry in
                     let ip = "\(at).items[\(k)]"
@@ -371,7 +381,8 @@ public struct TemplateReader {
                     let ip = "\(at).items[\(k)]"
                     let io = try object(entry, ip, keys: ["id", "label", "amount", "when"])
                     return FormTemplate.FeeItem(
-                        id: try identifier(io.required("id"), ip + ".id"), label: try c.text(io.required("label"), ip + ".label", self),
+                        id: try identifier(io.required("id"), ip + ".id"),
+                        label: try c.text(io.required("label"), ip + ".label", self),
                         amount: try amount(io.required("amount"), ip + ".amount"),
                         when: try io.optional("when").map { try c.condition($0, ip + ".when", self) })
                 },
@@ -465,7 +476,8 @@ public struct TemplateReader {
         }
 
         static func parseCondition(_ value: JSONValue, _ path: String, _ r: TemplateReader) throws -> FormCondition {
-            let o = try r.object(value, path, keys: ["field", "equals", "notEquals", "in", "answered", "all", "any", "not"])
+            let o = try r.object(
+                value, path, keys: ["field", "equals", "notEquals", "in", "answered", "all", "any", "not"])
             let tests = ["equals", "notEquals", "in", "answered"].filter { o.values[$0] != nil }
             let groups = ["all", "any", "not"].filter { o.values[$0] != nil }
             if let field = o.optional("field") {
@@ -492,9 +504,11 @@ public struct TemplateReader {
             switch groups[0] {
             case "not": return .not(try parseCondition(v, at, r))
             case "all":
-                return .all(try r.array(v, at).enumerated().map { try parseCondition($0.element, "\(at)[\($0.offset)]", r) })
+                return .all(
+                    try r.array(v, at).enumerated().map { try parseCondition($0.element, "\(at)[\($0.offset)]", r) })
             default:
-                return .any(try r.array(v, at).enumerated().map { try parseCondition($0.element, "\(at)[\($0.offset)]", r) })
+                return .any(
+                    try r.array(v, at).enumerated().map { try parseCondition($0.element, "\(at)[\($0.offset)]", r) })
             }
         }
     }

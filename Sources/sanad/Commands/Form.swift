@@ -71,7 +71,9 @@ enum FormCommand: SanadCommand {
             if let f = flags.first(where: \.1) { throw UsageError("'\(f.0)' does not apply to '\(rest[0])'") }
         }
         try unused([("--lang", language != nil && rest[0] != "start"), ("--id", idOption != nil && rest[0] != "start")])
-        try unused([("--field", fieldOption != nil && rest[0] != "answer"), ("--out", outOption != nil && rest[0] != "export")])
+        try unused([
+            ("--field", fieldOption != nil && rest[0] != "answer"), ("--out", outOption != nil && rest[0] != "export"),
+        ])
         try unused([("--dry-run", dryRun && rest[0] != "restore")])
         let catalog = try FormCatalog.bundled()
         func openStore() throws -> any FormStore {
@@ -113,7 +115,9 @@ enum FormCommand: SanadCommand {
             } else {
                 print("store: \(store.location)")
                 for s in sessions {
-                    print("\(s.id)  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")")
+                    print(
+                        "\(s.id)  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")"
+                    )
                 }
             }
         case "start":
@@ -122,7 +126,8 @@ enum FormCommand: SanadCommand {
             do { template = try catalog.template(a[0]) } catch { throw UsageError("\(error)") }
             let lang = language ?? "en"
             guard template.metadata.languageSupport.contains(lang) else {
-                throw UsageError("--lang '\(lang)': \(a[0]) supports \(template.metadata.languageSupport.joined(separator: ", "))")
+                throw UsageError(
+                    "--lang '\(lang)': \(a[0]) supports \(template.metadata.languageSupport.joined(separator: ", "))")
             }
             var s = try FormSession.start(
                 template: template, store: try openStore(), language: lang, id: idOption, today: today, now: clock)
@@ -138,7 +143,9 @@ enum FormCommand: SanadCommand {
             if let field = fieldOption {
                 outcomes = [try s.apply(FormProposal(fieldID: field, value: a[1]))]
             } else {
-                guard s.nextQuestion != nil else { throw FormError.invalidRequest("session \(s.id) is complete; use --field to change an answer") }
+                guard s.nextQuestion != nil else {
+                    throw FormError.invalidRequest("session \(s.id) is complete; use --field to change an answer")
+                }
                 outcomes = try await s.respond(a[1])
             }
             if json {
@@ -149,7 +156,8 @@ enum FormCommand: SanadCommand {
                 for o in outcomes { print(describe(o)) }
                 print(s.nextQuestion.map { ask($0, s) } ?? "Form complete.")
             }
-            return outcomes.contains { if case .refused = $0 { return true } else { return false } } ? ExitCode.failure : ExitCode.success
+            return outcomes.contains { if case .refused = $0 { return true } else { return false } }
+                ? ExitCode.failure : ExitCode.success
         case "back":
             var s = try resume(try args(1, "SESSION")[0])
             let field = try s.back()
@@ -171,7 +179,9 @@ enum FormCommand: SanadCommand {
             ]
             for (name, text) in files { try writeExport(Data(text.utf8), to: dir.appendingPathComponent(name)) }
             print("wrote \(files.map { dir.appendingPathComponent($0.0).path }.joined(separator: ", "))")
-            if !review.complete { printError("note: session \(s.id) is not complete; the export shows what is missing") }
+            if !review.complete {
+                printError("note: session \(s.id) is not complete; the export shows what is missing")
+            }
         case "backup":
             let a = try args(2, "SESSION and FILE")
             let s = try resume(a[0])
@@ -192,7 +202,9 @@ enum FormCommand: SanadCommand {
                 print("restored \(plan.summary)")
             }
         default:
-            throw UsageError("unknown subcommand '\(rest[0])'; use list, sessions, start, resume, answer, back, review, export, backup or restore")
+            throw UsageError(
+                "unknown subcommand '\(rest[0])'; use list, sessions, start, resume, answer, back, review, export, backup or restore"
+            )
         }
         return ExitCode.success
     }
@@ -226,7 +238,11 @@ enum FormCommand: SanadCommand {
         func show(_ value: JSONValue) { print(value.jsonString) }
         while true {
             guard let q = s.nextQuestion else {
-                if json { show(s.stateJSON) } else { print("Form complete. 'sanad form export \(s.id) --out DIR' writes the results.") }
+                if json {
+                    show(s.stateJSON)
+                } else {
+                    print("Form complete. 'sanad form export \(s.id) --out DIR' writes the results.")
+                }
                 return ExitCode.success
             }
             if json { show(s.stateJSON) } else { print(ask(q, s)) }
@@ -254,7 +270,10 @@ enum FormCommand: SanadCommand {
                 case "/progress":
                     let p = s.progress
                     print("\(p.percent)% (\(p.answered)/\(p.total))")
-                    for step in p.steps { print("  \(step.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(step.title)") }
+                    for step in p.steps {
+                        print(
+                            "  \(step.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(step.title)")
+                    }
                 default:
                     for o in try await s.respond(text) {
                         if json { show(o.json) } else { print(describe(o)) }

@@ -161,3 +161,34 @@ struct FormCLITests {
         }
     }
 }
+
+/// A full disk, simulated with a file-size limit (`ulimit -f`): the answer is refused with the store's error and
+/// every answer saved before is still there.
+@Suite("sanad form under a file-size limit", .enabled(if: SanadCLI.executable != nil))
+struct FormFullDiskTests {
+    @Test("the write fails with a clear error; nothing saved before is lost", arguments: ["sqlite", "json"])
+    func fileSizeLimit(store kind: String) throws {
+        let exe = try #require(SanadCLI.executable)
+        let store = FormCLITests.temporary()
+        var env = ProcessInfo.processInfo.environment
+        if kind == "json" { env["SANAD_SQLITE"] = "/nonexistent/libsqlite3.so" }
+        let first = try SanadCLI.run(
+            ["form", "start", "ds-160", "--id", "d", "--store", store, "--now", "2026-11-24"],
+            stdin: FormScripts.ds160.prefix(3).joined(separator: "\n") + "\n", environment: env)
+        #expect(first.status == 0, "\(first.stderr)")
+        let limited = try runChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "ulimit -f 1 && exec \"$0\" \"$@\"", exe.path, "form", "answer", "d", "1974-08-12", "--store",
+                store,
+            ],
+            environment: env)
+        let err = String(decoding: limited.stderr, as: UTF8.self)
+        #expect(limited.status == 1 && !limited.crashed, "\(err)")
+        #expect(err.contains(store), "the error names the store file: \(err)")
+        let review = try SanadCLI.run(["form", "review", "d", "--json", "--store", store], environment: env)
+        let answers = try JSONValue.parse(review.stdout)["answers"]
+        #expect(answers?["surname"] == .string("ERIKSSON") && answers?["sex"] == .string("female"), "\(review.stdout)")
+        #expect(answers?["dateOfBirth"] == nil)
+    }
+}

@@ -81,7 +81,15 @@ public enum FormStores {
     public static let jsonFile = "forms.json"
 
     public static func open(directory: URL) throws -> (store: any FormStore, note: String?) {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Under a file-size limit (ulimit -f) a write past it raises SIGXFSZ, which would kill the process in the
+        // middle of a turn; ignored, the write fails with EFBIG and the store reports it (nothing saved is lost).
+        signal(SIGXFSZ, SIG_IGN)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw FormError.store(
+                "\(directory.path): the store folder cannot be created (\(error.localizedDescription))")
+        }
         let jsonURL = directory.appendingPathComponent(jsonFile)
         switch SQLiteLibrary.load() {
         case .success(let library):

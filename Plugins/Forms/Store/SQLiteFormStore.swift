@@ -21,7 +21,8 @@ public final class SQLiteFormStore: FormStore {
             version = try db.run("PRAGMA user_version", integerColumns: [0]).first?.first?.int ?? 0
         } catch let error as FormError {
             throw FormError.store(
-                "\(error); if the file is damaged, restore a backup ('sanad form restore') into a new store folder")
+                "\(error). Check the free space and file-size limits; if the file is damaged, restore a backup "
+                    + "('sanad form restore') into a new store folder")
         }
         if version > Self.schemaVersion {
             throw FormError.store(

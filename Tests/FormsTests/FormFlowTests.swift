@@ -103,6 +103,24 @@ struct FormFlowTests {
         #expect(s.storedAnswers["spouseSurname"] == "ERIKSSON", "but it is kept if the branch comes back")
     }
 
+    @Test("changing an earlier answer re-checks the answers that depend on it; a field not in the flow is refused")
+    func dependents() throws {
+        var s = try Self.start("ds-160")
+        try FormsFixture.answer(&s, FormsFixture.ds160Answers)
+        let later = try s.apply(FormProposal(fieldID: "arrivalDate", value: "2033-01-01"))
+        guard case .saved(_, _, let reopened) = later else {
+            Issue.record("refused: \(later)")
+            return
+        }
+        #expect(reopened.map(\.field) == ["passportExpiry"] && s.nextQuestion?.field.id == "passportExpiry")
+        guard case .refused(let p) = try s.apply(FormProposal(fieldID: "refusalExplanation", value: "Refused in 2019."))
+        else {
+            Issue.record("a hidden field was accepted")
+            return
+        }
+        #expect(p.message.contains("not asked in this form"))
+    }
+
     /// A valid answer for every field of the shipped templates; yes/no and choices are drawn at random.
     static func answer(for q: FormQuestion, _ rng: inout SeededGenerator) -> String {
         switch q.field.type {

@@ -124,12 +124,21 @@ public struct FormSession {
         return outcomes
     }
 
-    /// Checks `proposal` against its field and saves it; then checks the rules of a step it completes.
+    /// Checks `proposal` against its field and saves it; then checks the rules of every completed step (so changing
+    /// an earlier answer re-checks the answers that depend on it, and reopens one that no longer holds). A field
+    /// that is not in the flow for the answers so far is refused.
     public mutating func apply(_ proposal: FormProposal) throws -> AnswerOutcome {
         guard let field = template.field(proposal.fieldID) else {
             throw FormError.invalidRequest(
                 "no field '\(proposal.fieldID)' in \(template.metadata.id); fields: "
                     + template.sections.flatMap(\.fields).map(\.id).joined(separator: ", "))
+        }
+        guard flow.fields.contains(where: { $0.id == field.id }) else {
+            return .refused(
+                AnswerProblem(
+                    field: field.id,
+                    message: "\(field.label.text(language)) is not asked in this form for the answers given so far.",
+                    suggestion: "Answer the current question first, or change the answer that leaves it out."))
         }
         let value: String
         switch check(proposal.value, field: field) {

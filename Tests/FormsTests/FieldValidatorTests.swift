@@ -103,4 +103,18 @@ struct FieldValidatorTests {
             #expect(p.suggestion.contains("/skip"))
         }
     }
+
+    @Test("messages and fixes are in the session's language")
+    func languages() {
+        let zip = Self.field(.zip)
+        let expected = ["en": "is not a US ZIP code", "ar": "ليس رمزاً بريدياً أمريكياً", "es": "no es un código postal"]
+        for (language, words) in expected {
+            let v = FieldValidator(today: FormsFixture.today, language: language)
+            guard case .failure(let p) = v.normalize("123", for: zip) else {
+                Issue.record("\(language): 123 accepted")
+                continue
+            }
+            #expect(p.message.contains(words), "\(language): \(p.message)")
+        }
+    }
 }

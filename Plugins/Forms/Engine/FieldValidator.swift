@@ -28,6 +28,15 @@ public struct FieldValidator: Sendable {
         self.language = language
     }
 
+    /// `en`, `ar` or `es` by the session's language (English for any other).
+    func t(_ en: String, _ ar: String, _ es: String) -> String {
+        switch language {
+        case "ar": return ar
+        case "es": return es
+        default: return en
+        }
+    }
+
     /// Words for yes and no in English, Arabic and Spanish (lower-cased, accents kept).
     static let yesWords: Set<String> = ["yes", "y", "true", "نعم", "اي", "أجل", "sí", "si", "s"]
     static let noWords: Set<String> = ["no", "n", "false", "لا", "كلا"]
@@ -42,7 +51,11 @@ public struct FieldValidator: Sendable {
         }
         guard !text.isEmpty else {
             return problem(
-                "no answer given.", field.required ? "This field is required." : "Type /skip to leave it empty.")
+                t("no answer given.", "لم تُكتب إجابة.", "no hay respuesta."),
+                field.required
+                    ? t("This field is required.", "هذا الحقل مطلوب.", "Este campo es obligatorio.")
+                    : t("Type /skip to leave it empty.", "اكتب /skip لتركه فارغاً.", "Escriba /skip para dejarlo vacío.")
+            )
         }
         let value: String
         switch typed(text, field) {
@@ -53,33 +66,75 @@ public struct FieldValidator: Sendable {
         if v.latinOnly, !value.unicodeScalars.allSatisfy({ $0.isASCII && !CharacterSet.controlCharacters.contains($0) })
         {
             return problem(
-                "only Latin letters A–Z are accepted, as printed in the passport's machine-readable zone.",
-                "Write it without accents or other scripts (José → JOSE, محمد → MOHAMMED as in your passport).")
+                t(
+                    "only Latin letters A–Z are accepted, as printed in the passport's machine-readable zone.",
+                    "تُقبل الأحرف اللاتينية A–Z فقط كما في السطر المقروء آلياً من الجواز.",
+                    "solo se aceptan letras latinas A–Z, como en la zona de lectura mecánica del pasaporte."),
+                t(
+                    "Write it without accents or other scripts (José → JOSE, محمد → MOHAMMED as in your passport).",
+                    "اكتبه بالأحرف اللاتينية كما في جوازك (محمد → MOHAMMED).",
+                    "Escríbalo sin acentos ni otras escrituras (José → JOSE), como en su pasaporte."))
         }
         if let n = v.minLength, value.count < n {
-            return problem("at least \(n) characters are needed (got \(value.count)).", "Give the full value.")
+            return problem(
+                t(
+                    "at least \(n) characters are needed (got \(value.count)).",
+                    "يلزم \(n) أحرف على الأقل (كُتب \(value.count)).",
+                    "se necesitan al menos \(n) caracteres (hay \(value.count))."),
+                t("Give the full value.", "اكتب القيمة كاملة.", "Escriba el valor completo."))
         }
         if let n = v.maxLength, value.count > n {
-            return problem("at most \(n) characters are accepted (got \(value.count)).", "Shorten or abbreviate it.")
+            return problem(
+                t(
+                    "at most \(n) characters are accepted (got \(value.count)).",
+                    "يُقبل \(n) حرفاً على الأكثر (كُتب \(value.count)).",
+                    "se aceptan como máximo \(n) caracteres (hay \(value.count))."),
+                t("Shorten or abbreviate it.", "اختصره.", "Acórtelo o abrévielo."))
         }
         if let pattern = v.pattern, value.range(of: "^(?:\(pattern))$", options: .regularExpression) == nil {
-            let hint = v.patternHint?.text(language) ?? "the format \(pattern)"
-            return problem("'\(value)' is not in the expected format.", "Expected: \(hint).")
+            let hint = v.patternHint?.text(language) ?? pattern
+            return problem(
+                t(
+                    "'\(value)' is not in the expected format.", "'\(value)' ليس بالصيغة المطلوبة.",
+                    "'\(value)' no tiene el formato esperado."),
+                t("Expected: \(hint).", "المطلوب: \(hint).", "Se espera: \(hint)."))
         }
         if field.type == .number, let x = Double(value) {
             if let lo = v.minimum, x < lo {
-                return problem("\(value) is below the minimum \(format(lo)).", "Give a number ≥ \(format(lo)).")
+                return problem(
+                    t(
+                        "\(value) is below the minimum \(format(lo)).", "\(value) أقل من الحد الأدنى \(format(lo)).",
+                        "\(value) es menor que el mínimo \(format(lo))."),
+                    t(
+                        "Give a number ≥ \(format(lo)).", "اكتب رقماً ≥ \(format(lo)).",
+                        "Escriba un número ≥ \(format(lo))."))
             }
             if let hi = v.maximum, x > hi {
-                return problem("\(value) is above the maximum \(format(hi)).", "Give a number ≤ \(format(hi)).")
+                return problem(
+                    t(
+                        "\(value) is above the maximum \(format(hi)).", "\(value) أكبر من الحد الأعلى \(format(hi)).",
+                        "\(value) es mayor que el máximo \(format(hi))."),
+                    t(
+                        "Give a number ≤ \(format(hi)).", "اكتب رقماً ≤ \(format(hi)).",
+                        "Escriba un número ≤ \(format(hi))."))
             }
         }
         if field.type == .date, let limit = v.date, let d = FormDate(iso: value) {
             if limit == .past && d >= today {
-                return problem("\(value) is not in the past (today is \(today)).", "Check the year.")
+                return problem(
+                    t(
+                        "\(value) is not in the past (today is \(today)).",
+                        "\(value) ليس تاريخاً ماضياً (اليوم \(today)).",
+                        "\(value) no está en el pasado (hoy es \(today))."),
+                    t("Check the year.", "تحقق من السنة.", "Revise el año."))
             }
             if limit == .future && d <= today {
-                return problem("\(value) is not in the future (today is \(today)).", "Check the year.")
+                return problem(
+                    t(
+                        "\(value) is not in the future (today is \(today)).",
+                        "\(value) ليس تاريخاً قادماً (اليوم \(today)).",
+                        "\(value) no está en el futuro (hoy es \(today))."),
+                    t("Check the year.", "تحقق من السنة.", "Revise el año."))
             }
         }
         return .success(value)
@@ -97,15 +152,25 @@ public struct FieldValidator: Sendable {
             let ok = text.allSatisfy { $0.isLetter || $0 == " " || $0 == "-" || $0 == "'" || $0 == "." }
             guard ok, text.contains(where: \.isLetter) else {
                 return bad(
-                    "'\(text)' is not a name (letters, spaces, hyphens and apostrophes only).",
-                    "Type the name as written on your document.")
+                    t(
+                        "'\(text)' is not a name (letters, spaces, hyphens and apostrophes only).",
+                        "'\(text)' ليس اسماً (حروف ومسافات وشرطات وفواصل علوية فقط).",
+                        "'\(text)' no es un nombre (solo letras, espacios, guiones y apóstrofos)."),
+                    t(
+                        "Type the name as written on your document.", "اكتب الاسم كما في وثيقتك.",
+                        "Escriba el nombre como figura en su documento."))
             }
             return .success(field.validation.latinOnly ? text.uppercased() : text)
         case .date:
             guard let d = Self.parseDate(text) else {
                 return bad(
-                    "'\(text)' is not a date I can read.",
-                    "Use YYYY-MM-DD (1990-08-15), MM/DD/YYYY (08/15/1990), DD.MM.YYYY (15.08.1990) or 15 Aug 1990.")
+                    t(
+                        "'\(text)' is not a date I can read.", "'\(text)' ليس تاريخاً مفهوماً.",
+                        "'\(text)' no es una fecha legible."),
+                    t(
+                        "Use YYYY-MM-DD (1990-08-15), MM/DD/YYYY (08/15/1990), DD.MM.YYYY (15.08.1990) or 15 Aug 1990.",
+                        "استخدم YYYY-MM-DD (1990-08-15) أو MM/DD/YYYY أو DD.MM.YYYY (15.08.1990).",
+                        "Use AAAA-MM-DD (1990-08-15), DD.MM.AAAA (15.08.1990) o 15 de agosto de 1990."))
             }
             return .success(d.description)
         case .email:
@@ -115,7 +180,13 @@ public struct FieldValidator: Sendable {
                     options: .regularExpression) != nil
             return ok
                 ? .success(text.lowercased())
-                : bad("'\(text)' is not an e-mail address.", "Use the form name@example.com.")
+                : bad(
+                    t(
+                        "'\(text)' is not an e-mail address.", "'\(text)' ليس بريداً إلكترونياً.",
+                        "'\(text)' no es un correo electrónico."),
+                    t(
+                        "Use the form name@example.com.", "استخدم الصيغة name@example.com.",
+                        "Use la forma nombre@example.com."))
         case .phone:
             let allowed = CharacterSet(charactersIn: "0123456789+()-. ")
             let digits = text.filter(\.isNumber)
@@ -123,25 +194,46 @@ public struct FieldValidator: Sendable {
                 (7...15).contains(digits.count)
             else {
                 return bad(
-                    "'\(text)' is not a telephone number (7 to 15 digits).",
-                    "Use digits with an optional leading +, e.g. +1 555 123 4567.")
+                    t(
+                        "'\(text)' is not a telephone number (7 to 15 digits).",
+                        "'\(text)' ليس رقم هاتف (من 7 إلى 15 رقماً).",
+                        "'\(text)' no es un número de teléfono (de 7 a 15 dígitos)."),
+                    t(
+                        "Use digits with an optional leading +, e.g. +1 555 123 4567.",
+                        "استخدم الأرقام مع + اختيارية في البداية، مثل +966 50 123 4567.",
+                        "Use dígitos con un + inicial opcional, p. ej. +34 612 345 678."))
             }
             return .success((text.hasPrefix("+") ? "+" : "") + digits)
         case .zip:
             let ok = text.range(of: "^[0-9]{5}(-[0-9]{4})?$", options: .regularExpression) != nil
             return ok
-                ? .success(text) : bad("'\(text)' is not a US ZIP code.", "Use 5 digits (90210) or ZIP+4 (90210-1234).")
+                ? .success(text)
+                : bad(
+                    t(
+                        "'\(text)' is not a US ZIP code.", "'\(text)' ليس رمزاً بريدياً أمريكياً.",
+                        "'\(text)' no es un código postal de EE. UU."),
+                    t(
+                        "Use 5 digits (90210) or ZIP+4 (90210-1234).", "استخدم 5 أرقام (90210) أو ZIP+4 (90210-1234).",
+                        "Use 5 dígitos (90210) o ZIP+4 (90210-1234)."))
         case .usState:
             guard let code = USStates.code(text) else {
                 return bad(
-                    "'\(text)' is not a US state.", "Use the state's name or two-letter code (California or CA).")
+                    t(
+                        "'\(text)' is not a US state.", "'\(text)' ليست ولاية أمريكية.",
+                        "'\(text)' no es un estado de EE. UU."),
+                    t(
+                        "Use the state's name or two-letter code (California or CA).",
+                        "استخدم اسم الولاية أو رمزها من حرفين (California أو CA).",
+                        "Use el nombre del estado o su código de dos letras (California o CA)."))
             }
             return .success(code)
         case .yesNo:
             let word = text.lowercased().trimmingCharacters(in: .punctuationCharacters)
             if Self.yesWords.contains(word) { return .success("yes") }
             if Self.noWords.contains(word) { return .success("no") }
-            return bad("'\(text)' is not yes or no.", "Answer yes or no (نعم / لا, sí / no).")
+            return bad(
+                t("'\(text)' is not yes or no.", "'\(text)' ليست نعم أو لا.", "'\(text)' no es sí o no."),
+                t("Answer yes or no (نعم / لا, sí / no).", "أجب بنعم أو لا.", "Responda sí o no."))
         case .select:
             let lower = text.lowercased()
             if let n = Int(text), n >= 1, n <= field.options.count { return .success(field.options[n - 1].value) }
@@ -151,10 +243,18 @@ public struct FieldValidator: Sendable {
                 return .success(o.value)
             }
             let choices = field.options.enumerated().map { "\($0.offset + 1)) \($0.element.label.text(language))" }
-            return bad("'\(text)' is not one of the choices.", "Choose one of: \(choices.joined(separator: ", ")).")
+            return bad(
+                t(
+                    "'\(text)' is not one of the choices.", "'\(text)' ليس من الخيارات.",
+                    "'\(text)' no es una de las opciones."),
+                t("Choose one of: ", "اختر واحداً من: ", "Elija una de: ") + choices.joined(separator: ", ") + ".")
         case .number:
             guard let x = Double(text.replacingOccurrences(of: ",", with: "")), x.isFinite else {
-                return bad("'\(text)' is not a number.", "Type digits only, e.g. 42 or 3.5.")
+                return bad(
+                    t("'\(text)' is not a number.", "'\(text)' ليس رقماً.", "'\(text)' no es un número."),
+                    t(
+                        "Type digits only, e.g. 42 or 3.5.", "اكتب أرقاماً فقط، مثل 42 أو 3.5.",
+                        "Escriba solo dígitos, p. ej. 42 o 3.5."))
             }
             return .success(format(x))
         case .passportNumber:
@@ -163,13 +263,22 @@ public struct FieldValidator: Sendable {
             return ok
                 ? .success(compact)
                 : bad(
-                    "'\(text)' is not a passport number (6 to 9 letters and digits).",
-                    "Copy it from the passport's data page, without spaces or dashes.")
+                    t(
+                        "'\(text)' is not a passport number (6 to 9 letters and digits).",
+                        "'\(text)' ليس رقم جواز (من 6 إلى 9 حروف وأرقام).",
+                        "'\(text)' no es un número de pasaporte (de 6 a 9 letras y dígitos)."),
+                    t(
+                        "Copy it from the passport's data page, without spaces or dashes.",
+                        "انسخه من صفحة بيانات الجواز بلا مسافات أو شرطات.",
+                        "Cópielo de la página de datos del pasaporte, sin espacios ni guiones."))
         case .address:
             guard text.count >= 5, text.contains(where: \.isNumber), text.contains(where: \.isLetter) else {
                 return bad(
-                    "'\(text)' is not a street address.",
-                    "Give the house number and street, e.g. 1200 Main Street, Apt 4.")
+                    t("'\(text)' is not a street address.", "'\(text)' ليس عنواناً.", "'\(text)' no es una dirección."),
+                    t(
+                        "Give the house number and street, e.g. 1200 Main Street, Apt 4.",
+                        "اكتب رقم المبنى والشارع، مثل 1200 Main Street.",
+                        "Indique el número y la calle, p. ej. 1200 Main Street, Apt 4."))
             }
             return .success(text)
         }

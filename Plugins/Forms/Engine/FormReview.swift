@@ -52,7 +52,7 @@ public struct FormReview: Sendable {
         var problems: [String] = []
         for e in entries {
             guard let a = e.answer else {
-                problems.append("\(e.label): not answered yet")
+                problems.append("\(e.label): " + s.validator.t("not answered yet", "لم يُجب عنه بعد", "sin responder"))
                 continue
             }
             if !a.value.isEmpty, case .failure(let p) = s.check(a.value, field: e.field) {

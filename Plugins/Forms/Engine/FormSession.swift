@@ -137,8 +137,15 @@ public struct FormSession {
             return .refused(
                 AnswerProblem(
                     field: field.id,
-                    message: "\(field.label.text(language)) is not asked in this form for the answers given so far.",
-                    suggestion: "Answer the current question first, or change the answer that leaves it out."))
+                    message: "\(field.label.text(language)): "
+                        + validator.t(
+                            "not asked in this form for the answers given so far.",
+                            "ليس مطلوباً في هذا النموذج بحسب إجاباتك حتى الآن.",
+                            "no se pregunta en este formulario con las respuestas dadas."),
+                    suggestion: validator.t(
+                        "Answer the current question first, or change the answer that leaves it out.",
+                        "أجب عن السؤال الحالي أولاً، أو غيّر الإجابة التي تستبعده.",
+                        "Responda primero la pregunta actual, o cambie la respuesta que lo excluye.")))
         }
         let value: String
         switch check(proposal.value, field: field) {
@@ -157,8 +164,13 @@ public struct FormSession {
         guard !q.required else {
             return .refused(
                 AnswerProblem(
-                    field: q.field.id, message: "\(q.field.label.text(language)) is required.",
-                    suggestion: "Give an answer; only optional fields can be skipped."))
+                    field: q.field.id,
+                    message: "\(q.field.label.text(language)): "
+                        + validator.t("required.", "مطلوب.", "obligatorio."),
+                    suggestion: validator.t(
+                        "Give an answer; only optional fields can be skipped.",
+                        "أجب عنه؛ لا يمكن تخطي إلا الحقول الاختيارية.",
+                        "Responda; solo se pueden omitir los campos opcionales.")))
         }
         try save(field: q.field.id, value: "", source: .typed, detail: "skipped")
         return .saved(field: q.field.id, value: "", reopened: try enforceRules())
@@ -172,8 +184,13 @@ public struct FormSession {
             return .failure(
                 AnswerProblem(
                     field: field.id,
-                    message: "\(field.label.text(language)): this form has no rules for '\(value)' yet.",
-                    suggestion: "Supported: \(lookup.entries.keys.sorted().joined(separator: ", ")) (\(lookup.file))."))
+                    message: "\(field.label.text(language)): "
+                        + validator.t(
+                            "this form has no rules for '\(value)' yet.",
+                            "لا توجد في هذا النموذج قواعد لـ '\(value)' بعد.",
+                            "este formulario aún no tiene reglas para '\(value)'."),
+                    suggestion: validator.t("Supported: ", "المدعوم: ", "Disponibles: ")
+                        + "\(lookup.entries.keys.sorted().joined(separator: ", ")) (\(lookup.file))."))
         }
     }
 

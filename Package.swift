@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured",
+                "SanadIndex", "SanadStructured", "FormsPlugin",
             ],
             path: "Sources/sanad"
         ),
@@ -142,6 +142,14 @@ let package = Package(
             name: "SanadStructuredTests",
             dependencies: ["SanadStructured", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
             path: "Tests/SanadStructuredTests"),
+        // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
+        // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.
+        .target(
+            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative"], path: "Plugins/Forms",
+            exclude: ["README.md"], resources: [.copy("Resources")]),
+        .testTarget(
+            name: "FormsTests", dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
+            path: "Tests/FormsTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import AbsherData
 import BLASBackend
 import DependentsPlugin
+import FormsPlugin
 import LlamaCppBackend
 import OCRIngestPlugin
 import ProactiveAlertsPlugin
@@ -25,6 +26,7 @@ enum Wiring {
         ProactiveAlertsPlugin.pluginID: { try ProactiveAlertsPlugin(context: $0) },
         DependentsPlugin.pluginID: { try DependentsPlugin(context: $0) },
         DocumentIngestPlugin.pluginID: { try DocumentIngestPlugin(context: $0) },
+        FormsPlugin.pluginID: { try FormsPlugin(context: $0) },
     ])
 
     static func registry() -> BackendRegistry {

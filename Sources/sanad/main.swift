@@ -17,6 +17,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     ChatCommand.self,
     ToolsCommand.self,
     IngestCommand.self,
+    FormCommand.self,
     BenchCommand.self,
     TuneCommand.self,
 ]

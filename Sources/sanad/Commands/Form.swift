@@ -1,0 +1,291 @@
+import FormsPlugin
+import Foundation
+import SanadCore
+
+/// `sanad form`: template-driven forms (DMV licence renewal, DS-160) one question at a time, every answer saved
+/// before it is acknowledged.
+enum FormCommand: SanadCommand {
+    static let name = "form"
+    static let summary = "Fill a form (DMV renewal, DS-160) question by question; review, export, backup"
+    static let help = """
+        Usage: sanad form list | sessions [--json]
+               sanad form start TEMPLATE [--lang en|ar|es] [--id ID] [--json]
+               sanad form resume SESSION [--json]
+               sanad form answer SESSION [--field FIELD] TEXT [--json]
+               sanad form back SESSION
+               sanad form review SESSION [--json]
+               sanad form export SESSION --out DIR
+               sanad form backup SESSION FILE
+               sanad form restore FILE [--dry-run]
+
+        'start' and 'resume' ask the questions one at a time and read the answers from standard input (a terminal
+        or a pipe). A line is the answer to the question shown; '✓ saved FIELD = VALUE' is printed only after the
+        answer is on disk. Commands: /back (reopen the last answer), /change FIELD, /skip (optional fields),
+        /review, /progress, /quit. End of input leaves the session saved for 'resume'.
+
+        'answer' gives one answer (to the current question, or to --field) and prints the next question.
+        'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)
+        and checklist.txt into DIR. 'backup' writes one session, its template id and version, and a SHA-256 of the
+        session to FILE; 'restore' checks all of that (and every answer) before it writes anything; --dry-run
+        only says what it would restore.
+
+        Sessions are stored in an SQLite database (the system libsqlite3, loaded at run time; WAL journal, one
+        transaction per answer) in the store folder; without SQLite, in a JSON file replaced atomically.
+
+        Options:
+          --store DIR       the store folder (default: SANAD_DATA/forms, else ~/.local/share/sanad/plugins/forms)
+          --lang LANG       the language of questions and labels (start; default en)
+          --id ID           the new session's id (start; default TEMPLATE-<random>)
+          --field FIELD     the field to answer (answer; default: the current question)
+          --json            machine-readable output
+          --dry-run         restore: check and describe, write nothing
+        \(PluginHost.clockHelp)
+        Exit status: 0 success, 1 failure (unknown session, store error, refused backup, an answer refused by
+        'answer'), 64 usage.
+
+        Examples:
+          sanad form list
+          printf 'yes\\nCA\\nMaria Lopez\\n' | sanad form start dmv-renewal --id demo
+          sanad form review demo
+          sanad form export demo --out /tmp/demo
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        let dryRun = arguments.flag("--dry-run")
+        let storeOption = try arguments.option("--store")
+        let language = try arguments.option("--lang")
+        let idOption = try arguments.option("--id")
+        let fieldOption = try arguments.option("--field")
+        let outOption = try arguments.option("--out")
+        let clock = try PluginHost.clock(&arguments)
+        let rest = try arguments.positionals(min: 1, names: "a subcommand (list, start, resume, answer, …)")
+        let storeDir =
+            try storeOption.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: FormsPlugin.pluginID)
+        func args(_ count: Int, _ names: String) throws -> [String] {
+            guard rest.count - 1 >= count else { throw UsageError("missing \(names)") }
+            guard rest.count - 1 == count else { throw UsageError("unexpected argument '\(rest[count + 1])'") }
+            return Array(rest.dropFirst())
+        }
+        func unused(_ flags: [(String, Bool)]) throws {
+            if let f = flags.first(where: \.1) { throw UsageError("'\(f.0)' does not apply to '\(rest[0])'") }
+        }
+        try unused([("--lang", language != nil && rest[0] != "start"), ("--id", idOption != nil && rest[0] != "start")])
+        try unused([
+            ("--field", fieldOption != nil && rest[0] != "answer"), ("--out", outOption != nil && rest[0] != "export"),
+        ])
+        try unused([("--dry-run", dryRun && rest[0] != "restore")])
+        let catalog = try FormCatalog.bundled()
+        func openStore() throws -> any FormStore {
+            let opened = try FormStores.open(directory: storeDir)
+            if let note = opened.note { printError("[\(note)]") }
+            return opened.store
+        }
+        let today = FormDate.of(clock())
+        func resume(_ id: String) throws -> FormSession {
+            try FormSession.resume(id: id, store: try openStore(), catalog: catalog, today: today, now: clock)
+        }
+        switch rest[0] {
+        case "list":
+            _ = try args(0, "")
+            if json {
+                print(
+                    JSONValue.array(
+                        catalog.templates.map {
+                            .object([
+                                "id": .string($0.metadata.id), "name": .string($0.metadata.name.text("en")),
+                                "version": .string($0.metadata.version),
+                                "languages": .array($0.metadata.languageSupport.map(JSONValue.string)),
+                            ])
+                        }
+                    ).prettyString)
+            } else {
+                for t in catalog.templates {
+                    print(
+                        "\(t.metadata.id.padding(toLength: 14, withPad: " ", startingAt: 0)) \(t.metadata.name.text("en"))"
+                            + "  (v\(t.metadata.version); \(t.metadata.languageSupport.joined(separator: ", ")))")
+                }
+            }
+        case "sessions":
+            _ = try args(0, "")
+            let store = try openStore()
+            let sessions = try store.sessions().map { try resume($0.id) }
+            if json {
+                print(JSONValue.array(sessions.map(\.stateJSON)).prettyString)
+            } else {
+                print("store: \(store.location)")
+                for s in sessions {
+                    print(
+                        "\(s.id)  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")"
+                    )
+                }
+            }
+        case "start":
+            let a = try args(1, "TEMPLATE (see 'sanad form list')")
+            let template: FormTemplate
+            do { template = try catalog.template(a[0]) } catch { throw UsageError("\(error)") }
+            let lang = language ?? "en"
+            guard template.metadata.languageSupport.contains(lang) else {
+                throw UsageError(
+                    "--lang '\(lang)': \(a[0]) supports \(template.metadata.languageSupport.joined(separator: ", "))")
+            }
+            var s = try FormSession.start(
+                template: template, store: try openStore(), language: lang, id: idOption, today: today, now: clock)
+            print("session \(s.id) started (\(template.metadata.name.text(lang)))")
+            return try await converse(&s, json: json)
+        case "resume":
+            var s = try resume(try args(1, "SESSION")[0])
+            return try await converse(&s, json: json)
+        case "answer":
+            let a = try args(2, "SESSION and TEXT")
+            var s = try resume(a[0])
+            let outcomes: [AnswerOutcome]
+            if let field = fieldOption {
+                outcomes = [try s.apply(FormProposal(fieldID: field, value: a[1]))]
+            } else {
+                guard s.nextQuestion != nil else {
+                    throw FormError.invalidRequest("session \(s.id) is complete; use --field to change an answer")
+                }
+                outcomes = try await s.respond(a[1])
+            }
+            if json {
+                guard case .object(var state) = s.stateJSON else { return ExitCode.failure }
+                state["outcomes"] = .array(outcomes.map(\.json))
+                print(JSONValue.object(state).prettyString)
+            } else {
+                for o in outcomes { print(describe(o)) }
+                print(s.nextQuestion.map { ask($0, s) } ?? "Form complete.")
+            }
+            return outcomes.contains { if case .refused = $0 { return true } else { return false } }
+                ? ExitCode.failure : ExitCode.success
+        case "back":
+            var s = try resume(try args(1, "SESSION")[0])
+            let field = try s.back()
+            print("reopened \(field)")
+            if let q = s.nextQuestion { print(ask(q, s)) }
+        case "review":
+            let s = try resume(try args(1, "SESSION")[0])
+            let review = FormReview(s)
+            print(json ? review.json.prettyString : review.documentText + "\n" + review.checklistText, terminator: "")
+        case "export":
+            let s = try resume(try args(1, "SESSION")[0])
+            guard let out = outOption else { throw UsageError("missing --out DIR") }
+            let dir = URL(fileURLWithPath: out)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let review = FormReview(s)
+            let files = [
+                ("answers.json", review.json.prettyString + "\n"), ("form.txt", review.documentText),
+                ("checklist.txt", review.checklistText),
+            ]
+            for (name, text) in files { try writeExport(Data(text.utf8), to: dir.appendingPathComponent(name)) }
+            print("wrote \(files.map { dir.appendingPathComponent($0.0).path }.joined(separator: ", "))")
+            if !review.complete {
+                printError("note: session \(s.id) is not complete; the export shows what is missing")
+            }
+        case "backup":
+            let a = try args(2, "SESSION and FILE")
+            let s = try resume(a[0])
+            try writeExport(Data(SessionBackup.make(s.record, now: clock()).utf8), to: URL(fileURLWithPath: a[1]))
+            print("backed up session \(s.id) (\(s.record.answers.count) answers) to \(a[1])")
+        case "restore":
+            let a = try args(1, "FILE")
+            guard let data = FileManager.default.contents(atPath: a[0]) else {
+                throw FormError.invalidBackup(file: a[0], problem: "cannot be read")
+            }
+            let store = try openStore()
+            let plan = try SessionBackup.plan(Array(data), file: a[0], catalog: catalog, store: store, today: today)
+            if dryRun {
+                print("would restore \(plan.summary)")
+                for answer in plan.record.answers { print("  \(answer.fieldID) = \(answer.value)") }
+            } else {
+                try SessionBackup.restore(plan, into: store)
+                print("restored \(plan.summary)")
+            }
+        default:
+            throw UsageError(
+                "unknown subcommand '\(rest[0])'; use list, sessions, start, resume, answer, back, review, export, backup or restore"
+            )
+        }
+        return ExitCode.success
+    }
+
+    /// Writes an output file durably (a temporary file renamed over it).
+    static func writeExport(_ data: Data, to url: URL) throws {
+        do { try data.write(to: url, options: .atomic) } catch {
+            throw SanadError.engine("\(url.path): cannot be written (\(error.localizedDescription))")
+        }
+    }
+
+    /// `[3/19 15%] Identity — What is your full name…` (the prompt lists the choices).
+    static func ask(_ q: FormQuestion, _ s: FormSession) -> String {
+        let p = s.progress
+        return "[\(p.answered)/\(p.total) \(p.percent)%] \(q.stepTitle) — \(q.prompt)"
+    }
+
+    static func describe(_ o: AnswerOutcome) -> String {
+        switch o {
+        case .saved(let field, let value, let reopened):
+            var line = "✓ saved \(field) = \(value.isEmpty ? "(skipped)" : value)"
+            for r in reopened { line += "\n✗ \(r.message) (\(r.field) is asked again)" }
+            return line
+        case .refused(let p):
+            return "✗ \(p.message)\n  \(p.suggestion)"
+        }
+    }
+
+    /// The question-and-answer loop over standard input.
+    static func converse(_ s: inout FormSession, json: Bool) async throws -> Int32 {
+        func show(_ value: JSONValue) { print(value.jsonString) }
+        while true {
+            guard let q = s.nextQuestion else {
+                if json {
+                    show(s.stateJSON)
+                } else {
+                    print("Form complete. 'sanad form export \(s.id) --out DIR' writes the results.")
+                }
+                return ExitCode.success
+            }
+            if json { show(s.stateJSON) } else { print(ask(q, s)) }
+            guard let line = readLine() else {
+                print("(input ended; session \(s.id) is saved: 'sanad form resume \(s.id)' continues)")
+                return ExitCode.success
+            }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if !json && !isatty(0).boolValue { print("> \(text)") }
+            let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+            do {
+                switch parts.first ?? "" {
+                case "/quit":
+                    print("(session \(s.id) is saved: 'sanad form resume \(s.id)' continues)")
+                    return ExitCode.success
+                case "/back": print("reopened \(try s.back())")
+                case "/change":
+                    guard parts.count == 2 else { throw FormError.invalidRequest("/change needs a field id") }
+                    try s.reopen(parts[1])
+                    print("reopened \(parts[1])")
+                case "/skip":
+                    let o = try s.skip()
+                    if json { show(o.json) } else { print(describe(o)) }
+                case "/review": print(FormReview(s).documentText, terminator: "")
+                case "/progress":
+                    let p = s.progress
+                    print("\(p.percent)% (\(p.answered)/\(p.total))")
+                    for step in p.steps {
+                        print(
+                            "  \(step.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(step.title)")
+                    }
+                default:
+                    for o in try await s.respond(text) {
+                        if json { show(o.json) } else { print(describe(o)) }
+                    }
+                }
+            } catch let error as FormError {
+                print("✗ \(error)")
+            }
+        }
+    }
+}
+
+extension Int32 {
+    fileprivate var boolValue: Bool { self != 0 }
+}

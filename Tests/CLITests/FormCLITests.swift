@@ -1,0 +1,194 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `sanad form` end to end from a pipe: both templates to the export, usage errors, the JSON fallback without
+/// SQLite, and a process killed with SIGKILL mid-session that loses no acknowledged answer.
+@Suite("sanad form", .enabled(if: SanadCLI.executable != nil))
+struct FormCLITests {
+    static let dmv = FormScripts.dmv
+    static let ds160 = FormScripts.ds160
+
+    static func temporary() -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-form-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url.path
+    }
+
+    func form(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> SanadCLI.Result {
+        try SanadCLI.run(["form"] + args + ["--now", "2026-11-24"], stdin: stdin, environment: env)
+    }
+
+    @Test("usage: --help, a missing or unknown subcommand, an unknown template or language exit 64")
+    func usage() throws {
+        #expect(try SanadCLI.run(["form", "--help"]).status == 0)
+        for args in [
+            [], ["frobnicate"], ["start", "nope"], ["start", "dmv-renewal", "--lang", "fr"], ["list", "extra"],
+            ["review"],
+        ] {
+            let r = try form(args, env: ["SANAD_DATA": Self.temporary()])
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("Usage: sanad form"), "\(args)")
+        }
+        let missing = try form(["review", "nobody", "--store", Self.temporary()])
+        #expect(missing.status == 1 && missing.stderr.contains("no form session 'nobody'"))
+    }
+
+    @Test("a DMV renewal and a DS-160 complete from a pipe; export writes the answers, the form and the checklist")
+    func endToEnd() throws {
+        let store = Self.temporary()
+        for (template, answers) in [("dmv-renewal", Self.dmv), ("ds-160", Self.ds160)] {
+            let r = try form(
+                ["start", template, "--id", template, "--store", store], stdin: answers.joined(separator: "\n") + "\n")
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("Form complete."), "\(r.stdout)")
+            let out = Self.temporary()
+            #expect(try form(["export", template, "--out", out, "--store", store]).status == 0)
+            let json = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: out + "/answers.json")))
+            #expect(json["complete"] == .bool(true) && json["problems"] == .array([]), "\(json)")
+            let text = try String(contentsOfFile: out + "/form.txt", encoding: .utf8)
+            let checklist = try String(contentsOfFile: out + "/checklist.txt", encoding: .utf8)
+            if template == "dmv-renewal" {
+                #expect(json["answers"]?["dob"] == .string("1985-04-23") && json["fees"]?["total"] == .number(47))
+                #expect(text.contains("Full name: Maria Lopez") && text.contains("Total: 47.00"))
+                #expect(checklist.contains("Name change documents"))
+            } else {
+                #expect(json["answers"]?["passportNumber"] == .string("L898902C3"))
+                #expect(text.contains("Spouse's surname: ERIKSSON") && checklist.contains("Marriage certificate"))
+            }
+        }
+        let sessions = try form(["sessions", "--store", store])
+        #expect(sessions.stdout.contains("ds-160  ds-160  en  100% complete"), "\(sessions.stdout)")
+    }
+
+    @Test("answer, back and restore --dry-run from the command line; a refused answer exits 1")
+    func oneShot() throws {
+        let store = Self.temporary()
+        _ = try form(["start", "ds-160", "--id", "x", "--store", store], stdin: "")
+        let bad = try form(["answer", "x", "Eriksson2", "--store", store])
+        #expect(bad.status == 1 && bad.stdout.contains("✗ Surname (as in passport)"), "\(bad.stdout)")
+        let good = try form(["answer", "x", "Eriksson", "--json", "--store", store])
+        let state = try JSONValue.parse(good.stdout)
+        #expect(state["question"]?["fieldId"] == .string("givenNames"), "\(good.stdout)")
+        #expect(try form(["back", "x", "--store", store]).stdout.contains("reopened surname"))
+        let file = Self.temporary() + "/x.backup.json"
+        _ = try form(["answer", "x", "Eriksson", "--store", store])
+        #expect(try form(["backup", "x", file, "--store", store]).status == 0)
+        let dry = try form(["restore", file, "--dry-run", "--store", Self.temporary()])
+        #expect(
+            dry.status == 0 && dry.stdout.contains("would restore session x")
+                && dry.stdout.contains("surname = ERIKSSON"))
+    }
+
+    @Test("without SQLite the JSON file store is used and says why")
+    func fallback() throws {
+        let store = Self.temporary()
+        let r = try form(
+            ["start", "dmv-renewal", "--id", "f", "--store", store], stdin: "yes\nCA\n",
+            env: ["SANAD_SQLITE": "/nonexistent/libsqlite3.so"])
+        #expect(
+            r.status == 0 && r.stderr.contains("SQLite is not available") && r.stderr.contains("scripts/setup"),
+            "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: store + "/forms.json"))
+        let again = try form(
+            ["review", "f", "--json", "--store", store], env: ["SANAD_SQLITE": "/nonexistent/libsqlite3.so"])
+        #expect(try JSONValue.parse(again.stdout)["answers"]?["state"] == .string("CA"))
+    }
+
+    /// Starts `sanad form …` with all of `input` on its standard input, reads its output until `acks` answers are
+    /// acknowledged, then kills it with SIGKILL. Returns the acknowledged (field, value) pairs.
+    func killAfter(_ acks: Int, arguments: [String], input: String) throws -> [(String, String)] {
+        guard let exe = SanadCLI.executable else { return [] }
+        let process = Process()
+        process.executableURL = exe
+        process.arguments = ["form"] + arguments
+        let out = Pipe()
+        let inp = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = inp
+        try process.run()
+        inp.fileHandleForWriting.write(Data(input.utf8))
+        var text = ""
+        var saved: [(String, String)] = []
+        while saved.count < acks {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            saved = text.split(separator: "\n").compactMap { line in
+                guard line.hasPrefix("✓ saved "), let eq = line.range(of: " = ") else { return nil }
+                return (
+                    String(line[line.index(line.startIndex, offsetBy: 8)..<eq.lowerBound]),
+                    String(line[eq.upperBound...])
+                )
+            }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? inp.fileHandleForWriting.close()
+        return Array(saved.prefix(acks))
+    }
+
+    @Test("SIGKILL at random points of a scripted session: resume keeps every acknowledged answer")
+    func crash() throws {
+        var rng = SeededGenerator(seed: 0xC4A5)
+        for round in 0..<12 {
+            let store = Self.temporary()
+            let acks = rng.int(1...(Self.ds160.count - 1))
+            let input = Self.ds160.joined(separator: "\n") + "\n"
+            let saved = try killAfter(
+                acks, arguments: ["start", "ds-160", "--id", "k", "--store", store], input: input)
+            #expect(saved.count == acks, "round \(round)")
+            let review = try form(["review", "k", "--json", "--store", store])
+            #expect(review.status == 0, "round \(round): \(review.stderr)")
+            let answers = try JSONValue.parse(review.stdout)["answers"]
+            for (field, value) in saved {
+                #expect(answers?[field] == .string(value), "round \(round) (killed after \(acks)): \(field) lost")
+            }
+            // The session resumes where it stopped (the process may have saved more than it acknowledged) and
+            // completes.
+            let done = answers?.objectValue?.count ?? 0
+            #expect(done >= acks, "round \(round)")
+            let remaining = Self.ds160.dropFirst(done).joined(separator: "\n") + "\n"
+            let rest = try form(["resume", "k", "--store", store], stdin: remaining)
+            #expect(rest.status == 0 && rest.stdout.contains("Form complete."), "round \(round): \(rest.stdout)")
+            #expect(!rest.stdout.contains("✗"), "round \(round): \(rest.stdout)")
+        }
+    }
+}
+
+/// A full disk, simulated with a file-size limit (`ulimit -f`): the answer is refused with the store's error and
+/// every answer saved before is still there.
+@Suite("sanad form under a file-size limit", .enabled(if: SanadCLI.executable != nil))
+struct FormFullDiskTests {
+    @Test("the write fails with a clear error; nothing saved before is lost", arguments: ["sqlite", "json"])
+    func fileSizeLimit(store kind: String) throws {
+        let exe = try #require(SanadCLI.executable)
+        let store = FormCLITests.temporary()
+        var env = ProcessInfo.processInfo.environment
+        if kind == "json" { env["SANAD_SQLITE"] = "/nonexistent/libsqlite3.so" }
+        let first = try SanadCLI.run(
+            ["form", "start", "ds-160", "--id", "d", "--store", store, "--now", "2026-11-24"],
+            stdin: FormScripts.ds160.prefix(3).joined(separator: "\n") + "\n", environment: env)
+        #expect(first.status == 0, "\(first.stderr)")
+        let limited = try runChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "ulimit -f 1 && exec \"$0\" \"$@\"", exe.path, "form", "answer", "d", "1974-08-12", "--store",
+                store,
+            ],
+            environment: env)
+        let err = String(decoding: limited.stderr, as: UTF8.self)
+        #expect(limited.status == 1 && !limited.crashed, "\(err)")
+        #expect(err.contains(store), "the error names the store file: \(err)")
+        let review = try SanadCLI.run(["form", "review", "d", "--json", "--store", store], environment: env)
+        let answers = try JSONValue.parse(review.stdout)["answers"]
+        #expect(answers?["surname"] == .string("ERIKSSON") && answers?["sex"] == .string("female"), "\(review.stdout)")
+        #expect(answers?["dateOfBirth"] == nil)
+    }
+}

@@ -1,0 +1,121 @@
+import FormsPlugin
+import Foundation
+import SanadCore
+import Testing
+
+/// The stores (SQLite through dlopen, and the JSON file fallback) and session backups.
+@Suite("form stores and backups")
+struct FormStoreTests {
+    static func sqlite(_ dir: URL) throws -> any FormStore {
+        try SQLiteFormStore(library: try SQLiteLibrary.load().get(), file: dir.appendingPathComponent("forms.sqlite3"))
+    }
+
+    static func json(_ dir: URL) throws -> any FormStore {
+        try JSONFormStore(file: dir.appendingPathComponent("forms.json"))
+    }
+
+    static let kinds: [String] = ["sqlite", "json"]
+
+    static func open(_ kind: String, _ dir: URL) throws -> any FormStore {
+        kind == "sqlite" ? try sqlite(dir) : try json(dir)
+    }
+
+    @Test("a session written, closed and opened again is identical; remove and replace work", arguments: kinds)
+    func roundTrip(kind: String) throws {
+        let dir = FormsFixture.temporaryDirectory()
+        var expected: SessionRecord
+        do {
+            let store = try Self.open(kind, dir)
+            var s = try FormSession.start(
+                template: try FormsFixture.catalog().template("ds-160"), store: store, language: "ar", id: "s1",
+                today: FormsFixture.today)
+            try FormsFixture.answer(&s, Array(FormsFixture.ds160Answers.prefix(12)))
+            try s.back()
+            expected = s.record
+            #expect(throws: FormError.self) {
+                try store.create(
+                    SessionRecord(id: "s1", templateID: "x", templateVersion: "1", language: "en", createdAt: ""))
+            }
+        }
+        let reopened = try Self.open(kind, dir)
+        #expect(try reopened.session("s1") == expected)
+        #expect(try reopened.sessions().map(\.id) == ["s1"])
+        expected.answers.removeLast()
+        try reopened.replace(expected)
+        #expect(try Self.open(kind, dir).session("s1") == expected)
+        try reopened.delete(session: "s1")
+        #expect(try Self.open(kind, dir).sessions().isEmpty)
+        #expect(throws: FormError.self) {
+            try reopened.save(
+                StoredAnswer(fieldID: "a", value: "b", source: .typed, detail: "", sequence: 1, savedAt: ""),
+                session: "gone")
+        }
+    }
+
+    @Test("SQLite runs in WAL mode; a newer schema and a damaged file are refused with a clear message")
+    func sqliteSafety() throws {
+        let dir = FormsFixture.temporaryDirectory()
+        let file = dir.appendingPathComponent("forms.sqlite3")
+        do {
+            let store = try Self.sqlite(dir)
+            #expect(store.location.contains("(WAL)"))
+            try store.create(
+                SessionRecord(id: "a", templateID: "ds-160", templateVersion: "1.0.0", language: "en", createdAt: "t"))
+            #expect(FileManager.default.fileExists(atPath: file.path + "-wal"))
+        }
+        // The header's user_version (bytes 60–63, big-endian) is the store schema.
+        var bytes = try Data(contentsOf: file)
+        bytes.replaceSubrange(60..<64, with: [0, 0, 0, 99])
+        try bytes.write(to: file)
+        #expect {
+            _ = try Self.sqlite(dir)
+        } throws: { "\($0)".contains("schema 99") && "\($0)".contains("reads schema 1 at most") }
+        try Data(repeating: 0x41, count: 4096).write(to: file)
+        #expect {
+            _ = try Self.sqlite(dir)
+        } throws: { "\($0)".contains(file.path) && "\($0)".contains("restore a backup") }
+        try Data("{\"formatVersion\": 1, \"sessions\": [".utf8).write(to: dir.appendingPathComponent("forms.json"))
+        #expect { _ = try Self.json(dir) } throws: { "\($0)".contains("forms.json: damaged") }
+    }
+
+    @Test("backup → delete → restore gives the same session; tampered or truncated backups change nothing")
+    func backup() throws {
+        let dir = FormsFixture.temporaryDirectory()
+        let store = try Self.sqlite(dir)
+        let catalog = try FormsFixture.catalog()
+        var s = try FormSession.start(
+            template: try catalog.template("dmv-renewal"), store: store, language: "es", id: "b1",
+            today: FormsFixture.today)
+        try FormsFixture.answer(&s, FormsFixture.dmvAnswers)
+        let original = try #require(try store.session("b1"))
+        let text = SessionBackup.make(original, now: Date())
+        func plan(_ t: String) throws -> SessionBackup.Plan {
+            try SessionBackup.plan(
+                Array(t.utf8), file: "b.json", catalog: catalog, store: store, today: FormsFixture.today)
+        }
+        #expect(try plan(text).replaces)
+        try store.delete(session: "b1")
+        let p = try plan(text)
+        #expect(!p.replaces && p.summary.contains("19 answers"))
+        #expect(try store.session("b1") == nil, "planning writes nothing")
+        try SessionBackup.restore(p, into: store)
+        #expect(try Self.sqlite(dir).session("b1") == original)
+
+        let tampered = text.replacingOccurrences(of: "\"Maria Lopez\"", with: "\"Mallory\"")
+        #expect(tampered != text)
+        #expect { _ = try plan(tampered) } throws: {
+            "\($0)".contains("SHA-256") && "\($0)".contains("nothing changed")
+        }
+        #expect { _ = try plan(String(text.prefix(text.count / 2))) } throws: { "\($0)".contains("truncated") }
+        #expect(try store.session("b1") == original)
+    }
+
+    @Test("SHA-256 matches the FIPS 180-4 examples")
+    func sha() throws {
+        #expect(SessionBackup.checksum("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SessionBackup.checksum("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SessionBackup.checksum("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+}

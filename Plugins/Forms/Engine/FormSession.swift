@@ -49,6 +49,12 @@ public struct FormSession {
                     + template.metadata.languageSupport.joined(separator: ", "))
         }
         let sessionID = id ?? "\(template.metadata.id)-\(UUID().uuidString.prefix(8).lowercased())"
+        guard (1...64).contains(sessionID.count),
+            sessionID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
+        else {
+            throw FormError.invalidRequest(
+                "'\(sessionID)' is not a session id: use 1 to 64 ASCII letters, digits, '-', '_' or '.'")
+        }
         let record = SessionRecord(
             id: sessionID, templateID: template.metadata.id, templateVersion: template.metadata.version,
             language: language, createdAt: FormStores.timestamp(now()))

@@ -250,7 +250,7 @@ enum FormCommand: SanadCommand {
                 print("(input ended; session \(s.id) is saved: 'sanad form resume \(s.id)' continues)")
                 return ExitCode.success
             }
-            let text = line.trimmingCharacters(in: .whitespaces)
+            let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if !json && !isatty(0).boolValue { print("> \(text)") }
             let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
             do {

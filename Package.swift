@@ -134,7 +134,10 @@ let package = Package(
         .target(name: "SafeTensors", path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
         // Sentence embeddings (issue 19): the vector index plugins and `sanad index` use (Foundation only).
-        .target(name: "SanadIndex", path: "Sources/SanadIndex"),
+        // Checksums (CRC-32, SHA-256) and the ZIP container, for files Sanad writes for people to keep.
+        .target(name: "SanadArchive", path: "Sources/SanadArchive"),
+        .testTarget(name: "SanadArchiveTests", dependencies: ["SanadArchive"], path: "Tests/SanadArchiveTests"),
+        .target(name: "SanadIndex", dependencies: ["SanadArchive"], path: "Sources/SanadIndex"),
         .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
         // Structured output (issue 20): JSON Schema → byte matcher → a constraint stage of the sampling chain.
         .target(name: "SanadStructured", dependencies: ["SanadCore"], path: "Sources/SanadStructured"),
@@ -145,10 +148,12 @@ let package = Package(
         // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
         // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.
         .target(
-            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative"], path: "Plugins/Forms",
+            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative", "SanadArchive"],
+            path: "Plugins/Forms",
             exclude: ["README.md"], resources: [.copy("Resources")]),
         .testTarget(
-            name: "FormsTests", dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
+            name: "FormsTests",
+            dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport", "SanadArchive"],
             path: "Tests/FormsTests"),
     ],
     swiftLanguageModes: [.v6]

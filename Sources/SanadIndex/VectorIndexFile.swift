@@ -1,4 +1,5 @@
 import Foundation
+import SanadArchive
 
 /// One vector index per file, written crash-safely and checked when read.
 ///

@@ -85,6 +85,31 @@ struct FormCLITests {
                 && dry.stdout.contains("surname = ERIKSSON"))
     }
 
+    @Test("privacy reports what is kept, exports it as an archive, and wipes only after WIPE is typed")
+    func privacy() throws {
+        let store = Self.temporary()
+        _ = try form(["start", "dmv-renewal", "--id", "a", "--store", store], stdin: "yes\nCA\n")
+        _ = try form(["start", "ds-160", "--id", "b", "--lang", "ar", "--store", store], stdin: "")
+        let report = try form(["privacy", "--json", "--store", store])
+        let json = try JSONValue.parse(report.stdout)
+        #expect(json["sessions"]?.arrayValue?.count == 2 && json["answersBySource"]?["typed"] == .number(2), "\(json)")
+        #expect(json["sent"]?.stringValue?.hasPrefix("nothing") == true)
+
+        let archive = Self.temporary() + "/all.zip"
+        #expect(try form(["privacy", "--export", archive, "--store", store]).status == 0)
+        let refused = try form(["privacy", "--wipe", "--store", store], stdin: "wipe\n")
+        #expect(refused.status == 1 && refused.stderr.contains("not wiped"), "\(refused.stderr)")
+        #expect(try form(["sessions", "--store", store]).stdout.contains("a  dmv-renewal"))
+        let wiped = try form(["privacy", "--wipe", "--store", store], stdin: "WIPE\n")
+        #expect(wiped.status == 0 && wiped.stdout.contains("wiped: 2 session(s)"), "\(wiped.stdout)")
+        #expect(!(try form(["sessions", "--store", store]).stdout.contains("dmv-renewal")))
+
+        let restored = try form(["restore", archive, "--store", store])
+        #expect(restored.status == 0 && restored.stdout.contains("restored session a"), "\(restored.stdout)")
+        let review = try JSONValue.parse(try form(["review", "a", "--json", "--store", store]).stdout)
+        #expect(review["answers"]?["state"] == .string("CA"), "\(review)")
+    }
+
     @Test("without SQLite the JSON file store is used and says why")
     func fallback() throws {
         let store = Self.temporary()

@@ -1,5 +1,6 @@
 import FormsPlugin
 import Foundation
+import SanadArchive
 import SanadCore
 import Testing
 
@@ -110,12 +111,59 @@ struct FormStoreTests {
         #expect(try store.session("b1") == original)
     }
 
-    @Test("SHA-256 matches the FIPS 180-4 examples")
-    func sha() throws {
-        #expect(SessionBackup.checksum("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SessionBackup.checksum("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(
-            SessionBackup.checksum("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    @Test(
+        "a ZIP backup of every session restores them all; a changed, extra, missing or truncated file changes nothing")
+    func archive() throws {
+        let dir = FormsFixture.temporaryDirectory()
+        let store = try Self.sqlite(dir)
+        let catalog = try FormsFixture.catalog()
+        var a = try FormSession.start(
+            template: try catalog.template("dmv-renewal"), store: store, language: "es", id: "a1",
+            today: FormsFixture.today)
+        try FormsFixture.answer(&a, FormsFixture.dmvAnswers)
+        _ = try FormSession.start(
+            template: try catalog.template("ds-160"), store: store, language: "ar", id: "a2", today: FormsFixture.today)
+        let originals = try store.sessions()
+        let bytes = try FormsArchive.make(
+            originals, catalog: catalog, store: store, today: FormsFixture.today, now: Date())
+        let entries = try ZipArchive.read(bytes)
+        #expect(entries.first?.path == FormsArchive.manifestPath)
+        for path in [
+            "sessions/a1.json", "documents/a1/form.txt", "documents/a2/checklist.txt", "templates/ds-160.form.json",
+        ] {
+            #expect(entries.contains { $0.path == path }, "\(path)")
+        }
+        func plan(_ b: [UInt8]) throws -> FormsArchive.Plan {
+            try FormsArchive.plan(b, file: "b.zip", catalog: catalog, store: store, today: FormsFixture.today)
+        }
+        for id in ["a1", "a2"] { try store.delete(session: id) }
+        let p = try plan(bytes)
+        #expect(p.sessions.map(\.record.id) == ["a1", "a2"] && p.sessions.allSatisfy { !$0.replaces })
+        #expect(try store.sessions().isEmpty, "planning writes nothing")
+        #expect(try FormsArchive.restore(p, into: store) == ["a1", "a2"])
+        #expect(try Self.sqlite(dir).sessions() == originals)
+
+        // Rewritten with valid CRCs, so only the manifest can tell.
+        func rewritten(_ change: ([ZipEntry]) -> [ZipEntry]) throws -> [UInt8] {
+            try ZipArchive.write(change(entries), modified: Date())
+        }
+        let changed = try rewritten {
+            $0.map { e in
+                e.path == "documents/a1/form.txt" ? ZipEntry(path: e.path, bytes: e.bytes + Array("x".utf8)) : e
+            }
+        }
+        let extra = try rewritten { $0 + [ZipEntry(path: "sessions/evil.json", bytes: [])] }
+        let missing = try rewritten { $0.filter { $0.path != "templates/ds-160.form.json" } }
+        var flipped = bytes
+        let at = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("Lopez".utf8)) })
+        flipped[at] ^= 0x20
+        let cases: [([UInt8], String)] = [
+            (changed, "SHA-256 does not match"), (extra, "not in the manifest"), (missing, "not in the archive"),
+            (Array(bytes.prefix(bytes.count - 30)), "truncated"), (flipped, "changed or damaged"),
+        ]
+        for (b, reason) in cases {
+            #expect { _ = try plan(b) } throws: { "\($0)".contains(reason) && "\($0)".contains("nothing changed") }
+        }
+        #expect(try store.sessions() == originals)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SanadArchive
 import SanadCore
 
 /// A session backup file: the session and its answers, the template it follows, the store schema, and the

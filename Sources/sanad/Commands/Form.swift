@@ -15,8 +15,9 @@ enum FormCommand: SanadCommand {
                sanad form back SESSION
                sanad form review SESSION [--json]
                sanad form export SESSION --out DIR
-               sanad form backup SESSION FILE
+               sanad form backup SESSION|--all FILE
                sanad form restore FILE [--dry-run]
+               sanad form privacy [--export FILE] [--wipe [--yes]] [--json]
 
         'start' and 'resume' ask the questions one at a time and read the answers from standard input (a terminal
         or a pipe). A line is the answer to the question shown; '✓ saved FIELD = VALUE' is printed only after the
@@ -25,9 +26,15 @@ enum FormCommand: SanadCommand {
 
         'answer' gives one answer (to the current question, or to --field) and prints the next question.
         'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)
-        and checklist.txt into DIR. 'backup' writes one session, its template id and version, and a SHA-256 of the
-        session to FILE; 'restore' checks all of that (and every answer) before it writes anything; --dry-run
-        only says what it would restore.
+        and checklist.txt into DIR. 'backup' writes a ZIP archive (any unzip opens it): one session or all of them
+        (each with its template id and version and a SHA-256), their exported documents, the templates, and
+        manifest.json with the SHA-256 of every file and the store's schema version. 'restore' checks the archive,
+        the manifest, every digest and every answer before it writes anything (it also reads a single-session JSON
+        backup of earlier versions); --dry-run lists what it would restore.
+
+        'privacy' shows what the forms plugin keeps on this device (sessions, answers by source, files and sizes,
+        where) and that nothing is sent anywhere; --export FILE writes everything as a backup archive; --wipe
+        deletes every session and the store files after you type WIPE (or with --yes).
 
         Sessions are stored in an SQLite database (the system libsqlite3, loaded at run time; WAL journal, one
         transaction per answer) in the store folder; without SQLite, in a JSON file replaced atomically.
@@ -39,6 +46,10 @@ enum FormCommand: SanadCommand {
           --field FIELD     the field to answer (answer; default: the current question)
           --json            machine-readable output
           --dry-run         restore: check and describe, write nothing
+          --all             backup: every session in the store
+          --export FILE     privacy: write everything to a backup archive
+          --wipe            privacy: delete every session and the store files (asks for WIPE unless --yes)
+          --yes             privacy --wipe: do not ask
         \(PluginHost.clockHelp)
         Exit status: 0 success, 1 failure (unknown session, store error, refused backup, an answer refused by
         'answer'), 64 usage.
@@ -53,6 +64,10 @@ enum FormCommand: SanadCommand {
     static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
         let dryRun = arguments.flag("--dry-run")
+        let all = arguments.flag("--all")
+        let wipe = arguments.flag("--wipe")
+        let yes = arguments.flag("--yes")
+        let exportOption = try arguments.option("--export")
         let storeOption = try arguments.option("--store")
         let language = try arguments.option("--lang")
         let idOption = try arguments.option("--id")
@@ -74,7 +89,11 @@ enum FormCommand: SanadCommand {
         try unused([
             ("--field", fieldOption != nil && rest[0] != "answer"), ("--out", outOption != nil && rest[0] != "export"),
         ])
-        try unused([("--dry-run", dryRun && rest[0] != "restore")])
+        try unused([("--dry-run", dryRun && rest[0] != "restore"), ("--all", all && rest[0] != "backup")])
+        try unused([
+            ("--wipe", wipe && rest[0] != "privacy"), ("--yes", yes && !wipe),
+            ("--export", exportOption != nil && rest[0] != "privacy"),
+        ])
         let catalog = try FormCatalog.bundled()
         func openStore() throws -> any FormStore {
             let opened = try FormStores.open(directory: storeDir)
@@ -183,27 +202,49 @@ enum FormCommand: SanadCommand {
                 printError("note: session \(s.id) is not complete; the export shows what is missing")
             }
         case "backup":
-            let a = try args(2, "SESSION and FILE")
-            let s = try resume(a[0])
-            try writeExport(Data(SessionBackup.make(s.record, now: clock()).utf8), to: URL(fileURLWithPath: a[1]))
-            print("backed up session \(s.id) (\(s.record.answers.count) answers) to \(a[1])")
+            let a = all ? try args(1, "FILE") : try args(2, "SESSION (or --all) and FILE")
+            let store = try openStore()
+            let records = all ? try store.sessions() : [try resume(a[0]).record]
+            let file = a[a.count - 1]
+            let archive = try FormsArchive.make(records, catalog: catalog, store: store, today: today, now: clock())
+            try writeExport(Data(archive), to: URL(fileURLWithPath: file))
+            print(
+                "backed up \(records.count) session(s) (\(records.map(\.answers.count).reduce(0, +)) answers): "
+                    + "\(records.map(\.id).joined(separator: ", ")) to \(file)")
         case "restore":
             let a = try args(1, "FILE")
             guard let data = FileManager.default.contents(atPath: a[0]) else {
                 throw FormError.invalidBackup(file: a[0], problem: "cannot be read")
             }
             let store = try openStore()
-            let plan = try SessionBackup.plan(Array(data), file: a[0], catalog: catalog, store: store, today: today)
-            if dryRun {
-                print("would restore \(plan.summary)")
-                for answer in plan.record.answers { print("  \(answer.fieldID) = \(answer.value)") }
+            let bytes = Array(data)
+            let plan: FormsArchive.Plan
+            if FormsArchive.isArchive(bytes) {
+                plan = try FormsArchive.plan(bytes, file: a[0], catalog: catalog, store: store, today: today)
             } else {
-                try SessionBackup.restore(plan, into: store)
-                print("restored \(plan.summary)")
+                let one = try SessionBackup.plan(bytes, file: a[0], catalog: catalog, store: store, today: today)
+                plan = FormsArchive.Plan(sessions: [one], files: [])
             }
+            if dryRun {
+                for p in plan.sessions {
+                    print("would restore \(p.summary)")
+                    for answer in p.record.answers { print("  \(answer.fieldID) = \(answer.value)") }
+                }
+                for f in plan.files where !f.path.hasPrefix("sessions/") {
+                    print("  (in the archive: \(f.path), \(f.bytes) bytes)")
+                }
+            } else {
+                _ = try FormsArchive.restore(plan, into: store)
+                for p in plan.sessions { print("restored \(p.summary)") }
+            }
+        case "privacy":
+            _ = try args(0, "")
+            return try privacy(
+                store: try openStore(), directory: storeDir, catalog: catalog, today: today, now: clock(), json: json,
+                export: exportOption, wipe: wipe, yes: yes)
         default:
             throw UsageError(
-                "unknown subcommand '\(rest[0])'; use list, sessions, start, resume, answer, back, review, export, backup or restore"
+                "unknown subcommand '\(rest[0])'; use list, sessions, start, resume, answer, back, review, export, backup, restore or privacy"
             )
         }
         return ExitCode.success

@@ -1,7 +1,7 @@
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), as zlib computes it, eight bytes a step
 /// (slicing-by-8).
-struct CRC32 {
-    private(set) var value: UInt32 = 0xFFFF_FFFF
+public struct CRC32 {
+    public private(set) var value: UInt32 = 0xFFFF_FFFF
 
     /// Tables for slicing-by-8: `tables[k][b]` is the CRC of byte b followed by k zero bytes.
     private static let tables: [[UInt32]] = {
@@ -17,7 +17,9 @@ struct CRC32 {
         return t
     }()
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    public init() {}
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var c = value
         var i = 0
         let n = bytes.count
@@ -46,5 +48,12 @@ struct CRC32 {
         value = c
     }
 
-    var checksum: UInt32 { value ^ 0xFFFF_FFFF }
+    /// The CRC of `bytes`.
+    public static func of(_ bytes: [UInt8]) -> UInt32 {
+        var c = CRC32()
+        bytes.withUnsafeBytes { c.update($0) }
+        return c.checksum
+    }
+
+    public var checksum: UInt32 { value ^ 0xFFFF_FFFF }
 }

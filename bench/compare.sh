@@ -19,7 +19,7 @@ Options:
   -r REPS          repetitions inside each tool run (default: 3)
   --pairs K        alternating pairs (default: 3)
   --backends LIST  sanad engines (default: all)
-  --save           also write the table to bench/results/<date>-<cpu>.md
+  --save           also write the table to bench/results/<date>-<model>-<cpu>.md
   -h, --help       this help
 
 Environment: LLAMA_BENCH (default: llama-bench on PATH, else /usr/local/bin/llama-bench), SANAD (default: the
@@ -111,7 +111,8 @@ PY
 echo "$TABLE"
 if [[ $SAVE -eq 1 ]]; then
     slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
-    out="$ROOT/bench/results/$(date +%Y-%m-%d)-$slug.md"
+    stem="$(basename "$MODEL" .gguf | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')"
+    out="$ROOT/bench/results/$(date +%Y-%m-%d)-$stem-$slug.md"
     { echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "$TABLE"; } >"$out"
     echo "saved $out" >&2
 fi

@@ -42,4 +42,28 @@ struct FormsPluginTests {
                 context: PluginContext(options: ["stor": .string("x")], dataDirectory: context.dataDirectory))
         }
     }
+
+    @Test("chips start each form and resume an unfinished one; the reply states the next question in Arabic")
+    func chips() async throws {
+        let plugin = try FormsPlugin(context: PluginContext(dataDirectory: FormsFixture.temporaryDirectory()))
+        let first = try await plugin.suggestions()
+        #expect(first.map(\.id) == ["forms-start-dmv-renewal", "forms-start-ds-160"], "\(first)")
+        #expect(first[0].text.hasPrefix("ابدأ: ") && first.allSatisfy { $0.pluginID == "forms" })
+        let started = try #require(try await plugin.reply(to: first[0]))
+        #expect(
+            started.fallback.contains("هل نبدأ") && started.fallback.contains("sanad form resume"),
+            "\(started.fallback)")
+        let chips = try await plugin.suggestions()
+        let resume = try #require(chips.first)
+        #expect(resume.id.hasPrefix("forms-resume-dmv-renewal-") && resume.text.contains("(0%)"), "\(chips)")
+        let sessionID = try #require(resume.payload["sessionId"]?.stringValue)
+        _ = try await tool(plugin, "answer_form").call(
+            .object(["sessionId": .string(sessionID), "answer": .string("نعم")]))
+        let resumed = try #require(try await plugin.reply(to: resume))
+        #expect(resumed.fallback.contains("السؤال 2 من") && resumed.fallback.contains(sessionID), "\(resumed.fallback)")
+        #expect(try await plugin.reply(to: ChatSuggestion(id: "x", text: "x", pluginID: "other")) == nil)
+        await #expect(throws: ToolError.self) {
+            _ = try await plugin.reply(to: ChatSuggestion(id: "x", text: "x", pluginID: "forms", payload: .null))
+        }
+    }
 }

@@ -141,41 +141,49 @@ public struct FormReview: Sendable {
         ])
     }
 
-    /// The form pre-filled: each step's fields with their answers, then the fees.
-    public var documentText: String {
-        var lines = ["\(title)", "Session: \(sessionID)\(complete ? "" : "  (INCOMPLETE)")", ""]
+    /// The form pre-filled: each step's fields with their answers, then the fees and the problems left.
+    public var documentLines: [TextPDF.Line] {
+        var lines: [TextPDF.Line] = [
+            .init(.title, title), .init(.body, "Session: \(sessionID)\(complete ? "" : "  (INCOMPLETE)")"),
+            .init(.body, ""),
+        ]
         var lastStep = ""
         for e in entries {
             if e.stepTitle != lastStep {
-                if !lastStep.isEmpty { lines.append("") }
-                lines.append("== \(e.stepTitle) ==")
+                if !lastStep.isEmpty { lines.append(.init(.body, "")) }
+                lines.append(.init(.heading, e.stepTitle))
                 lastStep = e.stepTitle
             }
-            lines.append("\(e.label): \(e.shown ?? "(not answered)")")
+            lines.append(.init(.body, "\(e.label): \(e.shown ?? "(not answered)")"))
         }
         if !fees.isEmpty, let currency {
-            lines.append("")
-            lines.append("== Fees (\(currency)) ==")
-            for f in fees { lines.append("\(f.label): \(Self.money(f.amount))") }
-            lines.append("Total: \(Self.money(feeTotal))")
+            lines += [.init(.body, ""), .init(.heading, "Fees (\(currency))")]
+            lines += fees.map { .init(.body, "\($0.label): \(Self.money($0.amount))") }
+            lines.append(.init(.body, "Total: \(Self.money(feeTotal))"))
         }
         if !problems.isEmpty {
-            lines.append("")
-            lines.append("== Problems ==")
-            lines += problems.map { "! \($0)" }
+            lines += [.init(.body, ""), .init(.heading, "Problems")] + problems.map { .init(.body, "! \($0)") }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// What to bring and do: each applicable checklist, then the submission guidance.
-    public var checklistText: String {
-        var lines = ["\(title) — checklist", ""]
+    public var checklistLines: [TextPDF.Line] {
+        var lines: [TextPDF.Line] = [.init(.title, "\(title) — checklist"), .init(.body, "")]
         for list in checklist {
-            lines.append("== \(list.title) ==")
-            lines += list.items.map { "[ ] \($0)" }
-            lines.append("")
+            lines.append(.init(.heading, list.title))
+            lines += list.items.map { .init(.body, "[ ] \($0)") }
+            lines.append(.init(.body, ""))
         }
-        lines.append(guidance)
-        return lines.joined(separator: "\n") + "\n"
+        lines.append(.init(.body, guidance))
+        return lines
     }
+
+    public var documentText: String { plainText(documentLines) }
+    public var checklistText: String { plainText(checklistLines) }
+}
+
+/// Lines as plain text: a heading as `== heading ==`.
+func plainText(_ lines: [TextPDF.Line]) -> String {
+    lines.map { $0.style == .heading ? "== \($0.text) ==" : $0.text }.joined(separator: "\n") + "\n"
 }

@@ -83,6 +83,14 @@ public struct FormSession {
         self.now = now
     }
 
+    /// The same session shown in `language` (read only: nothing is saved); nil when the template lacks it.
+    public func shown(in language: String) -> FormSession? {
+        guard template.metadata.languageSupport.contains(language) else { return nil }
+        var copy = self
+        copy.record.language = language
+        return copy
+    }
+
     // MARK: State
 
     /// Every saved answer (skipped optional fields as "").

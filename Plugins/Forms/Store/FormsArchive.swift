@@ -19,14 +19,10 @@ public enum FormsArchive {
         for record in records {
             let template = try catalog.template(record.templateID)
             let session = FormSession(template: template, record: record, store: store, today: today, now: { now })
-            let review = FormReview(session)
             files.append(
                 ZipEntry(path: "sessions/\(record.id).json", bytes: Array(SessionBackup.make(record, now: now).utf8)))
-            for (name, text) in [
-                ("answers.json", review.json.prettyString + "\n"), ("form.txt", review.documentText),
-                ("checklist.txt", review.checklistText),
-            ] {
-                files.append(ZipEntry(path: "documents/\(record.id)/\(name)", bytes: Array(text.utf8)))
+            for (name, bytes) in FormDocuments(session).files {
+                files.append(ZipEntry(path: "documents/\(record.id)/\(name)", bytes: bytes))
             }
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: catalog.directory.path)) ?? []

@@ -129,6 +129,16 @@ public struct FormTemplate: Sendable {
         public var checklists: [Checklist]
         public var submissionGuidance: LocalizedText
         public var feeInfo: FeeInfo?
+        public var reminders: [Reminder] = []
+    }
+
+    /// A calendar reminder (an `.ics` file in the exports) for the date a `date` field holds, when it is answered.
+    public struct Reminder: Sendable {
+        public var field: String
+        public var title: LocalizedText
+        public var description: LocalizedText
+        /// 0...365: the alarm fires this many days before the day.
+        public var alarmDaysBefore: Int
     }
 
     public struct Checklist: Sendable {

@@ -113,6 +113,13 @@ public struct TemplateReader {
                 throw fail(path, "the condition names no field of the schema: '\(f)'")
             }
         }
+        for (k, reminder) in t.review.reminders.enumerated() {
+            let at = "review.reminders[\(k)].fieldId"
+            guard let field = t.field(reminder.field) else {
+                throw fail(at, "no field '\(reminder.field)' in schema.sections")
+            }
+            guard field.type == .date else { throw fail(at, "'\(reminder.field)' is not a date field") }
+        }
         if let lookup = t.metadata.lookup, fieldPaths[lookup.keyField] == nil {
             throw fail("metadata.lookup.keyField", "no field '\(lookup.keyField)' in schema.sections")
         }
@@ -353,7 +360,7 @@ public struct TemplateReader {
     }
 
     func readReview(_ value: JSONValue, _ path: String, _ c: inout Context) throws -> FormTemplate.Review {
-        let o = try object(value, path, keys: ["checklists", "submissionGuidance", "feeInfo"])
+        let o = try object(value, path, keys: ["checklists", "submissionGuidance", "feeInfo", "reminders"])
         let checklists = try array(o.required("checklists"), path + ".checklists").enumerated().map { i, item in
             let at = "\(path).checklists[\(i)]"
             let co = try object(item, at, keys: ["id", "title", "when", "items"])
@@ -388,10 +395,24 @@ public struct TemplateReader {
                 },
                 note: try fo.optional("note").map { try c.text($0, at + ".note", self) })
         }
+        let reminders = try o.optional("reminders").map { v in
+            try array(v, path + ".reminders").enumerated().map { k, entry -> FormTemplate.Reminder in
+                let at = "\(path).reminders[\(k)]"
+                let ro = try object(entry, at, keys: ["fieldId", "title", "description", "alarmDaysBefore"])
+                let days = ro.optional("alarmDaysBefore").map { $0.doubleValue ?? -1 } ?? 0
+                guard days == days.rounded(), (0...365).contains(days)
+                else { throw fail(at + ".alarmDaysBefore", "expected a whole number of days from 0 to 365") }
+                return .init(
+                    field: try identifier(ro.required("fieldId"), at + ".fieldId"),
+                    title: try c.text(ro.required("title"), at + ".title", self),
+                    description: try c.text(ro.required("description"), at + ".description", self),
+                    alarmDaysBefore: Int(days))
+            }
+        }
         return .init(
             checklists: checklists,
             submissionGuidance: try c.text(o.required("submissionGuidance"), path + ".submissionGuidance", self),
-            feeInfo: fee)
+            feeInfo: fee, reminders: reminders ?? [])
     }
 
     // MARK: Values

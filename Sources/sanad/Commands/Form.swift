@@ -26,11 +26,14 @@ enum FormCommand: SanadCommand {
 
         'answer' gives one answer (to the current question, or to --field) and prints the next question.
         'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)
-        and checklist.txt into DIR. 'backup' writes a ZIP archive (any unzip opens it): one session or all of them
-        (each with its template id and version and a SHA-256), their exported documents, the templates, and
-        manifest.json with the SHA-256 of every file and the store's schema version. 'restore' checks the archive,
-        the manifest, every digest and every answer before it writes anything (it also reads a single-session JSON
-        backup of earlier versions); --dry-run lists what it would restore.
+        and checklist.txt into DIR, in the session's language; form.pdf and checklist.pdf (the official form's
+        language, English); and reminder-FIELD.ics for an answered appointment or travel date.
+
+        'backup' writes a ZIP archive (any unzip opens it): one session or all of them (each with its template id
+        and version and a SHA-256), their exported documents, the templates, and manifest.json with the SHA-256
+        of every file and the store's schema version. 'restore' checks the archive, the manifest, every digest
+        and every answer before it writes anything (it also reads a single-session JSON backup of earlier
+        versions); --dry-run lists what it would restore.
 
         'privacy' shows what the forms plugin keeps on this device (sessions, answers by source, files and sizes,
         where) and that nothing is sent anywhere; --export FILE writes everything as a backup archive; --wipe
@@ -191,14 +194,13 @@ enum FormCommand: SanadCommand {
             guard let out = outOption else { throw UsageError("missing --out DIR") }
             let dir = URL(fileURLWithPath: out)
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            let review = FormReview(s)
-            let files = [
-                ("answers.json", review.json.prettyString + "\n"), ("form.txt", review.documentText),
-                ("checklist.txt", review.checklistText),
-            ]
-            for (name, text) in files { try writeExport(Data(text.utf8), to: dir.appendingPathComponent(name)) }
-            print("wrote \(files.map { dir.appendingPathComponent($0.0).path }.joined(separator: ", "))")
-            if !review.complete {
+            let documents = FormDocuments(s)
+            for (name, bytes) in documents.files {
+                try writeExport(Data(bytes), to: dir.appendingPathComponent(name))
+            }
+            for note in documents.notes { printError("note: \(note)") }
+            print("wrote \(documents.files.map { dir.appendingPathComponent($0.name).path }.joined(separator: ", "))")
+            if !s.isComplete {
                 printError("note: session \(s.id) is not complete; the export shows what is missing")
             }
         case "backup":

@@ -10,6 +10,7 @@ extension FormCommand {
     ) throws -> Int32 {
         let records = try store.sessions()
         let answers = records.flatMap(\.answers).filter { !$0.value.isEmpty }
+        let skipped = records.flatMap(\.answers).count - answers.count
         let bySource = AnswerSource.allCases.map { source in (source, answers.filter { $0.source == source }.count) }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         let files = names.sorted().map { name -> (name: String, bytes: Int) in
@@ -31,6 +32,7 @@ extension FormCommand {
                                 "answers": .number(Double($0.answers.filter { !$0.value.isEmpty }.count)),
                             ])
                         }),
+                    "skippedOptionalFields": .number(Double(skipped)),
                     "answersBySource": .object(
                         Dictionary(
                             uniqueKeysWithValues: bySource.map { ($0.0.rawValue, JSONValue.number(Double($0.1))) })),
@@ -49,7 +51,7 @@ extension FormCommand {
                             + ")"))
             print(
                 "  answers: \(answers.count) (" + bySource.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")
-                    + ")")
+                    + ")" + (skipped > 0 ? "; \(skipped) optional field(s) skipped" : ""))
             print("  files in \(directory.path):")
             for f in files { print("    \(f.name)  \(f.bytes) bytes") }
             if files.isEmpty { print("    (none)") }

@@ -1,0 +1,93 @@
+import Foundation
+import SanadChat
+import SanadCore
+
+/// The forms plugin's chips in the (Arabic) chat: resume each unfinished session, start each template. Tapping one
+/// starts or opens the session and replies with its next question and how to continue (`sanad form resume ID`):
+/// the chat does not route typed text to a plugin, so the answers are given there or through the plugin's tools.
+extension FormsPlugin {
+    /// The chat's language; a template without Arabic is shown in English.
+    static let chatLanguage = "ar"
+    /// At most this many resume chips (the newest sessions first).
+    static let resumeChips = 2
+
+    static func language(of template: FormTemplate) -> String {
+        template.metadata.languageSupport.contains(chatLanguage) ? chatLanguage : "en"
+    }
+
+    public func suggestions() async throws -> [ChatSuggestion] {
+        let store = try open()
+        var chips: [ChatSuggestion] = []
+        let today = FormDate.of(now())
+        let unfinished = try store.sessions().sorted { $0.createdAt > $1.createdAt }.compactMap {
+            record -> FormSession? in
+            guard
+                let s = try? FormSession.resume(id: record.id, store: store, catalog: catalog, today: today, now: now),
+                !s.isComplete
+            else { return nil }
+            return s
+        }
+        for s in unfinished.prefix(Self.resumeChips) {
+            chips.append(
+                ChatSuggestion(
+                    id: "forms-resume-\(s.id)",
+                    text:
+                        "أكمل: \(s.template.metadata.name.text(Self.language(of: s.template))) (\(s.progress.percent)%)",
+                    pluginID: id, payload: .object(["action": .string("resume"), "sessionId": .string(s.id)])))
+        }
+        for t in catalog.templates {
+            chips.append(
+                ChatSuggestion(
+                    id: "forms-start-\(t.metadata.id)", text: "ابدأ: \(t.metadata.name.text(Self.language(of: t)))",
+                    pluginID: id,
+                    payload: .object(["action": .string("start"), "templateId": .string(t.metadata.id)])))
+        }
+        return chips
+    }
+
+    public func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply? {
+        guard suggestion.pluginID == id else { return nil }
+        let today = FormDate.of(now())
+        let session: FormSession
+        switch (suggestion.payload["action"]?.stringValue, suggestion.payload["sessionId"]?.stringValue) {
+        case ("resume", let sessionID?):
+            session = try FormSession.resume(id: sessionID, store: try open(), catalog: catalog, today: today, now: now)
+        case ("start", _):
+            guard let templateID = suggestion.payload["templateId"]?.stringValue else {
+                throw ToolError(tool: id, "the suggestion '\(suggestion.id)' names no templateId")
+            }
+            let template = try catalog.template(templateID)
+            session = try FormSession.start(
+                template: template, store: try open(), language: Self.language(of: template), today: today, now: now)
+        default:
+            throw ToolError(tool: id, "the suggestion '\(suggestion.id)' has no action 'start' or 'resume'")
+        }
+        return Self.grounded(session, userText: suggestion.text)
+    }
+
+    /// The reply for a session: its name, progress and next question, always stated by the template sentence.
+    static func grounded(_ s: FormSession, userText: String) -> GroundedReply {
+        let name = s.template.metadata.name.text(s.language)
+        let progress = s.progress
+        let next = s.nextQuestion
+        var fallback = "\(name): "
+        if let q = next {
+            fallback += "السؤال \(progress.answered + 1) من \(progress.total) (\(q.stepTitle)): \(q.prompt)"
+            if !q.choices.isEmpty { fallback += " " + q.choices.joined(separator: "، ") }
+        } else {
+            fallback += "اكتمل النموذج."
+        }
+        fallback += " تابع بالأمر: sanad form resume \(s.id)"
+        let system = """
+            You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, in one \
+            sentence: say that the form "\(name)" is open and ask this question exactly: \(next?.prompt ?? "(complete)")
+            """
+        return GroundedReply(
+            messages: [.system(system), .user(userText)],
+            facts: [
+                GroundingFact(name: "النموذج (\(name))", accepted: [name]),
+                GroundingFact(name: "السؤال", accepted: next.map { [$0.prompt] } ?? [name]),
+            ],
+            allowedNumbers: nil, requireArabic: true, fallback: fallback)
+    }
+}

@@ -24,12 +24,18 @@ enum ExitCode {
 /// One subcommand of `sanad`.
 protocol SanadCommand {
     static var name: String { get }
+    /// Other names that run it (`forms` for `form`).
+    static var aliases: [String] { get }
     /// One line for `sanad --help`.
     static var summary: String { get }
     /// The full `--help` text: usage line, description, options.
     static var help: String { get }
     /// Parses `arguments` (everything after the subcommand name) and runs; returns the exit code.
     static func run(_ arguments: inout Arguments) async throws -> Int32
+}
+
+extension SanadCommand {
+    static var aliases: [String] { [] }
 }
 
 /// Hand-written argument parsing in swift-argument-parser's style: options are taken by name, what is left must be

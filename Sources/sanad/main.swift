@@ -42,7 +42,9 @@ let topLevelHelp = """
 func runMain() async -> Int32 {
     var argv = Array(CommandLine.arguments.dropFirst())
     guard let name = argv.first, name != "--help", name != "-h", name != "help" else {
-        if argv.count >= 2, argv[0] == "help", let c = allCommands.first(where: { $0.name == argv[1] }) {
+        if argv.count >= 2, argv[0] == "help",
+            let c = allCommands.first(where: { $0.name == argv[1] || $0.aliases.contains(argv[1]) })
+        {
             print(c.help)
             return ExitCode.success
         }
@@ -53,7 +55,7 @@ func runMain() async -> Int32 {
         print("sanad 0.1.0")
         return ExitCode.success
     }
-    guard let command = allCommands.first(where: { $0.name == name }) else {
+    guard let command = allCommands.first(where: { $0.name == name || $0.aliases.contains(name) }) else {
         printError("Error: unknown command '\(name)'")
         printError("Usage: sanad <command> [options]")
         printError("See 'sanad --help' for the commands.")

@@ -27,6 +27,7 @@ struct FormCLITests {
     @Test("usage: --help, a missing or unknown subcommand, an unknown template or language exit 64")
     func usage() throws {
         #expect(try SanadCLI.run(["form", "--help"]).status == 0)
+        #expect(try SanadCLI.run(["forms", "list"]).stdout.contains("dmv-renewal"))
         for args in [
             [], ["frobnicate"], ["start", "nope"], ["start", "dmv-renewal", "--lang", "fr"], ["list", "extra"],
             ["review"],

@@ -6,6 +6,7 @@ import SanadCore
 /// before it is acknowledged.
 enum FormCommand: SanadCommand {
     static let name = "form"
+    static let aliases = ["forms"]
     static let summary = "Fill a form (DMV renewal, DS-160) question by question; review, export, backup"
     static let help = """
         Usage: sanad form list | sessions [--json]
@@ -22,7 +23,8 @@ enum FormCommand: SanadCommand {
         'start' and 'resume' ask the questions one at a time and read the answers from standard input (a terminal
         or a pipe). A line is the answer to the question shown; '✓ saved FIELD = VALUE' is printed only after the
         answer is on disk. Commands: /back (reopen the last answer), /change FIELD, /skip (optional fields),
-        /review, /progress, /quit. End of input leaves the session saved for 'resume'.
+        /review, /progress, /quit. End of input leaves the session saved for 'resume'. ('sanad forms' is the
+        same command.)
 
         'answer' gives one answer (to the current question, or to --field) and prints the next question.
         'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)

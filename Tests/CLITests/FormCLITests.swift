@@ -111,6 +111,35 @@ struct FormCLITests {
         #expect(review["answers"]?["state"] == .string("CA"), "\(review)")
     }
 
+    @Test("fill: a passport zone fills the DS-160 and a licence barcode the DMV renewal, each field confirmed")
+    func fillFromDocuments() throws {
+        let store = Self.temporary()
+        _ = try form(["start", "ds-160", "--id", "v", "--store", store], stdin: "")
+        let zone = Self.temporary() + "/passport.txt"
+        try (IngestCLITests.specimen.joined(separator: "\n") + "\n").write(
+            toFile: zone, atomically: true, encoding: .utf8)
+        let r = try form(["fill", "v", zone, "--store", store], stdin: "yes\nno\nall\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("✓ saved surname = ERIKSSON") && r.stdout.contains("– not saved"), "\(r.stdout)")
+        #expect(r.stdout.contains("Expiry date: 2012-04-15 is not in the future"), "expired passport refused")
+        let review = try JSONValue.parse(try form(["review", "v", "--json", "--store", store]).stdout)
+        #expect(review["answers"]?["passportNumber"] == .string("L898902C3") && review["answers"]?["givenNames"] == nil)
+        let evidence = review["evidence"]?.arrayValue?.first { $0["fieldId"] == .string("passportNumber") }
+        #expect(evidence?["source"] == .string("document"), "\(review)")
+        #expect(evidence?["detail"]?.stringValue?.hasPrefix("passport.txt: MRZ TD3, documentNumber") == true)
+
+        _ = try form(["start", "dmv-renewal", "--id", "d", "--store", store], stdin: "yes\n")
+        let barcode = Self.temporary() + "/licence.txt"
+        try IngestCLITests.aamva.write(toFile: barcode, atomically: true, encoding: .utf8)
+        let d = try form(["fill", "d", barcode, "--yes", "--store", store])
+        #expect(d.status == 0 && d.stdout.contains("✓ saved licenseNumber = T64235789"), "\(d.stdout)")
+        #expect(d.stdout.contains("not fields of this form (dmv-renewal):"))
+        let dmv = try JSONValue.parse(try form(["review", "d", "--json", "--store", store]).stdout)
+        #expect(dmv["answers"]?["state"] == .string("VA") && dmv["answers"]?["dob"] == .string("1986-06-06"), "\(dmv)")
+        let usage = try form(["fill", "d", barcode, "--kind", "text", "--store", store])
+        #expect(usage.status == 64)
+    }
+
     @Test("without SQLite the JSON file store is used and says why")
     func fallback() throws {
         let store = Self.temporary()

@@ -1,5 +1,6 @@
 import FormsPlugin
 import Foundation
+import OCRIngestPlugin
 import SanadCore
 
 /// `sanad form`: template-driven forms (DMV licence renewal, DS-160) one question at a time, every answer saved
@@ -15,6 +16,7 @@ enum FormCommand: SanadCommand {
                sanad form answer SESSION [--field FIELD] TEXT [--json]
                sanad form back SESSION
                sanad form review SESSION [--json]
+               sanad form fill SESSION FILE|- [--kind auto|mrz|aamva] [--ocr-lang LANGS] [--yes]
                sanad form export SESSION --out DIR
                sanad form backup SESSION|--all FILE
                sanad form restore FILE [--dry-run]
@@ -27,6 +29,12 @@ enum FormCommand: SanadCommand {
         same command.)
 
         'answer' gives one answer (to the current question, or to --field) and prints the next question.
+        'fill' reads a document (a passport's machine-readable zone for the DS-160, a driver licence's barcode
+        text for the DMV renewal; text, or an image through Tesseract as 'sanad ingest' reads it) and shows each
+        field it proposes with its evidence (zone field or barcode element, OCR repairs); a line 'yes', 'no', 'all'
+        or 'quit' decides each one (--yes accepts all). Accepted values are checked like typed answers and saved
+        with the document as their evidence.
+
         'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)
         and checklist.txt into DIR, in the session's language; form.pdf and checklist.pdf (the official form's
         language, English); and reminder-FIELD.ics for an answered appointment or travel date.
@@ -54,7 +62,9 @@ enum FormCommand: SanadCommand {
           --all             backup: every session in the store
           --export FILE     privacy: write everything to a backup archive
           --wipe            privacy: delete every session and the store files (asks for WIPE unless --yes)
-          --yes             privacy --wipe: do not ask
+          --yes             privacy --wipe: do not ask; fill: accept every proposed field
+          --kind KIND       fill: read the document as auto (default), mrz or aamva
+          --ocr-lang LANGS  fill: Tesseract languages for an image (default eng)
         \(PluginHost.clockHelp)
         Exit status: 0 success, 1 failure (unknown session, store error, refused backup, an answer refused by
         'answer'), 64 usage.
@@ -78,6 +88,8 @@ enum FormCommand: SanadCommand {
         let idOption = try arguments.option("--id")
         let fieldOption = try arguments.option("--field")
         let outOption = try arguments.option("--out")
+        let kindOption = try arguments.option("--kind")
+        let ocrLanguage = try arguments.option("--ocr-lang")
         let clock = try PluginHost.clock(&arguments)
         let rest = try arguments.positionals(min: 1, names: "a subcommand (list, start, resume, answer, …)")
         let storeDir =
@@ -96,7 +108,8 @@ enum FormCommand: SanadCommand {
         ])
         try unused([("--dry-run", dryRun && rest[0] != "restore"), ("--all", all && rest[0] != "backup")])
         try unused([
-            ("--wipe", wipe && rest[0] != "privacy"), ("--yes", yes && !wipe),
+            ("--wipe", wipe && rest[0] != "privacy"), ("--yes", yes && !wipe && rest[0] != "fill"),
+            ("--kind", kindOption != nil && rest[0] != "fill"), ("--ocr-lang", ocrLanguage != nil && rest[0] != "fill"),
             ("--export", exportOption != nil && rest[0] != "privacy"),
         ])
         let catalog = try FormCatalog.bundled()
@@ -191,6 +204,15 @@ enum FormCommand: SanadCommand {
             let s = try resume(try args(1, "SESSION")[0])
             let review = FormReview(s)
             print(json ? review.json.prettyString : review.documentText + "\n" + review.checklistText, terminator: "")
+        case "fill":
+            let a = try args(2, "SESSION and FILE (or '-' for standard input)")
+            guard let kind = DocumentKind(rawValue: kindOption ?? "auto"), kind != .text else {
+                throw UsageError("--kind '\(kindOption ?? "")' is not one of auto, mrz, aamva")
+            }
+            var s = try resume(a[0])
+            return try fill(
+                &s, file: a[1], kind: kind, ocrLanguage: ocrLanguage ?? DocumentIngestPlugin.defaultLanguage,
+                acceptAll: yes, clock: clock)
         case "export":
             let s = try resume(try args(1, "SESSION")[0])
             guard let out = outOption else { throw UsageError("missing --out DIR") }

@@ -73,16 +73,8 @@ enum IngestCommand: SanadCommand {
                 idOption.map { files.count > 1 ? "\($0)-\(n + 1)" : $0 }
                 ?? (file == "-" ? "stdin" : URL(fileURLWithPath: file).lastPathComponent)
             do {
-                let document: IngestedDocument
-                if file != "-", try isImage(file) {
-                    if ocr == nil { ocr = Result { try TesseractOCR() } }
-                    document = try DocumentIngest.ingest(
-                        imageAt: file, documentID: documentID, kind: kind, language: language, reference: today,
-                        ocr: try ocr!.get())
-                } else {
-                    document = try DocumentIngest.ingest(
-                        text: try readDocumentText(file), documentID: documentID, kind: kind, reference: today)
-                }
+                let document = try read(
+                    file, documentID: documentID, kind: kind, language: language, today: today, ocr: &ocr)
                 if json { print(document.json.jsonString) } else { print(summary(document, file: file)) }
                 if case .text(let c) = document.content { chunks += c }
             } catch {
@@ -120,6 +112,21 @@ enum IngestCommand: SanadCommand {
         }
         try VectorIndexFile.save(index, to: path)
         printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(index.count) entries")
+    }
+
+    /// Reads one document: an image through Tesseract (`ocr` is opened on the first image and kept), else text.
+    static func read(
+        _ file: String, documentID: String, kind: DocumentKind, language: String, today: CalendarDate,
+        ocr: inout Result<TesseractOCR, any Error>?
+    ) throws -> IngestedDocument {
+        if file != "-", try isImage(file) {
+            if ocr == nil { ocr = Result { try TesseractOCR() } }
+            return try DocumentIngest.ingest(
+                imageAt: file, documentID: documentID, kind: kind, language: language, reference: today,
+                ocr: try ocr!.get())
+        }
+        return try DocumentIngest.ingest(
+            text: try readDocumentText(file), documentID: documentID, kind: kind, reference: today)
     }
 
     static func parseDate(_ text: String) throws -> CalendarDate {

@@ -27,9 +27,9 @@ public struct Dependent: Sendable, Equatable {
         self.dueDate = dueDate
     }
 
-    /// `<relationship> <name> باقي له <days> يوم على <service>`.
+    /// `<relationship> <name> باقي له <days> يوم على <service>`, the noun agreeing with the count (`30 يوماً`).
     public func message(daysRemaining days: Int) -> String {
-        "\(relationship) \(name) باقي \(isFemale ? "لها" : "له") \(days) يوم على \(service)"
+        "\(relationship) \(name) باقي \(isFemale ? "لها" : "له") \(arabicDays(days)) على \(service)"
     }
 
     /// A `dependents` link to this record.

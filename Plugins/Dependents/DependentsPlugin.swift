@@ -132,7 +132,7 @@ public final class DependentsPlugin: FeaturePlugin {
                     Destination.Field("الصلة", d.relationship),
                     Destination.Field("الخدمة", d.service),
                     Destination.Field("تاريخ الاستحقاق", d.dueDate.description),
-                    Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "فات موعدها منذ \(-days) يوم"),
+                    Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "فات موعدها منذ \(arabicDays(-days))"),
                 ])
         }
         var notes: [String] = []

@@ -6,7 +6,7 @@ import SanadCore
 public enum AlertReply {
     /// The days as said in a sentence: `باقي 45 يوم` / `تنتهي اليوم`.
     static func remaining(_ alert: ProactiveAlert) -> String {
-        alert.daysRemaining == 0 ? "تنتهي اليوم" : "باقي \(alert.daysRemaining) يوم"
+        alert.daysRemaining == 0 ? "تنتهي اليوم" : "باقي \(arabicDays(alert.daysRemaining))"
     }
 
     /// The template sentence: the title, the days remaining, the expiry date, the service and fee, and the call to
@@ -19,7 +19,7 @@ public enum AlertReply {
             text += "\(expires) \(s.documentName) اليوم (\(alert.document.expiryDate))."
         } else {
             text +=
-                "باقي \(alert.daysRemaining) يوم على انتهاء \(s.documentName) (\(expires) في \(alert.document.expiryDate))."
+                "باقي \(arabicDays(alert.daysRemaining)) على انتهاء \(s.documentName) (\(expires) في \(alert.document.expiryDate))."
         }
         text += " \(s.isFeminine ? "جدّدها" : "جدّده") الآن من خدمة \(s.serviceName)"
         if let fee = alert.document.renewalFeeSAR { text += "، الرسوم \(fee) ريال" }
@@ -34,7 +34,7 @@ public enum AlertReply {
         let s = alert.serviceType
         var facts = [
             "- العنوان: \(alert.title)",
-            alert.daysRemaining == 0 ? "- المتبقي: تنتهي اليوم" : "- المتبقي: \(alert.daysRemaining) يوم",
+            alert.daysRemaining == 0 ? "- المتبقي: تنتهي اليوم" : "- المتبقي: \(arabicDays(alert.daysRemaining))",
             "- تاريخ الانتهاء: \(alert.document.expiryDate)",
             "- الخدمة: \(s.serviceName)",
         ]
@@ -51,7 +51,7 @@ public enum AlertReply {
     /// The facts the text must state: the document (by its title or name) and the days remaining.
     public static func facts(for alert: ProactiveAlert) -> [GroundingFact] {
         let d = alert.daysRemaining
-        var days = ["\(d) يوم", "\(d) يوما", "\(d) أيام", "\(d)يوم", "\(d) ايام"]
+        var days = ["\(d) يوم", "\(d) يوما", "\(d) أيام", "\(d)يوم", "\(d) ايام", arabicDays(d)]
         if d == 0 { days += ["اليوم"] }
         return [
             GroundingFact(

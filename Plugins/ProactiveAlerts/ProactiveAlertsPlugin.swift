@@ -93,7 +93,7 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
         if let n = doc.number { fields.append(Destination.Field("رقم الوثيقة", n)) }
         fields += [
             Destination.Field("تاريخ الانتهاء", doc.expiryDate.description),
-            Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "منتهية منذ \(-days) يوم"),
+            Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days))"),
             Destination.Field("الرسوم", doc.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"),
             Destination.Field("رقم التنبيه", link.alertId),
             Destination.Field("عنوان التنبيه", link.title),

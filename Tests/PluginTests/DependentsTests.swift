@@ -20,7 +20,7 @@ struct DependentsTests {
         let chip = ChatSuggestion(id: "c", text: "t", pluginID: "proactive-alerts")
         let reply = ChatEntry(content: "r", isUser: false, timestamp: sampleNow)
         let messages = try await plugin.followUps(after: ReplyContext(suggestion: chip, userText: "t", reply: reply))
-        #expect(messages.map(\.content) == ["ولدك حسام باقي له 30 يوم على اصدار رخصة"])
+        #expect(messages.map(\.content) == ["ولدك حسام باقي له 30 يوماً على اصدار رخصة"])
         #expect(messages.first?.deepLink?.serviceType == "dependents" && messages.first?.deepLink?.alertId == "dep-1")
     }
 
@@ -60,9 +60,9 @@ struct DependentsTests {
                 let days = today.days(until: d.dueDate)
                 #expect(
                     m.content
-                        == "\(d.relationship) \(d.name) باقي \(d.isFemale ? "لها" : "له") \(days) يوم على \(d.service)",
+                        == "\(d.relationship) \(d.name) باقي \(d.isFemale ? "لها" : "له") \(arabicDays(days)) على \(d.service)",
                     c.label)
-                #expect(m.content.contains(d.name) && m.content.contains("\(days)") && !m.isUser, c.label)
+                #expect(m.content.contains(d.name) && m.content.contains(arabicDays(days)) && !m.isUser, c.label)
                 #expect(m.deepLink?.serviceType == "dependents", c.label)
             }
             // Typed text gets no dependents' messages.
@@ -116,7 +116,7 @@ struct DependentsTests {
                 #expect(
                     values.contains(d.name) && values.contains(d.relationship) && values.contains(d.service), c.label)
                 #expect(values.contains(d.dueDate.description), c.label)
-                #expect(values.contains { $0.contains("\(abs(days))") }, c.label)
+                #expect(values.contains { $0 == "\(days)" || $0.hasSuffix(arabicDays(-days)) }, c.label)
                 #expect(section.fields.allSatisfy { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }, c.label)
                 #expect(
                     page.text(AbsherSettings.linkFormat).contains(d.name)

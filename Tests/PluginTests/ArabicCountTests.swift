@@ -1,0 +1,17 @@
+import AbsherData
+import Testing
+
+/// Day counts in Arabic take the noun form their number requires (issue 25 item 3).
+@Suite("Arabic day counts")
+struct ArabicCountTests {
+    @Test(
+        "يوم واحد، يومان، 3–10 أيام، 11–99 يوماً، مئة يوم",
+        arguments: [
+            (1, "يوم واحد"), (2, "يومان"), (3, "3 أيام"), (10, "10 أيام"), (11, "11 يوماً"), (45, "45 يوماً"),
+            (99, "99 يوماً"), (100, "100 يوم"), (101, "101 يوم"), (102, "102 يوم"), (103, "103 أيام"),
+            (111, "111 يوماً"), (200, "200 يوم"), (-5, "-5 أيام"),
+        ])
+    func days(count: Int, text: String) {
+        #expect(arabicDays(count) == text)
+    }
+}

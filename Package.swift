@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured", "FormsPlugin",
+                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer",
             ],
             path: "Sources/sanad"
         ),
@@ -150,6 +150,13 @@ let package = Package(
         .testTarget(
             name: "FormsTests", dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/FormsTests"),
+        // `sanad serve` (issue 24): an HTTP/1.1 server on POSIX sockets and the OpenAI-compatible API over it.
+        .target(
+            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured"], path: "Sources/SanadServer",
+            exclude: ["README.md"]),
+        .testTarget(
+            name: "SanadServerTests", dependencies: ["SanadServer", "SanadCore", "SanadTestSupport"],
+            path: "Tests/SanadServerTests"),
     ],
     swiftLanguageModes: [.v6]
 )

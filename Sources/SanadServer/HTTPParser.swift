@@ -78,7 +78,8 @@ public func parseRequestHead(_ bytes: [UInt8], limits: HTTPLimits) -> HTTPHeadPa
     while start < bytes.count, bytes[start] == 10 { start += 1 }
     guard let end = headEnd(bytes, from: start, limit: limits.maximumHeaderBytes) else {
         if bytes.count - start > limits.maximumHeaderBytes {
-            return .failure(HTTPParseError(431, "the request header section exceeds \(limits.maximumHeaderBytes) bytes"))
+            return .failure(
+                HTTPParseError(431, "the request header section exceeds \(limits.maximumHeaderBytes) bytes"))
         }
         return .incomplete
     }
@@ -174,9 +175,10 @@ public func requestBodyLength(_ head: HTTPRequestHead, limits: HTTPLimits) -> Re
         }
     }
     guard let first = values.first else { return .success(0) }
-    guard values.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 18, first.utf8.allSatisfy({
-        $0 >= 48 && $0 <= 57
-    }), let length = Int(first)
+    guard values.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 18,
+        first.utf8.allSatisfy({
+            $0 >= 48 && $0 <= 57
+        }), let length = Int(first)
     else { return .failure(HTTPParseError(400, "malformed Content-Length")) }
     guard length <= limits.maximumBodyBytes else {
         return .failure(HTTPParseError(413, "the request body exceeds \(limits.maximumBodyBytes) bytes"))

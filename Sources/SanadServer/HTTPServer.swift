@@ -198,8 +198,7 @@ public final class HTTPServer: @unchecked Sendable {  // mutable state (`stoppin
         let graceEnd = ContinuousClock.now + .milliseconds(Int(options.shutdownGrace * 1000))
         while lock.withLock({ connections }) > 0 {
             if ContinuousClock.now > graceEnd {
-                let all = lock.withLock { Array(cancellers.values) }
-                all.forEach { $0() }
+                for cancel in lock.withLock({ Array(cancellers.values) }) { cancel() }
             }
             usleep(50_000)
         }
@@ -254,7 +253,9 @@ public final class HTTPServer: @unchecked Sendable {  // mutable state (`stoppin
                     return
                 case .incomplete:
                     guard let n = readSome(fd, into: &buffer, maximum: 64 << 10, deadline: readEnd), n > 0 else {
-                        if !buffer.isEmpty { refuse(fd, HTTPParseError(408, "the request head did not arrive in time")) }
+                        if !buffer.isEmpty {
+                            refuse(fd, HTTPParseError(408, "the request head did not arrive in time"))
+                        }
                         return
                     }
                 }
@@ -297,5 +298,19 @@ public final class HTTPServer: @unchecked Sendable {  // mutable state (`stoppin
             responseHead(
                 status: error.status, headers: [("Content-Type", "application/json")],
                 framing: "Content-Length: \(body.count)", keepAlive: false) + body)
+        lingeringClose(fd)
+    }
+}
+
+/// Ends our side and reads (and drops) what the client still sends, for a moment: closing with unread bytes would
+/// reset the connection and the client could lose the answer it has not read yet.
+func lingeringClose(_ fd: Int32) {
+    shutdown(fd, Int32(SHUT_WR))
+    let end = ContinuousClock.now + .seconds(1)
+    var sink: [UInt8] = []
+    var total = 0
+    while total < 8 << 20, let n = readSome(fd, into: &sink, maximum: 64 << 10, deadline: end), n > 0 {
+        total += n
+        sink.removeAll(keepingCapacity: true)
     }
 }

@@ -18,9 +18,10 @@ public struct APIError: Error, Sendable, Equatable {
     public var param: String?
     public var code: String?
 
-    public init(_ status: Int, _ message: String, type: String = "invalid_request_error", param: String? = nil,
-        code: String? = nil)
-    {
+    public init(
+        _ status: Int, _ message: String, type: String = "invalid_request_error", param: String? = nil,
+        code: String? = nil
+    ) {
         self.status = status
         self.message = message
         self.type = type

@@ -31,7 +31,8 @@ public func decodeJSONObject(_ body: [UInt8], maximumBytes: Int) throws(APIError
 }
 
 /// `POST /v1/chat/completions`.
-public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int) throws(APIError) -> CompletionRequest {
+public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int) throws(APIError) -> CompletionRequest
+{
     guard let list = body["messages"]?.arrayValue, !list.isEmpty else {
         throw APIError.invalid("messages", "'messages' must be a non-empty array")
     }
@@ -50,7 +51,8 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
             }
             role = r
         }
-        messages.append(ChatMessage(role: role, content: try messageText(m["content"], param: "messages[\(i)].content")))
+        messages.append(
+            ChatMessage(role: role, content: try messageText(m["content"], param: "messages[\(i)].content")))
     }
     if let tools = body["tools"]?.arrayValue, !tools.isEmpty {
         throw APIError.invalid("tools", "tool calls are not served yet; send the request without 'tools'")

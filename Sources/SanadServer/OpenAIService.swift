@@ -54,7 +54,8 @@ public final class OpenAIService: Sendable {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }
         guard method == route.method else {
-            return send(APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
+            return send(
+                APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
         }
         if path != "/health", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey) {
             return send(
@@ -153,7 +154,8 @@ public final class OpenAIService: Sendable {
         case .abandoned: return 499
         case .queueFull:
             let error = APIError(
-                503, "all \(pool.total) generation slots are busy and \(pool.queueCapacity) requests are waiting; "
+                503,
+                "all \(pool.total) generation slots are busy and \(pool.queueCapacity) requests are waiting; "
                     + "retry shortly", type: "server_error", code: "server_busy")
             channel.send(error.response)
             return 503
@@ -178,33 +180,33 @@ public final class OpenAIService: Sendable {
         let metrics = metrics
         let outcome =
             channel.runCancellable { () -> GenerationOutcome in
-            var outcome = GenerationOutcome()
-            var last = start
-            do {
-                for try await event in session.generate(.text(prompt, parseSpecial: true), parameters: parameters) {
-                    switch event {
-                    case .token(_, let piece):
-                        let now = ContinuousClock.now
-                        let gap = last.duration(to: now)
-                        if outcome.tokens == 0 {
-                            metrics.timeToFirstToken(seconds(gap))
-                        } else {
-                            metrics.interTokenLatency(seconds(gap))
+                var outcome = GenerationOutcome()
+                var last = start
+                do {
+                    for try await event in session.generate(.text(prompt, parseSpecial: true), parameters: parameters) {
+                        switch event {
+                        case .token(_, let piece):
+                            let now = ContinuousClock.now
+                            let gap = last.duration(to: now)
+                            if outcome.tokens == 0 {
+                                metrics.timeToFirstToken(seconds(gap))
+                            } else {
+                                metrics.interTokenLatency(seconds(gap))
+                            }
+                            last = now
+                            outcome.tokens += 1
+                            outcome.text += piece
+                            if !reply.piece(piece) { return outcome }
+                        case .finished(let reason, let stats):
+                            outcome.finish = reason
+                            outcome.stats = stats
                         }
-                        last = now
-                        outcome.tokens += 1
-                        outcome.text += piece
-                        if !reply.piece(piece) { return outcome }
-                    case .finished(let reason, let stats):
-                        outcome.finish = reason
-                        outcome.stats = stats
                     }
+                } catch {
+                    outcome.error = error
                 }
-            } catch {
-                outcome.error = error
-            }
-            return outcome
-        } ?? GenerationOutcome()
+                return outcome
+            } ?? GenerationOutcome()
         metrics.tokens(prompt: outcome.stats.promptTokens, generated: outcome.tokens)
         if let error = outcome.error {
             return reply.fail(generationError(error, constrained: parameters.constraint != nil && outcome.tokens == 0))

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 /// A listening TCP socket (IPv4 or IPv6) bound to a host and port.
-final class ListeningSocket: @unchecked Sendable {  // `fd` is set once in init and closed once by `close()` under `lock`
+final class ListeningSocket: @unchecked Sendable {  // `fd` changes only in `close()`, under `lock`
     private(set) var fd: Int32
     /// The port actually bound (the kernel's choice when 0 was asked).
     let port: Int
@@ -105,7 +105,8 @@ func peerHasGone(_ fd: Int32) -> Bool {
 /// count read; 0 = the peer closed; nil = the deadline passed or an error.
 func readSome(_ fd: Int32, into buffer: inout [UInt8], maximum: Int, deadline: ContinuousClock.Instant) -> Int? {
     let left = ContinuousClock.now.duration(to: deadline)
-    let ms = max(0, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+    let ms = max(
+        0, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
     guard ms > 0, waitReadable(fd, timeoutMilliseconds: ms) else { return nil }
     var chunk = [UInt8](repeating: 0, count: min(maximum, 64 << 10))
     let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

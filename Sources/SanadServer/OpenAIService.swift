@@ -6,7 +6,7 @@ import SanadCore
 public final class OpenAIService: Sendable {
     public let modelID: String
     public let embeddingModelID: String?
-    public let pool: SlotPool
+    public let pool: SlotPool<any InferenceSession>
     public let metrics: ServerMetrics
     private let embedding: (any EmbeddingModel)?
     private let embeddingLock = NSLock()
@@ -16,7 +16,8 @@ public final class OpenAIService: Sendable {
     private let created = Int(Date().timeIntervalSince1970)
 
     public init(
-        modelID: String, pool: SlotPool, embedding: (any EmbeddingModel)?, embeddingModelID: String?,
+        modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
+        embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int
     ) {
         self.modelID = modelID

@@ -29,7 +29,7 @@ enum ServeCommand: SanadCommand {
           -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
           --backend ID           engine to use (default: the first available of the tier's list)
           -c, --ctx CTX          context length per slot (default: the tier's)
-          -t, --threads N        compute threads per slot (default: the tier's)
+          -t, --threads N        compute threads per slot (default: the tier's, divided among the slots)
           -n, --max-tokens N     tokens per reply when the request gives no max_tokens (default 512)
           --read-timeout S       seconds a client has to send a request once it starts (default 10)
           --idle-timeout S       seconds a kept-alive connection may stay idle (default 30)
@@ -68,8 +68,13 @@ enum ServeCommand: SanadCommand {
                 "binding '\(host)' exposes the model beyond this machine; pass --api-key KEY (or set SANAD_API_KEY)")
         }
 
+        // Slots share the cores: unless -t says otherwise, the tier's threads are divided among them (slots that
+        // together ask for more threads than there are cores slow each other down several times over).
+        let slotThreads =
+            threads
+            ?? (slots > 1 ? max(1, (hostContext.config.threads ?? CPUAvailability.defaultThreads) / slots) : nil)
         let request = ModelRequest(
-            model: modelName, backend: backendID, threads: threads, contextLength: context,
+            model: modelName, backend: backendID, threads: slotThreads, contextLength: context,
             checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
         let plan = try hostContext.planModel(request)
         var sessions: [any InferenceSession] = []
@@ -87,13 +92,14 @@ enum ServeCommand: SanadCommand {
         }
         let metrics = ServerMetrics()
         let service = OpenAIService(
-            modelID: modelID, pool: SlotPool(sessions: sessions, queueCapacity: queue), embedding: embedding,
+            modelID: modelID, pool: SlotPool(sessions, queueCapacity: queue), embedding: embedding,
             embeddingModelID: embeddingID, apiKey: apiKey, metrics: metrics, defaultMaxTokens: maxTokens,
             maximumBodyBytes: options.limits.maximumBodyBytes)
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         print(
-            "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s"), queue "
+            "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s") × "
+                + "\(plan.options.threads) thread\(plan.options.threads == 1 ? "" : "s"), queue "
                 + "\(queue), context \(plan.options.contextLength.map(String.init) ?? "model's"), tier "
                 + "\(hostContext.config.tier))")
         if let embeddingID { print("embeddings: \(embeddingID)") }

@@ -268,6 +268,10 @@ public final class HTTPServer: @unchecked Sendable {  // mutable state (`stoppin
                 return
             }
             buffer.removeFirst(headerBytes)
+            // curl and others wait a moment for this before sending a large body (RFC 9110 §10.1.1).
+            if buffer.count < length, head.minorVersion >= 1, head.header("expect")?.lowercased() == "100-continue" {
+                writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+            }
             while buffer.count < length {
                 guard let n = readSome(fd, into: &buffer, maximum: length - buffer.count, deadline: readEnd), n > 0
                 else {

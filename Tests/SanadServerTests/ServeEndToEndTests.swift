@@ -114,6 +114,15 @@ struct ServeEndToEndTests {
         #expect(try parseReply(slow.receiveAll()).status == 408)
         #expect(try healthy())
 
+        // Expect: 100-continue is answered before the body is sent.
+        let expecting = try RawConnection(port: port)
+        let prompt = #"{"prompt":"Hi","max_tokens":1}"#
+        expecting.send(
+            "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(prompt.utf8.count)\r\n\r\n")
+        #expect(String(decoding: expecting.receive(), as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+        expecting.send(prompt)
+        #expect(try parseReply(expecting.receive()).status == 200)
+
         // Keep-alive: two requests on one connection.
         let kept = try RawConnection(port: port)
         kept.send(

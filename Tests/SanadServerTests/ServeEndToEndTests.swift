@@ -81,7 +81,24 @@ struct ServeEndToEndTests {
 
         let missing = try request(port, "GET", "/v1/nothing")
         #expect(missing.status == 404 && missing.json?["error"]?["type"]?.stringValue == "invalid_request_error")
-        #expect(server.stop() == 0, "\(server.stderr)")
+
+        // HTTP/1.0: the stream is not chunked and ends when the server closes the connection.
+        let old = try RawConnection(port: port)
+        let short = chat("Say hello.", #","max_tokens":4,"stream":true"#)
+        old.send("POST /v1/chat/completions HTTP/1.0\r\nContent-Length: \(short.utf8.count)\r\n\r\n" + short)
+        let oldReply = try parseReply(old.receiveAll())
+        #expect(oldReply.headers["transfer-encoding"] == nil && events(oldReply.body).last == "[DONE]")
+
+        // SIGTERM while a reply streams: the reply finishes, then the server exits 0.
+        let inFlight = try RawConnection(port: port)
+        let long = chat("Tell a story.", #","max_tokens":48,"stream":true"#)
+        inFlight.send("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: \(long.utf8.count)\r\n\r\n" + long)
+        var first = inFlight.receive()
+        while !String(decoding: first, as: UTF8.self).contains("data: ") { first += inFlight.receive() }
+        server.process.terminate()
+        let rest = first + inFlight.receiveAll()
+        #expect(events(try parseReply(rest).body).last == "[DONE]", "\(String(decoding: rest, as: UTF8.self))")
+        #expect(server.stop(signal: false) == 0, "\(server.stderr)")
     }
 
     @Test("malformed, oversized and slow requests, a full queue and a disconnect mid-stream leave it serving")

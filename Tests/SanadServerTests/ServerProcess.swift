@@ -46,9 +46,9 @@ final class ServerProcess {
     static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
     var stderr: String { Self.read(stderrFile) }
 
-    /// SIGTERM, then the exit status.
-    func stop() -> Int32 {
-        if process.isRunning { process.terminate() }
+    /// SIGTERM (unless `signal` is false: one was sent already), then the exit status.
+    func stop(signal: Bool = true) -> Int32 {
+        if signal, process.isRunning { process.terminate() }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: stderrFile)
         return process.terminationStatus

@@ -152,7 +152,8 @@ let package = Package(
             path: "Tests/FormsTests"),
         // `sanad serve` (issue 24): an HTTP/1.1 server on POSIX sockets and the OpenAI-compatible API over it.
         .target(
-            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured"], path: "Sources/SanadServer",
+            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured", "SanadChat"],
+            path: "Sources/SanadServer",
             exclude: ["README.md"]),
         .testTarget(
             name: "SanadServerTests", dependencies: ["SanadServer", "SanadCore", "SanadTestSupport"],

@@ -14,12 +14,15 @@ public final class OpenAIService: Sendable {
     private let defaultMaxTokens: Int
     private let maximumBodyBytes: Int
     private let created = Int(Date().timeIntervalSince1970)
+    private let webChat: WebChatService?
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
-        apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int
+        apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
+        webChat: WebChatService? = nil
     ) {
+        self.webChat = webChat
         self.modelID = modelID
         self.pool = pool
         self.embedding = embedding
@@ -40,7 +43,12 @@ public final class OpenAIService: Sendable {
     public func handle(_ request: HTTPRequest, _ channel: ResponseChannel) {
         let path = request.head.path
         let status = respond(request, channel)
-        metrics.request(path: Self.routes.contains { $0.path == path } ? path : "other", status: status)
+        metrics.request(path: allRoutes.contains { $0.path == path } ? path : "other", status: status)
+    }
+
+    /// The API's routes and, when it is on, the web chat's.
+    public var allRoutes: [(method: String, path: String)] {
+        Self.routes + (webChat == nil ? [] : WebChatService.routes)
     }
 
     /// Sends the answer; returns its status (499 when the client left first).
@@ -51,19 +59,23 @@ public final class OpenAIService: Sendable {
         }
         let path = request.head.path
         let method = request.head.method
-        guard let route = Self.routes.first(where: { $0.path == path }) else {
+        guard let route = allRoutes.first(where: { $0.path == path }) else {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }
         guard method == route.method else {
             return send(
                 APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
         }
-        if path != "/health", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey) {
+        if path != "/health", path != "/", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey)
+        {
             return send(
                 APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
                     .response)
         }
         do {
+            if let webChat, WebChatService.routes.contains(where: { $0.path == path }) {
+                return try webChat.respond(request, channel)
+            }
             switch path {
             case "/health":
                 let load = pool.load

@@ -178,6 +178,45 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 
+    @Test(
+        "web chat: the RTL page, greeting and chips, a tapped chip streams a grounded reply with its deep link, the link opens its page"
+    )
+    func webChat() throws {
+        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--now", "2026-11-22"])
+        let port = server.port
+        let page = try request(port, "GET", "/")
+        #expect(page.status == 200 && page.body.contains(#"<html lang="ar" dir="rtl">"#))
+        let opened = try request(port, "POST", "/chat/open", body: "{}")
+        let conversation = try #require(opened.json?["conversation"]?.stringValue, "\(opened.body)")
+        let greeting = opened.json?["messages"]?.arrayValue?.first?["content"]?.stringValue ?? ""
+        #expect(greeting.contains("سند"), "\(opened.body)")
+        let chips = opened.json?["chips"]?.arrayValue ?? []
+        let chip = try #require(
+            chips.first { ($0["text"]?.stringValue ?? "").contains("رخصة قيادتك على وشك الانتهاء") }, "\(opened.body)")
+
+        let turn = try request(
+            port, "POST", "/chat/send",
+            body: JSONValue.object(["conversation": .string(conversation), "chip": chip["id"] ?? .null]).jsonString)
+        #expect(turn.status == 200 && turn.headers["content-type"] == "text/event-stream")
+        let turnEvents = events(turn.body).dropLast().compactMap { try? JSONValue.parse($0) }
+        let types = turnEvents.compactMap { $0["type"]?.stringValue }
+        #expect(types.first == "message" && types.contains("start") && types.contains("piece"), "\(types)")
+        let reply = try #require(turnEvents.first { $0["type"]?.stringValue == "reply" }?["message"])
+        let url = try #require(reply["link"]?["url"]?.stringValue, "\(reply)")
+        #expect(url.hasPrefix("absher://service/driving_license_renewal"))
+
+        let destination = try request(
+            port, "POST", "/chat/follow",
+            body: JSONValue.object(["conversation": .string(conversation), "url": .string(url)]).jsonString)
+        #expect(destination.status == 200 && destination.json?["screen"]?.stringValue != nil, "\(destination.body)")
+        let back = try request(
+            port, "POST", "/chat/back", body: JSONValue.object(["conversation": .string(conversation)]).jsonString)
+        #expect(back.status == 200)
+        let unknown = try request(port, "POST", "/chat/send", body: #"{"conversation":"nope","text":"hi"}"#)
+        #expect(unknown.status == 400 && unknown.json?["error"]?["param"]?.stringValue == "conversation")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
     @Test("an API key is required when given (401 without, constant-time check), and for any host but loopback")
     func apiKey() throws {
         let open = try SanadCLI.run(["serve", "--host", "0.0.0.0", "--port", "0"] + Self.engine)

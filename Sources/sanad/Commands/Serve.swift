@@ -1,4 +1,6 @@
+import AbsherData
 import Foundation
+import SanadChat
 import SanadCore
 import SanadHost
 import SanadServer
@@ -10,11 +12,12 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
-        tier's embedding model). Each of the N slots holds the model loaded once and answers one request at a time;
+        tier's embedding model), and at / the web chat: the Absher assistant in Arabic (greeting, the plugins'
+        suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots holds the model loaded once and answers one request at a time;
         up to --queue more wait for a slot, and beyond that a request is answered 503 with Retry-After. A client
         that disconnects stops its generation within a token. SIGINT or SIGTERM stops accepting and lets requests in
         progress finish (10 s), then exits 0; a second signal exits at once (130).
@@ -35,6 +38,8 @@ enum ServeCommand: SanadCommand {
           --idle-timeout S       seconds a kept-alive connection may stay idle (default 30)
           --max-body BYTES       largest request body (default 4194304; 413 beyond)
           --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
+          --no-web-chat          do not serve the web chat at / (nor its /chat/* requests)
+        \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -56,6 +61,8 @@ enum ServeCommand: SanadCommand {
         options.limits.maximumBodyBytes =
             try arguments.int("--max-body", range: 1024...1 << 30) ?? options.limits.maximumBodyBytes
         let noEmbeddings = arguments.flag("--no-embeddings")
+        let noWebChat = arguments.flag("--no-web-chat")
+        let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let hostContext = try HostContext.load(&arguments)
         try arguments.finish()
@@ -91,10 +98,23 @@ enum ServeCommand: SanadCommand {
             }
         }
         let metrics = ServerMetrics()
+        let pool = SlotPool(sessions, queueCapacity: queue)
+        var webChat: WebChatService?
+        if !noWebChat {
+            let plugins = try PluginHost.makePlugins(hostContext, now: clock)
+            var configuration = ChatConfiguration(
+                wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat)
+            configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
+            webChat = WebChatService(
+                pool: pool, reference: sessions[0], linkFormat: AbsherSettings.linkFormat
+            ) { [configuration] borrowed in
+                ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
+            }
+        }
         let service = OpenAIService(
-            modelID: modelID, pool: SlotPool(sessions, queueCapacity: queue), embedding: embedding,
-            embeddingModelID: embeddingID, apiKey: apiKey, metrics: metrics, defaultMaxTokens: maxTokens,
-            maximumBodyBytes: options.limits.maximumBodyBytes)
+            modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
+            metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
+            webChat: webChat)
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         print(
@@ -104,7 +124,7 @@ enum ServeCommand: SanadCommand {
                 + "\(hostContext.config.tier))")
         if let embeddingID { print("embeddings: \(embeddingID)") }
         print("listening on \(base)\(apiKey == nil ? "" : " (API key required)")")
-        for route in OpenAIService.routes {
+        for route in service.allRoutes {
             print("  \(route.method.padding(toLength: 5, withPad: " ", startingAt: 0))\(base)\(route.path)")
         }
         print("Ctrl-C or SIGTERM stops (requests in progress get \(Int(options.shutdownGrace)) s)")

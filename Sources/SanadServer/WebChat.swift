@@ -37,7 +37,7 @@ public final class WebChatService: Sendable {
             channel.send(.text(200, webChatPage, contentType: "text/html; charset=utf-8"))
             return 200
         }
-        let body = try decodeJSONObject(request.body, maximumBytes: 1 << 20)
+        let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)
         if path == "/chat/open" { return open(channel) }
         guard let id = body["conversation"]?.stringValue, let conversation = conversations[id] else {
             throw APIError.invalid("conversation", "unknown conversation; POST /chat/open starts one")

@@ -221,6 +221,10 @@ struct ServeEndToEndTests {
     func apiKey() throws {
         let open = try SanadCLI.run(["serve", "--host", "0.0.0.0", "--port", "0"] + Self.engine)
         #expect(open.status == 64 && open.stderr.contains("--api-key"), "\(open.stderr)")
+        for bad in [["--read-timeout", "1e300"], ["--port", "65536"], ["--slots", "0"]] {
+            let r = try SanadCLI.run(["serve"] + bad + Self.engine)
+            #expect(r.status == 64 && r.stderr.contains("See 'sanad serve --help'"), "\(bad): \(r.stderr)")
+        }
         let server = try ServerProcess(Self.engine + ["--api-key", "s3cret", "--no-embeddings"])
         #expect(try request(server.port, "GET", "/health").status == 200)
         let refused = try request(server.port, "GET", "/v1/models")

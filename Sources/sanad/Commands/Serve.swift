@@ -66,8 +66,8 @@ enum ServeCommand: SanadCommand {
         let load = LoadFlags.parse(&arguments)
         let hostContext = try HostContext.load(&arguments)
         try arguments.finish()
-        guard options.readTimeout > 0, options.idleTimeout > 0 else {
-            throw UsageError("--read-timeout and --idle-timeout must be positive")
+        guard (0.001...86400).contains(options.readTimeout), (0.001...86400).contains(options.idleTimeout) else {
+            throw UsageError("--read-timeout and --idle-timeout must be in 0.001…86400 seconds")
         }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
         if !isLoopback(host) && apiKey == nil {

@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer",
+                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend",
             ],
             path: "Sources/sanad"
         ),
@@ -158,6 +158,9 @@ let package = Package(
         .testTarget(
             name: "SanadServerTests", dependencies: ["SanadServer", "SanadCore", "SanadTestSupport"],
             path: "Tests/SanadServerTests"),
+        // The `openai` engine (issue 24): an OpenAI-compatible server runs the model; tokenizer and template local.
+        .target(
+            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/Remote"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -217,6 +217,44 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 
+    @Test("the openai engine against sanad serve: the same greedy text as in process, chat, a clear error when down")
+    func remoteEngine() throws {
+        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--no-web-chat", "--api-key", "k3y"])
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = try #require(
+            try JSONValue.parse(
+                String(
+                    contentsOf: TestPaths.packageRoot.appendingPathComponent("configs/tier-4gb.json"), encoding: .utf8)
+            )
+            .objectValue)
+        config["tier"] = .string("remote")
+        config["plugins"] = nil
+        config["embedding"] = nil
+        config["backends"] = .array([
+            .object([
+                "id": .string("openai"),
+                "options": .object([
+                    "url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2-135M-Instruct.Q4_1"),
+                    "apiKey": .string("k3y"),
+                ]),
+            ])
+        ])
+        let file = dir.appendingPathComponent("remote.json")
+        try JSONValue.object(config).prettyString.write(to: file, atomically: true, encoding: .utf8)
+        let prompt = "The capital of France is"
+        let remote = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "16", prompt])
+        let local = try SanadCLI.run(["generate"] + Self.engine + ["--temp", "0", "-n", "16", prompt])
+        #expect(remote.status == 0 && remote.stderr.contains("backend: openai"), "\(remote.stderr)")
+        #expect(remote.stdout == local.stdout && !remote.stdout.isEmpty, "\(remote.stdout) vs \(local.stdout)")
+        let chat = try SanadCLI.run(
+            ["generate", "--config", file.path, "--chat", "--temp", "0", "-n", "24", "What is the capital of France?"])
+        #expect(chat.stdout.contains("Paris"), "\(chat.stdout) \(chat.stderr)")
+        #expect(server.stop() == 0)
+        let down = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "4", prompt])
+        #expect(down.status == 1 && down.stderr.contains("is the server running?"), "\(down.stderr)")
+    }
+
     @Test("an API key is required when given (401 without, constant-time check), and for any host but loopback")
     func apiKey() throws {
         let open = try SanadCLI.run(["serve", "--host", "0.0.0.0", "--port", "0"] + Self.engine)

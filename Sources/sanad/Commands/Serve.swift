@@ -116,6 +116,8 @@ enum ServeCommand: SanadCommand {
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
             webChat: webChat)
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
+        // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.
+        Interruption.shared.handle { server.shutdown() }
         let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         print(
             "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s") × "
@@ -128,8 +130,7 @@ enum ServeCommand: SanadCommand {
             print("  \(route.method.padding(toLength: 5, withPad: " ", startingAt: 0))\(base)\(route.path)")
         }
         print("Ctrl-C or SIGTERM stops (requests in progress get \(Int(options.shutdownGrace)) s)")
-        Interruption.shared.install()
-        try await Interruption.shared.run { await server.run() }
+        await server.run()
         printError("sanad serve: stopped")
         return ExitCode.success
     }

@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured", "FormsPlugin",
+                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend",
             ],
             path: "Sources/sanad"
         ),
@@ -155,6 +155,17 @@ let package = Package(
             name: "FormsTests",
             dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport", "SanadArchive"],
             path: "Tests/FormsTests"),
+        // `sanad serve` (issue 24): an HTTP/1.1 server on POSIX sockets and the OpenAI-compatible API over it.
+        .target(
+            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured", "SanadChat"],
+            path: "Sources/SanadServer",
+            exclude: ["README.md"]),
+        .testTarget(
+            name: "SanadServerTests", dependencies: ["SanadServer", "SanadCore", "SanadTestSupport"],
+            path: "Tests/SanadServerTests"),
+        // The `openai` engine (issue 24): an OpenAI-compatible server runs the model; tokenizer and template local.
+        .target(
+            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/Remote"),
     ],
     swiftLanguageModes: [.v6]
 )

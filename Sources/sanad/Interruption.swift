@@ -48,6 +48,17 @@ final class Interruption: @unchecked Sendable {  // state behind `lock`
         action()
     }
 
+    /// From now on the first signal calls `action` (a server's graceful stop) and a second one exits at once;
+    /// installed before a server says it is listening, so no signal can fall between the two.
+    func handle(with action: @escaping @Sendable () -> Void) {
+        install()
+        lock.withLock {
+            signalsDuringOperation = 0
+            interruptedFlag = false
+            cancel = action
+        }
+    }
+
     /// Whether a signal arrived during the last `run`.
     var interrupted: Bool { lock.withLock { interruptedFlag } }
 

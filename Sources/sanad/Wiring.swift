@@ -6,6 +6,7 @@ import LlamaCppBackend
 import OCRIngestPlugin
 import ProactiveAlertsPlugin
 import PureSwiftBackend
+import RemoteBackend
 import SanadChat
 import SanadCore
 import SanadHost
@@ -14,7 +15,7 @@ import SanadHost
 enum Wiring {
     /// Engines, in the order `sanad backends` lists them.
     static func inferenceBackends(llamaLibrary: String? = nil) -> [any InferenceBackend] {
-        [PureSwiftBackend(), BLASBackend(), LlamaCppBackend()]
+        [PureSwiftBackend(), BLASBackend(), LlamaCppBackend(), RemoteBackend()]
     }
 
     static func embeddingBackends() -> [any EmbeddingBackend] {

@@ -20,6 +20,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     FormCommand.self,
     BenchCommand.self,
     TuneCommand.self,
+    ServeCommand.self,
 ]
 
 let topLevelHelp = """

@@ -1,0 +1,197 @@
+import Foundation
+import SanadChat
+import SanadCore
+
+/// The web chat behind `/`: one `ChatSession` (greeting, plugin chips, grounded replies, deep links) per browser
+/// conversation, each borrowing a generation slot for a turn. `POST /chat/open` starts one, `/chat/send` streams a
+/// turn as server-sent events, `/chat/follow` opens a deep link's page, `/chat/back` returns to the chat.
+public final class WebChatService: Sendable {
+    /// Makes a conversation's chat over its borrowed session.
+    public typealias ChatFactory = @Sendable (BorrowedSession) -> ChatSession
+
+    /// The paths it answers.
+    public static let routes: [(method: String, path: String)] = [
+        ("GET", "/"), ("POST", "/chat/open"), ("POST", "/chat/send"), ("POST", "/chat/follow"), ("POST", "/chat/back"),
+    ]
+
+    private let pool: SlotPool<any InferenceSession>
+    private let reference: any InferenceSession
+    private let makeChat: ChatFactory
+    private let linkFormat: DeepLinkFormat
+    private let conversations = ConversationStore(capacity: 64)
+
+    public init(
+        pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
+        makeChat: @escaping ChatFactory
+    ) {
+        self.pool = pool
+        self.reference = reference
+        self.linkFormat = linkFormat
+        self.makeChat = makeChat
+    }
+
+    /// Answers `request` (its route already matched); returns the status.
+    func respond(_ request: HTTPRequest, _ channel: ResponseChannel) throws(APIError) -> Int {
+        let path = request.head.path
+        if path == "/" {
+            channel.send(.text(200, webChatPage, contentType: "text/html; charset=utf-8"))
+            return 200
+        }
+        let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)
+        if path == "/chat/open" { return open(channel) }
+        guard let id = body["conversation"]?.stringValue, let conversation = conversations[id] else {
+            throw APIError.invalid("conversation", "unknown conversation; POST /chat/open starts one")
+        }
+        switch path {
+        case "/chat/send": return send(body, conversation, channel)
+        case "/chat/follow":
+            guard let url = body["url"]?.stringValue else { throw APIError.invalid("url", "'url' must be a string") }
+            let page = channel.runCancellable { () -> Result<Destination, any Error> in
+                do { return .success(try await conversation.chat.follow(url: url)) } catch { return .failure(error) }
+            }
+            switch page {
+            case .success(let destination): channel.send(.json(200, destination.json(linkFormat).jsonString))
+            case .failure(let error): throw APIError(400, "\(error)", param: "url")
+            case nil: return 499
+            }
+            return 200
+        default:
+            _ = channel.runCancellable { await conversation.chat.returnToChat() }
+            channel.send(.json(200, #"{"ok":true}"#))
+            return 200
+        }
+    }
+
+    /// A new conversation: its id, the greeting and the chips (or the load failure, with `retry` true).
+    private func open(_ channel: ResponseChannel) -> Int {
+        let borrowed = BorrowedSession(reference: reference)
+        let conversation = Conversation(chat: makeChat(borrowed), borrowed: borrowed)
+        let id = conversations.add(conversation)
+        let format = linkFormat
+        let state = channel.runCancellable { () -> JSONValue in
+            await conversation.chat.open()
+            let messages = await conversation.chat.messages.map { entryJSON($0, format) }
+            let chips = await conversation.chat.suggestions.map(chipJSON)
+            let engine = await conversation.chat.engineState
+            var failure: JSONValue = .null
+            if case .failed(let reason) = engine { failure = .string(reason) }
+            return .object([
+                "conversation": .string(id), "messages": .array(messages), "chips": .array(chips), "failure": failure,
+            ])
+        }
+        guard let state else { return 499 }
+        channel.send(.json(200, state.jsonString))
+        return 200
+    }
+
+    /// One turn (`text`, or `chip` = a suggestion id) on a lent slot, streamed as events.
+    private func send(_ body: [String: JSONValue], _ conversation: Conversation, _ channel: ResponseChannel) -> Int {
+        let text = body["text"]?.stringValue
+        let chip = body["chip"]?.stringValue
+        guard (text == nil) != (chip == nil) else {
+            channel.send(APIError.invalid("text", "send either 'text' or 'chip'").response)
+            return 400
+        }
+        let session: any InferenceSession
+        switch pool.acquire(abandon: { channel.clientGone }) {
+        case .slot(let s): session = s
+        case .abandoned: return 499
+        case .queueFull:
+            channel.send(APIError(503, "every slot is busy; retry shortly", type: "server_error").response)
+            return 503
+        }
+        conversation.borrowed.lend(session)
+        defer {
+            conversation.borrowed.lend(nil)
+            pool.release(session)
+        }
+        channel.startStream(
+            status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+        let linkFormat = linkFormat
+        let emit: ChatEventHandler = { event in
+            if let json = eventJSON(event, linkFormat) { channel.write(serverSentEvent(json.jsonString)) }
+        }
+        _ = channel.runCancellable {
+            do {
+                if let chip {
+                    let turn = try await conversation.chat.tap(chip)
+                    emit(.messageAdded(turn.userMessage))
+                    await conversation.chat.respond(to: turn, onEvent: emit)
+                } else if let text {
+                    try await conversation.chat.send(text, onEvent: emit)
+                }
+                emit(.suggestionsChanged(await conversation.chat.suggestions))
+            } catch {
+                channel.write(
+                    serverSentEvent(
+                        JSONValue.object(["type": .string("error"), "message": .string("\(error)")]).jsonString))
+            }
+        }
+        channel.write(serverSentEvent("[DONE]"))
+        channel.endStream()
+        return 200
+    }
+}
+
+/// A browser conversation: its chat and the session it borrows slots through.
+final class Conversation: Sendable {
+    let chat: ChatSession
+    let borrowed: BorrowedSession
+
+    init(chat: ChatSession, borrowed: BorrowedSession) {
+        self.chat = chat
+        self.borrowed = borrowed
+    }
+}
+
+/// Conversations by id; beyond `capacity` the least recently used one is dropped.
+final class ConversationStore: @unchecked Sendable {  // `items` and `order` are guarded by `lock`
+    private let lock = NSLock()
+    private let capacity: Int
+    private var items: [String: Conversation] = [:]
+    private var order: [String] = []
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func add(_ conversation: Conversation) -> String {
+        let id = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
+        lock.withLock {
+            items[id] = conversation
+            order.append(id)
+            while order.count > capacity { items.removeValue(forKey: order.removeFirst()) }
+        }
+        return id
+    }
+
+    subscript(id: String) -> Conversation? {
+        lock.withLock {
+            guard let c = items[id] else { return nil }
+            order.removeAll { $0 == id }
+            order.append(id)
+            return c
+        }
+    }
+}
+
+func entryJSON(_ e: ChatEntry, _ format: DeepLinkFormat) -> JSONValue {
+    .object([
+        "id": .string(e.id), "content": .string(e.content), "isUser": .bool(e.isUser),
+        "link": e.deepLink.map { .object(["title": .string($0.title), "url": .string($0.url(format))]) }
+            ?? .null,
+    ])
+}
+
+func chipJSON(_ s: ChatSuggestion) -> JSONValue { .object(["id": .string(s.id), "text": .string(s.text)]) }
+
+/// A chat event as the page reads it (nil for those it does not show).
+func eventJSON(_ event: ChatEvent, _ format: DeepLinkFormat) -> JSONValue? {
+    switch event {
+    case .messageAdded(let e): return .object(["type": .string("message"), "message": entryJSON(e, format)])
+    case .suggestionsChanged(let s): return .object(["type": .string("chips"), "chips": .array(s.map(chipJSON))])
+    case .replyStarted(let id): return .object(["type": .string("start"), "id": .string(id)])
+    case .replyPiece(_, _, let text): return .object(["type": .string("piece"), "text": .string(text)])
+    case .replyFinished(let e, _, _): return .object(["type": .string("reply"), "message": entryJSON(e, format)])
+    case .navigated(let d): return .object(["type": .string("page"), "page": d.json(format)])
+    case .engineStateChanged, .processingChanged: return nil
+    }
+}

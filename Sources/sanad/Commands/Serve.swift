@@ -1,0 +1,142 @@
+import AbsherData
+import Foundation
+import SanadChat
+import SanadCore
+import SanadHost
+import SanadServer
+
+/// `sanad serve`: the tier's model behind an OpenAI-compatible HTTP API.
+enum ServeCommand: SanadCommand {
+    static let name = "serve"
+    static let summary = "Serve the tier's model over an OpenAI-compatible HTTP API"
+    static let help = """
+        Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
+        [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
+        [--no-embeddings] [--no-web-chat] [--now DATE] [--no-memory-check] [--allow-long-context]
+
+        Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
+        POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
+        tier's embedding model), and at / the web chat: the Absher assistant in Arabic (greeting, the plugins'
+        suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots holds the model loaded once and answers one request at a time;
+        up to --queue more wait for a slot, and beyond that a request is answered 503 with Retry-After. A client
+        that disconnects stops its generation within a token. SIGINT or SIGTERM stops accepting and lets requests in
+        progress finish (10 s), then exits 0; a second signal exits at once (130).
+
+        Options:
+          --host HOST            address to bind (default 127.0.0.1); any other than loopback needs --api-key
+          --port PORT            TCP port (default 8080; 0 = any free port, printed at startup)
+          --slots N              generation slots, each a loaded copy of the model (default 1)
+          --queue N              requests that may wait for a slot (default 16)
+          --api-key KEY          require 'Authorization: Bearer KEY' (all paths but /health); default
+                                 SANAD_API_KEY
+          -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
+          --backend ID           engine to use (default: the first available of the tier's list)
+          -c, --ctx CTX          context length per slot (default: the tier's)
+          -t, --threads N        compute threads per slot (default: the tier's, divided among the slots)
+          -n, --max-tokens N     tokens per reply when the request gives no max_tokens (default 512)
+          --read-timeout S       seconds a client has to send a request once it starts (default 10)
+          --idle-timeout S       seconds a kept-alive connection may stay idle (default 30)
+          --max-body BYTES       largest request body (default 4194304; 413 beyond)
+          --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
+          --no-web-chat          do not serve the web chat at / (nor its /chat/* requests)
+        \(PluginHost.clockHelp)
+        \(LoadFlags.help)
+        \(HostContext.optionsHelp)
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let host = try arguments.option("--host") ?? "127.0.0.1"
+        let port = try arguments.int("--port", range: 0...65535) ?? 8080
+        let slots = try arguments.int("--slots", range: 1...64) ?? 1
+        let queue = try arguments.int("--queue", range: 0...4096) ?? 16
+        let apiKey = try arguments.option("--api-key") ?? ProcessInfo.processInfo.environment["SANAD_API_KEY"]
+        let modelName = try arguments.option("-m", "--model")
+        let backendID = try arguments.option("--backend")
+        let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
+        let threads = try arguments.int("-t", "--threads", range: 1...1024)
+        let maxTokens = try arguments.int("-n", "--max-tokens", range: 1...1 << 20) ?? 512
+        var options = HTTPServerOptions()
+        options.readTimeout = try arguments.double("--read-timeout") ?? options.readTimeout
+        options.idleTimeout = try arguments.double("--idle-timeout") ?? options.idleTimeout
+        options.limits.maximumBodyBytes =
+            try arguments.int("--max-body", range: 1024...1 << 30) ?? options.limits.maximumBodyBytes
+        let noEmbeddings = arguments.flag("--no-embeddings")
+        let noWebChat = arguments.flag("--no-web-chat")
+        let clock = try PluginHost.clock(&arguments)
+        let load = LoadFlags.parse(&arguments)
+        let hostContext = try HostContext.load(&arguments)
+        try arguments.finish()
+        guard (0.001...86400).contains(options.readTimeout), (0.001...86400).contains(options.idleTimeout) else {
+            throw UsageError("--read-timeout and --idle-timeout must be in 0.001…86400 seconds")
+        }
+        if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
+        if !isLoopback(host) && apiKey == nil {
+            throw UsageError(
+                "binding '\(host)' exposes the model beyond this machine; pass --api-key KEY (or set SANAD_API_KEY)")
+        }
+
+        // Slots share the cores: unless -t says otherwise, the tier's threads are divided among them (slots that
+        // together ask for more threads than there are cores slow each other down several times over).
+        let slotThreads =
+            threads
+            ?? (slots > 1 ? max(1, (hostContext.config.threads ?? CPUAvailability.defaultThreads) / slots) : nil)
+        let request = ModelRequest(
+            model: modelName, backend: backendID, threads: slotThreads, contextLength: context,
+            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
+        let plan = try hostContext.planModel(request)
+        var sessions: [any InferenceSession] = []
+        for _ in 0..<slots { sessions.append(try await hostContext.opener.open(plan)) }
+        let modelID = plan.url.deletingPathExtension().lastPathComponent
+        var embedding: (any EmbeddingModel)?
+        var embeddingID: String?
+        if !noEmbeddings, let choice = hostContext.config.embedding {
+            do {
+                embedding = try await hostContext.openEmbeddingModel(model: nil, backend: nil, threads: threads)
+                embeddingID = URL(fileURLWithPath: choice.model).deletingPathExtension().lastPathComponent
+            } catch {
+                printError("note: serving without embeddings: \(error)")
+            }
+        }
+        let metrics = ServerMetrics()
+        let pool = SlotPool(sessions, queueCapacity: queue)
+        var webChat: WebChatService?
+        if !noWebChat {
+            let plugins = try PluginHost.makePlugins(hostContext, now: clock)
+            var configuration = ChatConfiguration(
+                wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat)
+            configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
+            webChat = WebChatService(
+                pool: pool, reference: sessions[0], linkFormat: AbsherSettings.linkFormat
+            ) { [configuration] borrowed in
+                ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
+            }
+        }
+        let service = OpenAIService(
+            modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
+            metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
+            webChat: webChat)
+        let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
+        // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.
+        Interruption.shared.handle { server.shutdown() }
+        let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
+        print(
+            "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s") × "
+                + "\(plan.options.threads) thread\(plan.options.threads == 1 ? "" : "s"), queue "
+                + "\(queue), context \(plan.options.contextLength.map(String.init) ?? "model's"), tier "
+                + "\(hostContext.config.tier))")
+        if let embeddingID { print("embeddings: \(embeddingID)") }
+        print("listening on \(base)\(apiKey == nil ? "" : " (API key required)")")
+        for route in service.allRoutes {
+            print("  \(route.method.padding(toLength: 5, withPad: " ", startingAt: 0))\(base)\(route.path)")
+        }
+        print("Ctrl-C or SIGTERM stops (requests in progress get \(Int(options.shutdownGrace)) s)")
+        await server.run()
+        printError("sanad serve: stopped")
+        return ExitCode.success
+    }
+
+    /// Whether `host` is this machine only.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+/// `sanad serve` as a child process on an ephemeral port with SmolLM2 (pure-Swift engine, so JSON schemas apply):
+/// every endpoint, then requests meant to break it.
+@Suite(
+    "sanad serve end to end", .serialized,
+    .enabled(if: SanadCLI.executable != nil && TestPaths.model(TestPaths.smolLM2) != nil))
+struct ServeEndToEndTests {
+    static let engine = ["--backend", "pure-swift", "-m", TestPaths.smolLM2, "-c", "512", "--tier", "4gb"]
+
+    func chat(_ content: String, _ extra: String = "") -> String {
+        #"{"model":"m","messages":[{"role":"user","content":\#(JSONValue.string(content).jsonString)}],"temperature":0"#
+            + extra + "}"
+    }
+
+    @Test("health, models, chat (plain, streamed, JSON schema), completions, embeddings, metrics; SIGTERM exits 0")
+    func endpoints() throws {
+        let server = try ServerProcess(Self.engine + ["--slots", "1"])
+        let port = server.port
+        #expect(server.startup.contains("POST http://127.0.0.1:\(port)/v1/chat/completions"), "\(server.startup)")
+
+        let health = try request(port, "GET", "/health")
+        #expect(health.status == 200 && health.json?["status"]?.stringValue == "ok")
+        let models = try request(port, "GET", "/v1/models")
+        let ids = models.json?["data"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(ids.contains("SmolLM2-135M-Instruct.Q4_1") && ids.contains("all-MiniLM-L6-v2"), "\(models.body)")
+
+        let plain = try request(
+            port, "POST", "/v1/chat/completions", body: chat("What is the capital of France?", #","max_tokens":24"#))
+        #expect(plain.status == 200, "\(plain.body)")
+        let answer = plain.json?["choices"]?.arrayValue?.first?["message"]?["content"]?.stringValue ?? ""
+        #expect(answer.contains("Paris"), "\(plain.body)")
+        #expect(plain.json?["usage"]?["completion_tokens"]?.intValue ?? 0 > 0)
+
+        let streamed = try request(
+            port, "POST", "/v1/chat/completions",
+            body: chat(
+                "What is the capital of France?",
+                #","max_tokens":24,"stream":true,"stream_options":{"include_usage":true}"#))
+        #expect(streamed.status == 200 && streamed.headers["content-type"] == "text/event-stream")
+        let payloads = events(streamed.body)
+        #expect(payloads.last == "[DONE]", "\(streamed.body)")
+        let chunks = payloads.dropLast().compactMap { try? JSONValue.parse($0) }
+        let text = chunks.compactMap { $0["choices"]?.arrayValue?.first?["delta"]?["content"]?.stringValue }.joined()
+        #expect(text == answer, "streamed \(text.debugDescription) vs \(answer.debugDescription)")
+        #expect(
+            chunks.last?["usage"]?["completion_tokens"]?.intValue
+                == plain.json?["usage"]?["completion_tokens"]?.intValue)
+
+        let schema =
+            #"{"type":"object","properties":{"city":{"type":"string"},"population":{"type":"integer"}},"required":["city","population"]}"#
+        let structured = try request(
+            port, "POST", "/v1/chat/completions",
+            body: chat(
+                "Give the capital of France and its population as JSON.",
+                #","max_tokens":64,"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":\#(schema)}}"#
+            ))
+        let document = structured.json?["choices"]?.arrayValue?.first?["message"]?["content"]?.stringValue ?? ""
+        let value = try JSONValue.parse(document)
+        #expect(value["city"]?.stringValue != nil && value["population"]?.intValue != nil, "\(structured.body)")
+
+        let completion = try request(
+            port, "POST", "/v1/completions",
+            body: #"{"prompt":"The capital of France is","max_tokens":5,"temperature":0}"#)
+        let continuation = completion.json?["choices"]?.arrayValue?.first?["text"]?.stringValue ?? ""
+        #expect(completion.status == 200 && !continuation.isEmpty, "\(completion.body)")
+
+        let embeddings = try request(port, "POST", "/v1/embeddings", body: #"{"input":["passport renewal","a cat"]}"#)
+        let vectors = embeddings.json?["data"]?.arrayValue?.compactMap { $0["embedding"]?.arrayValue } ?? []
+        #expect(vectors.count == 2 && vectors.allSatisfy { $0.count == 384 }, "\(embeddings.body.prefix(300))")
+        let norm = vectors.first.map { v in v.compactMap(\.doubleValue).map { $0 * $0 }.reduce(0, +) } ?? 0
+        #expect(abs(norm - 1) < 1e-3)
+
+        let metrics = try request(port, "GET", "/metrics")
+        #expect(metrics.body.contains(#"sanad_requests_total{endpoint="/v1/chat/completions",status="200"} 3"#))
+        #expect(metrics.body.contains("sanad_time_to_first_token_seconds_count 4"), "\(metrics.body)")
+        #expect(metrics.body.contains("sanad_slots_total 1") && metrics.body.contains("sanad_queue_depth 0"))
+
+        let missing = try request(port, "GET", "/v1/nothing")
+        #expect(missing.status == 404 && missing.json?["error"]?["type"]?.stringValue == "invalid_request_error")
+
+        // HTTP/1.0: the stream is not chunked and ends when the server closes the connection.
+        let old = try RawConnection(port: port)
+        let short = chat("Say hello.", #","max_tokens":4,"stream":true"#)
+        old.send("POST /v1/chat/completions HTTP/1.0\r\nContent-Length: \(short.utf8.count)\r\n\r\n" + short)
+        let oldReply = try parseReply(old.receiveAll())
+        #expect(oldReply.headers["transfer-encoding"] == nil && events(oldReply.body).last == "[DONE]")
+
+        // SIGTERM while a reply streams: the reply finishes, then the server exits 0.
+        let inFlight = try RawConnection(port: port)
+        let long = chat("Tell a story.", #","max_tokens":48,"stream":true"#)
+        inFlight.send("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: \(long.utf8.count)\r\n\r\n" + long)
+        var first = inFlight.receive()
+        while !String(decoding: first, as: UTF8.self).contains("data: ") { first += inFlight.receive() }
+        server.process.terminate()
+        let rest = first + inFlight.receiveAll()
+        #expect(events(try parseReply(rest).body).last == "[DONE]", "\(String(decoding: rest, as: UTF8.self))")
+        #expect(server.stop(signal: false) == 0, "\(server.stderr)")
+    }
+
+    @Test("malformed, oversized and slow requests, a full queue and a disconnect mid-stream leave it serving")
+    func abuse() throws {
+        let server = try ServerProcess(
+            Self.engine + [
+                "--slots", "1", "--queue", "0", "--read-timeout", "1", "--max-body", "65536",
+                "--no-embeddings",
+            ])
+        let port = server.port
+        func healthy() throws -> Bool { try request(port, "GET", "/health").status == 200 }
+
+        let garbage = try RawConnection(port: port)
+        garbage.send("GARBAGE\r\n\r\n")
+        #expect(try parseReply(garbage.receiveAll()).status == 400)
+        let binary = try RawConnection(port: port)
+        binary.send((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) } + [13, 10, 13, 10])
+        #expect(try parseReply(binary.receiveAll()).status == 400)
+
+        let big = try RawConnection(port: port)
+        big.send("POST /v1/completions HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n{")
+        #expect(try parseReply(big.receiveAll()).status == 413)
+        let headers = try RawConnection(port: port)
+        headers.send("GET /health HTTP/1.1\r\n" + String(repeating: "X-Filler: aaaaaaaaaaaaaaaa\r\n", count: 2000))
+        #expect(try parseReply(headers.receiveAll()).status == 431)
+
+        // A client that never finishes its headers is answered 408 and dropped after --read-timeout.
+        let slow = try RawConnection(port: port)
+        slow.send("GET /health HTTP/1.1\r\nHost: x\r\n")
+        #expect(try parseReply(slow.receiveAll()).status == 408)
+        #expect(try healthy())
+
+        // Expect: 100-continue is answered before the body is sent.
+        let expecting = try RawConnection(port: port)
+        let prompt = #"{"prompt":"Hi","max_tokens":1}"#
+        expecting.send(
+            "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(prompt.utf8.count)\r\n\r\n")
+        #expect(String(decoding: expecting.receive(), as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+        expecting.send(prompt)
+        #expect(try parseReply(expecting.receive()).status == 200)
+
+        // Keep-alive: two requests on one connection.
+        let kept = try RawConnection(port: port)
+        kept.send(
+            "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let both = String(decoding: kept.receiveAll(), as: UTF8.self)
+        #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(both)")
+
+        // One slot, no queue: while a long stream runs, the next request is 503 with Retry-After; when its client
+        // disconnects mid-stream, the slot is freed and the next request is served.
+        let long = try RawConnection(port: port)
+        let body = chat("Write a very long story about a lighthouse.", #","max_tokens":400,"stream":true"#)
+        long.send(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        var seen = ""
+        while !seen.contains("\"content\":\"") || seen.components(separatedBy: "data: ").count < 4 {
+            let part = long.receive()
+            if part.isEmpty { break }
+            seen += String(decoding: part, as: UTF8.self)
+        }
+        let busy = try request(port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":2}"#)
+        #expect(busy.status == 503 && busy.headers["retry-after"] == "1", "\(busy.body)")
+        #expect(busy.json?["error"]?["code"]?.stringValue == "server_busy")
+        close(long.fd)
+        var freed = false
+        for _ in 0..<300 where !freed {
+            let h = try request(port, "GET", "/health")
+            freed = h.json?["slots_busy"]?.intValue == 0
+            if !freed { usleep(100_000) }
+        }
+        #expect(freed, "the slot stayed busy after the client left")
+        let after = try request(port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":2}"#)
+        #expect(after.status == 200, "\(after.body)")
+        let metrics = try request(port, "GET", "/metrics").body
+        #expect(
+            metrics.contains(#"sanad_requests_total{endpoint="/v1/chat/completions",status="499"} 1"#), "\(metrics)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test(
+        "web chat: the RTL page, greeting and chips, a tapped chip streams a grounded reply with its deep link, the link opens its page"
+    )
+    func webChat() throws {
+        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--now", "2026-11-22"])
+        let port = server.port
+        let page = try request(port, "GET", "/")
+        #expect(page.status == 200 && page.body.contains(#"<html lang="ar" dir="rtl">"#))
+        let opened = try request(port, "POST", "/chat/open", body: "{}")
+        let conversation = try #require(opened.json?["conversation"]?.stringValue, "\(opened.body)")
+        let greeting = opened.json?["messages"]?.arrayValue?.first?["content"]?.stringValue ?? ""
+        #expect(greeting.contains("سند"), "\(opened.body)")
+        let chips = opened.json?["chips"]?.arrayValue ?? []
+        let chip = try #require(
+            chips.first { ($0["text"]?.stringValue ?? "").contains("رخصة قيادتك على وشك الانتهاء") }, "\(opened.body)")
+
+        let turn = try request(
+            port, "POST", "/chat/send",
+            body: JSONValue.object(["conversation": .string(conversation), "chip": chip["id"] ?? .null]).jsonString)
+        #expect(turn.status == 200 && turn.headers["content-type"] == "text/event-stream")
+        let turnEvents = events(turn.body).dropLast().compactMap { try? JSONValue.parse($0) }
+        let types = turnEvents.compactMap { $0["type"]?.stringValue }
+        #expect(types.first == "message" && types.contains("start") && types.contains("piece"), "\(types)")
+        let reply = try #require(turnEvents.first { $0["type"]?.stringValue == "reply" }?["message"])
+        let url = try #require(reply["link"]?["url"]?.stringValue, "\(reply)")
+        #expect(url.hasPrefix("absher://service/driving_license_renewal"))
+
+        let destination = try request(
+            port, "POST", "/chat/follow",
+            body: JSONValue.object(["conversation": .string(conversation), "url": .string(url)]).jsonString)
+        #expect(destination.status == 200 && destination.json?["screen"]?.stringValue != nil, "\(destination.body)")
+        let back = try request(
+            port, "POST", "/chat/back", body: JSONValue.object(["conversation": .string(conversation)]).jsonString)
+        #expect(back.status == 200)
+        let unknown = try request(port, "POST", "/chat/send", body: #"{"conversation":"nope","text":"hi"}"#)
+        #expect(unknown.status == 400 && unknown.json?["error"]?["param"]?.stringValue == "conversation")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("the openai engine against sanad serve: the same greedy text as in process, chat, a clear error when down")
+    func remoteEngine() throws {
+        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--no-web-chat", "--api-key", "k3y"])
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = try #require(
+            try JSONValue.parse(
+                String(
+                    contentsOf: TestPaths.packageRoot.appendingPathComponent("configs/tier-4gb.json"), encoding: .utf8)
+            )
+            .objectValue)
+        config["tier"] = .string("remote")
+        config["plugins"] = nil
+        config["embedding"] = nil
+        config["backends"] = .array([
+            .object([
+                "id": .string("openai"),
+                "options": .object([
+                    "url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2-135M-Instruct.Q4_1"),
+                    "apiKey": .string("k3y"),
+                ]),
+            ])
+        ])
+        let file = dir.appendingPathComponent("remote.json")
+        try JSONValue.object(config).prettyString.write(to: file, atomically: true, encoding: .utf8)
+        let prompt = "The capital of France is"
+        let remote = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "16", prompt])
+        let local = try SanadCLI.run(["generate"] + Self.engine + ["--temp", "0", "-n", "16", prompt])
+        #expect(remote.status == 0 && remote.stderr.contains("backend: openai"), "\(remote.stderr)")
+        #expect(remote.stdout == local.stdout && !remote.stdout.isEmpty, "\(remote.stdout) vs \(local.stdout)")
+        let chat = try SanadCLI.run(
+            ["generate", "--config", file.path, "--chat", "--temp", "0", "-n", "24", "What is the capital of France?"])
+        #expect(chat.stdout.contains("Paris"), "\(chat.stdout) \(chat.stderr)")
+        #expect(server.stop() == 0)
+        let down = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "4", prompt])
+        #expect(down.status == 1 && down.stderr.contains("is the server running?"), "\(down.stderr)")
+    }
+
+    @Test("an API key is required when given (401 without, constant-time check), and for any host but loopback")
+    func apiKey() throws {
+        let open = try SanadCLI.run(["serve", "--host", "0.0.0.0", "--port", "0"] + Self.engine)
+        #expect(open.status == 64 && open.stderr.contains("--api-key"), "\(open.stderr)")
+        for bad in [["--read-timeout", "1e300"], ["--port", "65536"], ["--slots", "0"]] {
+            let r = try SanadCLI.run(["serve"] + bad + Self.engine)
+            #expect(r.status == 64 && r.stderr.contains("See 'sanad serve --help'"), "\(bad): \(r.stderr)")
+        }
+        let server = try ServerProcess(Self.engine + ["--api-key", "s3cret", "--no-embeddings"])
+        #expect(try request(server.port, "GET", "/health").status == 200)
+        let refused = try request(server.port, "GET", "/v1/models")
+        #expect(refused.status == 401 && refused.json?["error"]?["code"]?.stringValue == "invalid_api_key")
+        #expect(try request(server.port, "GET", "/v1/models", headers: ["Authorization: Bearer wrong"]).status == 401)
+        #expect(try request(server.port, "GET", "/v1/models", headers: ["Authorization: Bearer s3cret"]).status == 200)
+        #expect(server.stop() == 0)
+    }
+}

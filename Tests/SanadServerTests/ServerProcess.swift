@@ -1,0 +1,167 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A `sanad serve` child process on a port the kernel picked, read from its startup lines.
+final class ServerProcess {
+    let process = Process()
+    let port: Int
+    let stderrFile: URL
+
+    init(_ arguments: [String]) throws {
+        guard let executable = SanadCLI.executable else { throw ServerTestError("sanad binary not built") }
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0"] + arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        var env = ProcessInfo.processInfo.environment
+        env["SANAD_TUNING_DIR"] = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-no-tuning").path
+        process.environment = env
+        stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-serve-\(UUID()).err")
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var text = ""
+        while !text.contains("Ctrl-C") {
+            let data = out.fileHandleForReading.availableData
+            guard !data.isEmpty else {
+                throw ServerTestError("sanad serve exited before listening: \(text) \(Self.read(stderrFile))")
+            }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        guard let range = text.range(of: "listening on http://127.0.0.1:"),
+            let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+        else { throw ServerTestError("no port in: \(text)") }
+        self.port = port
+        startup = text
+    }
+
+    let startup: String
+
+    static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
+    var stderr: String { Self.read(stderrFile) }
+
+    /// SIGTERM (unless `signal` is false: one was sent already), then the exit status.
+    func stop(signal: Bool = true) -> Int32 {
+        if signal, process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: stderrFile)
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+struct ServerTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A response as the raw client read it.
+struct RawReply {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+    var json: JSONValue? { try? JSONValue.parse(body) }
+}
+
+/// A TCP connection to the server, byte by byte (so tests can send what no client library would).
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard ok else { throw ServerTestError("cannot connect to port \(port)") }
+        var tv = timeval(tv_sec: 120, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Up to `count` bytes as they arrive; empty at the end of the stream.
+    func receive(_ count: Int = 65536) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+
+    /// Everything until the server closes.
+    func receiveAll() -> [UInt8] {
+        var all: [UInt8] = []
+        while true {
+            let part = receive()
+            if part.isEmpty { return all }
+            all += part
+        }
+    }
+}
+
+/// Splits a raw response (chunked bodies put back together).
+func parseReply(_ bytes: [UInt8]) throws -> RawReply {
+    let crlf2: [UInt8] = [13, 10, 13, 10]
+    guard let split = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<($0 + 4)]) == crlf2 }) else {
+        throw ServerTestError("no head in \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+    }
+    let lines = String(decoding: bytes[..<split], as: UTF8.self).components(separatedBy: "\r\n")
+    let parts = lines[0].split(separator: " ")
+    guard parts.count >= 2, let status = Int(parts[1]) else { throw ServerTestError("bad status line \(lines[0])") }
+    var headers: [String: String] = [:]
+    for line in lines.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    var body = Array(bytes[(split + 4)...])
+    if headers["transfer-encoding"] == "chunked" {
+        var rest = body[...]
+        body = []
+        while let lineEnd = rest.firstIndex(of: 13),
+            let size = Int(String(decoding: rest[rest.startIndex..<lineEnd], as: UTF8.self), radix: 16), size > 0,
+            lineEnd + 2 + size <= rest.endIndex
+        {
+            body += rest[(lineEnd + 2)..<(lineEnd + 2 + size)]
+            rest = rest[min(rest.endIndex, lineEnd + 2 + size + 2)...]
+        }
+    }
+    return RawReply(status: status, headers: headers, body: String(decoding: body, as: UTF8.self))
+}
+
+/// One request on a fresh connection (`Connection: close`), read to the end.
+func request(
+    _ port: Int, _ method: String, _ path: String, body: String? = nil, headers: [String] = []
+) throws -> RawReply {
+    let c = try RawConnection(port: port)
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+    for h in headers { head += h + "\r\n" }
+    if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+    c.send(head + "\r\n" + (body ?? ""))
+    return try parseReply(c.receiveAll())
+}
+
+/// The `data:` payloads of a server-sent event stream.
+func events(_ body: String) -> [String] {
+    body.components(separatedBy: "\n\n").compactMap { event in
+        event.hasPrefix("data: ") ? String(event.dropFirst(6)) : nil
+    }
+}

@@ -4,9 +4,11 @@ import SanadCore
 
 /// How the reply to a tapped alert chip is asked for and checked (see `GroundedReply`).
 public enum AlertReply {
-    /// The days as said in a sentence: `باقي 45 يوم` / `تنتهي اليوم`.
+    /// The days as said in a sentence: `باقي 45 يوماً` / `تنتهي اليوم` / `انتهت منذ 3 أيام`.
     static func remaining(_ alert: ProactiveAlert) -> String {
-        alert.daysRemaining == 0 ? "تنتهي اليوم" : "باقي \(arabicDays(alert.daysRemaining))"
+        let d = alert.daysRemaining
+        if d < 0 { return "\(alert.serviceType.isFeminine ? "انتهت" : "انتهى") منذ \(arabicDays(-d))" }
+        return d == 0 ? "تنتهي اليوم" : "باقي \(arabicDays(d))"
     }
 
     /// The template sentence: the title, the days remaining, the expiry date, the service and fee, and the call to
@@ -15,7 +17,11 @@ public enum AlertReply {
         let s = alert.serviceType
         let expires = s.isFeminine ? "تنتهي" : "ينتهي"
         var text = "\(alert.title): "
-        if alert.daysRemaining == 0 {
+        if alert.isOverdue {
+            text +=
+                "\(s.isFeminine ? "انتهت" : "انتهى") \(s.documentName) منذ \(arabicDays(-alert.daysRemaining)) "
+                + "(في \(alert.document.expiryDate))."
+        } else if alert.daysRemaining == 0 {
             text += "\(expires) \(s.documentName) اليوم (\(alert.document.expiryDate))."
         } else {
             text +=
@@ -34,7 +40,7 @@ public enum AlertReply {
         let s = alert.serviceType
         var facts = [
             "- العنوان: \(alert.title)",
-            alert.daysRemaining == 0 ? "- المتبقي: تنتهي اليوم" : "- المتبقي: \(arabicDays(alert.daysRemaining))",
+            alert.isOverdue ? "- الحالة: \(remaining(alert))" : "- المتبقي: \(remaining(alert))",
             "- تاريخ الانتهاء: \(alert.document.expiryDate)",
             "- الخدمة: \(s.serviceName)",
         ]
@@ -43,27 +49,31 @@ public enum AlertReply {
             You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, in one or two \
             short sentences. Use these facts exactly and add no other numbers:
             \(facts.joined(separator: "\n"))
-            Say the title and that \(alert.daysRemaining) days remain, then ask the user to renew now with the link below.
+            Say the title and \(
+                alert.isOverdue
+                    ? "that it expired \(-alert.daysRemaining) days ago" : "that \(alert.daysRemaining) days remain"), \
+            then ask the user to renew now with the link below.
             """
         return [.system(system), .user(userText)]
     }
 
-    /// The facts the text must state: the document (by its title or name) and the days remaining.
+    /// The facts the text must state: the document (by its title or name) and the days remaining (or, overdue, the
+    /// days since it expired).
     public static func facts(for alert: ProactiveAlert) -> [GroundingFact] {
-        let d = alert.daysRemaining
+        let d = abs(alert.daysRemaining)
         var days = ["\(d) يوم", "\(d) يوما", "\(d) أيام", "\(d)يوم", "\(d) ايام", arabicDays(d)]
         if d == 0 { days += ["اليوم"] }
         return [
             GroundingFact(
                 name: "العنوان (\(alert.serviceType.documentName))", accepted: alert.serviceType.documentWordings),
-            GroundingFact(name: "الأيام المتبقية (\(d))", accepted: days),
+            GroundingFact(name: alert.isOverdue ? "منتهية منذ (\(d))" : "الأيام المتبقية (\(d))", accepted: days),
         ]
     }
 
     /// Numbers the text may contain: the days, the fee, the expiry date's parts and the document number's digits.
     public static func allowedNumbers(for alert: ProactiveAlert) -> [String] {
         let e = alert.document.expiryDate
-        var numbers = ["\(alert.daysRemaining)", "\(e.year)", "\(e.month)", "\(e.day)"]
+        var numbers = ["\(abs(alert.daysRemaining))", "\(e.year)", "\(e.month)", "\(e.day)"]
         if let fee = alert.document.renewalFeeSAR { numbers.append("\(fee)") }
         if let n = alert.document.number { numbers += digitGroups(n) }
         return numbers

@@ -17,6 +17,15 @@ public enum AlertServiceType: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The alert's title once the document has expired (`رخصة قيادتك منتهية`).
+    public var overdueTitle: String {
+        switch self {
+        case .drivingLicenseRenewal: return "رخصة قيادتك منتهية"
+        case .passportRenewal: return "جواز سفرك منتهي"
+        case .nationalIDRenewal: return "هويتك الوطنية منتهية"
+        }
+    }
+
     /// The service's name (`تجديد رخصة القيادة`).
     public var serviceName: String {
         switch self {
@@ -41,20 +50,20 @@ public enum AlertServiceType: String, Sendable, CaseIterable, Codable {
     /// Wordings that name the document, for the grounding check (the title, the document's name, the possessive).
     public var documentWordings: [String] {
         switch self {
-        case .drivingLicenseRenewal: return [title, documentName, "رخصة قيادتك", "رخصة قيادة"]
-        case .passportRenewal: return [title, documentName, "جواز سفرك", "جواز سفر", "الجواز"]
-        case .nationalIDRenewal: return [title, documentName, "هويتك الوطنية", "هويتك", "الهوية"]
+        case .drivingLicenseRenewal: return [title, overdueTitle, documentName, "رخصة قيادتك", "رخصة قيادة"]
+        case .passportRenewal: return [title, overdueTitle, documentName, "جواز سفرك", "جواز سفر", "الجواز"]
+        case .nationalIDRenewal: return [title, overdueTitle, documentName, "هويتك الوطنية", "هويتك", "الهوية"]
         }
     }
 }
 
-/// An alert for a document that expires within the window.
+/// An alert for a document that expires within the window, or has expired (overdue: negative days).
 public struct ProactiveAlert: Sendable, Equatable {
     /// The alert id (the document's id).
     public var id: String
     public var serviceType: AlertServiceType
     public var document: UserDocument
-    /// Days from today to the expiry date (0 = expires today).
+    /// Days from today to the expiry date (0 = expires today; negative = expired that many days ago).
     public var daysRemaining: Int
 
     public init(id: String, serviceType: AlertServiceType, document: UserDocument, daysRemaining: Int) {
@@ -64,7 +73,10 @@ public struct ProactiveAlert: Sendable, Equatable {
         self.daysRemaining = daysRemaining
     }
 
-    public var title: String { serviceType.title }
+    public var isOverdue: Bool { daysRemaining < 0 }
+
+    /// `رخصة قيادتك على وشك الانتهاء`, or `رخصة قيادتك منتهية` once it has expired.
+    public var title: String { isOverdue ? serviceType.overdueTitle : serviceType.title }
 
     /// `{serviceType, title, alertId}` of this alert.
     public var deepLink: DeepLink {
@@ -86,12 +98,13 @@ public struct ProactiveAlert: Sendable, Equatable {
     }
 }
 
-/// The active alerts: documents expiring in `0...windowDays` days from `today`, the soonest first (documents
-/// expiring the same day keep their order in the file). Expired documents are not alerts.
+/// The active alerts: every expired document (an overdue alert, never dropped) and the documents expiring in
+/// `0...windowDays` days from `today`; the most overdue first, then the soonest (documents with the same date keep
+/// their order in the file).
 public func deriveAlerts(from documents: [UserDocument], today: CivilDate, windowDays: Int) -> [ProactiveAlert] {
     let alerts = documents.enumerated().compactMap { offset, doc -> (Int, ProactiveAlert)? in
         let days = today.days(until: doc.expiryDate)
-        guard days >= 0, days <= windowDays else { return nil }
+        guard days <= windowDays else { return nil }
         return (
             offset, ProactiveAlert(id: doc.id, serviceType: doc.type.renewalService, document: doc, daysRemaining: days)
         )

@@ -59,7 +59,41 @@ struct ProactiveAlertsTests {
         #expect(Set(plugin.userData.documents.map(\.type)) == Set(DocumentType.allCases))
     }
 
-    @Test("alerts are exactly the documents expiring within the window, soonest first, days from the clock (300 cases)")
+    @Test(
+        "an expired passport is an overdue alert first, with its own title, a reply that says since when, and its link")
+    func overdue() async throws {
+        let json = JSONValue.object([
+            "documents": .array([
+                .object([
+                    "id": .string("p1"), "type": .string("passport"), "expiryDate": .string("2026-11-19"),
+                    "renewalFeeSAR": .number(300),
+                ]),
+                .object([
+                    "id": .string("l1"), "type": .string("driving_license"), "expiryDate": .string("2026-12-10"),
+                ]),
+            ]),
+            "dependents": .array([]),
+        ])
+        let (plugin, _) = try makePlugins(json, now: sampleNow)
+        #expect(plugin.alerts.map(\.id) == ["p1", "l1"] && plugin.alerts.map(\.daysRemaining) == [-3, 18])
+        let chips = try await plugin.suggestions()
+        #expect(chips.first?.text == "عندك إشعار من التنبيه الاستباقي: جواز سفرك منتهي")
+        let chip = try #require(chips.first)
+        let reply = try #require(try await plugin.reply(to: chip))
+        #expect(
+            reply.fallback.hasPrefix("جواز سفرك منتهي: انتهى جواز السفر منذ 3 أيام (في 2026-11-19).")
+                && reply.fallback.contains("الرسوم 300 ريال"), "\(reply.fallback)")
+        #expect(reply.deepLink?.alertId == "p1" && reply.deepLink?.title == "جواز سفرك منتهي")
+        let verdict = GroundingCheck.verify("جواز سفرك منتهي منذ 3 أيام، جدده الآن من الرابط.", against: reply)
+        #expect(verdict.isVerified, "\(verdict)")
+        let link = try #require(reply.deepLink)
+        let page = try #require(try await plugin.destination(for: link))
+        #expect(page.sections.flatMap(\.fields).contains { $0.value == "منتهية منذ 3 أيام" })
+    }
+
+    @Test(
+        "alerts are exactly the expired documents and those expiring within the window, most overdue first, days from the clock (300 cases)"
+    )
     func derivation() throws {
         try forAll(cases: 300) { rng, c in
             let now = randomNow(&rng)
@@ -70,7 +104,7 @@ struct ProactiveAlertsTests {
             var expected: [(Int, UserDocument)] = []
             for doc in data.documents {
                 let days = try referenceDays(from: now, to: doc.expiryDate)
-                if days >= 0 && days <= window { expected.append((days, doc)) }
+                if days <= window { expected.append((days, doc)) }
             }
             #expect(alerts.count == expected.count, c.label)
             #expect(Set(alerts.map(\.id)) == Set(expected.map(\.1.id)), c.label)
@@ -126,7 +160,9 @@ struct ProactiveAlertsTests {
                 let fields = Dictionary(
                     page.sections.flatMap(\.fields).map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
                 #expect(fields["رقم التنبيه"] == alert.id && fields["الخدمة"] == alert.serviceType.serviceName, c.label)
-                #expect(fields["الأيام المتبقية"] == "\(alert.daysRemaining)", c.label)
+                let days = alert.daysRemaining
+                #expect(
+                    fields["الأيام المتبقية"] == (days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days))"), c.label)
                 #expect(
                     fields["الرسوم"] == (alert.document.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"), c.label)
                 #expect(

@@ -140,7 +140,9 @@ let package = Package(
         .target(name: "SanadStructured", dependencies: ["SanadCore"], path: "Sources/SanadStructured"),
         .testTarget(
             name: "SanadStructuredTests",
-            dependencies: ["SanadStructured", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
+            dependencies: [
+                "SanadStructured", "PureSwiftBackend", "LlamaCppBackend", "SanadCore", "SanadTestSupport",
+            ],
             path: "Tests/SanadStructuredTests"),
         // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
         // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.

@@ -39,7 +39,8 @@ public enum LlamaCppError: Error, Equatable, Sendable, CustomStringConvertible {
             return "engine option \"\(key)\": \(problem)"
         case .grammarRefused(let said):
             return "libllama refused the grammar (nothing was generated)"
-                + (said.isEmpty ? "; run with SANAD_LLAMA_LOG=1 for llama.cpp's message" : ": " + said.joined(separator: " / "))
+                + (said.isEmpty
+                    ? "; run with SANAD_LLAMA_LOG=1 for llama.cpp's message" : ": " + said.joined(separator: " / "))
         case .embeddingUnavailable(let path, let problem):
             return "\(path): \(problem)"
         }

@@ -101,8 +101,9 @@ final class LlamaSamplerChain: GrammarSampler {
     func constrain(gbnf: String) throws {
         let lib = core.library
         LlamaLogTail.shared.clear()
-        guard let grammar = gbnf.withCString({ text in "root".withCString { lib.samplerInitGrammar(core.vocab, text, $0) } })
-        else {
+        let vocab = core.vocab
+        let made = gbnf.withCString { text in "root".withCString { lib.samplerInitGrammar(vocab, text, $0) } }
+        guard let grammar = made else {
             throw LlamaCppError.grammarRefused(libllamaSaid: LlamaLogTail.shared.recent())
         }
         guard let outer = lib.newSamplerChain(LlamaSamplerChainParams(noPerf: true)) else {

@@ -40,7 +40,8 @@ struct GrammarWriter {
             if let pattern = rule.pattern {
                 guard rule.minLength == 0 && rule.maxLength == nil else {
                     throw SchemaError(
-                        pointer: "", problem: "a string with both a pattern and minLength/maxLength cannot be written "
+                        pointer: "",
+                        problem: "a string with both a pattern and minLength/maxLength cannot be written "
                             + "as a grammar for the llama engine; use the pure-swift or blas engine")
                 }
                 rules.append("\(name) ::= \"\\\"\" \(writePattern(name, pattern)) \"\\\"\"")
@@ -50,7 +51,8 @@ struct GrammarWriter {
         case .number(let rule):
             guard let body = numberGrammar(rule) else {
                 throw SchemaError(
-                    pointer: "", problem: "no whole number lies within minimum…maximum (\(rule.minimum ?? -.infinity)"
+                    pointer: "",
+                    problem: "no whole number lies within minimum…maximum (\(rule.minimum ?? -.infinity)"
                         + "…\(rule.maximum ?? .infinity)); the llama engine's grammar rounds number bounds inwards")
             }
             rules.append("\(name) ::= \(body)")
@@ -67,7 +69,8 @@ struct GrammarWriter {
     /// every later property follows a comma, optional ones in `( … )?`.
     private mutating func writeObject(_ name: String, _ properties: [CompiledSchema.Property]) {
         for (j, p) in properties.enumerated() {
-            rules.append("\(name)-k\(j) ::= \(gbnfLiteral([UInt8(ascii: "\"")] + p.key + [UInt8(ascii: ":")])) n\(p.node)")
+            rules.append(
+                "\(name)-k\(j) ::= \(gbnfLiteral([UInt8(ascii: "\"")] + p.key + [UInt8(ascii: ":")])) n\(p.node)")
         }
         func after(_ j: Int) -> String {
             properties.indices.dropFirst(j).map { k in

@@ -81,8 +81,11 @@ enum GenerateCommand: SanadCommand {
             throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
         }
         if system != nil && !chat { throw UsageError("--system needs --chat") }
-        if schemaFile != nil && grammarFile != nil { throw UsageError("--json-schema and --grammar exclude each other") }
-        let constraint: (any TokenConstraint)? = try schemaFile.map(loadSchemaConstraint) ?? grammarFile.map(loadGrammar)
+        if schemaFile != nil && grammarFile != nil {
+            throw UsageError("--json-schema and --grammar exclude each other")
+        }
+        let constraint: (any TokenConstraint)? =
+            try schemaFile.map(loadSchemaConstraint) ?? grammarFile.map(loadGrammar)
 
         let (session, plan) = try await host.openModel(
             ModelRequest(

@@ -140,10 +140,12 @@ let package = Package(
         .target(name: "SanadIndex", dependencies: ["SanadArchive"], path: "Sources/SanadIndex"),
         .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
         // Structured output (issue 20): JSON Schema → byte matcher → a constraint stage of the sampling chain.
-        .target(name: "SanadStructured", dependencies: ["SanadCore"], path: "Sources/SanadStructured"),
+        .target(name: "SanadStructured", dependencies: ["SanadCore", "SanadChat"], path: "Sources/SanadStructured"),
         .testTarget(
             name: "SanadStructuredTests",
-            dependencies: ["SanadStructured", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
+            dependencies: [
+                "SanadStructured", "SanadChat", "PureSwiftBackend", "LlamaCppBackend", "SanadCore", "SanadTestSupport",
+            ],
             path: "Tests/SanadStructuredTests"),
         // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
         // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.

@@ -321,6 +321,9 @@ typealias FnSamplerUInt32 = @convention(c) (UInt32) -> OpaquePointer?
 typealias FnSamplerFloat = @convention(c) (Float) -> OpaquePointer?
 typealias FnSamplerFloatKeep = @convention(c) (Float, Int) -> OpaquePointer?
 typealias FnSamplerPenalties = @convention(c) (Int32, Int32, Float, Float, Float) -> OpaquePointer?
+/// `llama_sampler_init_grammar(vocab, grammar_str, grammar_root)`: NULL when libllama refuses the grammar.
+typealias FnSamplerInitGrammar =
+    @convention(c) (OpaquePointer, UnsafePointer<CChar>, UnsafePointer<CChar>) -> OpaquePointer?
 typealias FnSamplerSample = @convention(c) (OpaquePointer, OpaquePointer, Int32) -> LlamaToken
 typealias FnSamplerAccept = @convention(c) (OpaquePointer, LlamaToken) -> Void
 typealias FnSamplerReset = @convention(c) (OpaquePointer) -> Void

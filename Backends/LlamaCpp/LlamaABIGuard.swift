@@ -40,6 +40,7 @@ public enum LlamaABIGuard {
         "llama_sampler_chain_init", "llama_sampler_chain_add", "llama_sampler_init_greedy",
         "llama_sampler_init_dist", "llama_sampler_init_top_k", "llama_sampler_init_top_p",
         "llama_sampler_init_min_p", "llama_sampler_init_temp", "llama_sampler_init_penalties",
+        "llama_sampler_init_grammar",
         "llama_sampler_sample", "llama_sampler_accept", "llama_sampler_reset", "llama_sampler_free",
     ]
 

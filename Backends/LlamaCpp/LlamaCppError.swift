@@ -12,6 +12,8 @@ public enum LlamaCppError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidToken(id: Int32, vocabularySize: Int)
     /// An engine option has a value the backend cannot use.
     case invalidOption(key: String, problem: String)
+    /// `llama_sampler_init_grammar` refused a grammar; `libllamaSaid` holds its last log lines.
+    case grammarRefused(libllamaSaid: [String])
     /// The context returned no embedding.
     case embeddingUnavailable(path: String, problem: String)
 
@@ -35,6 +37,10 @@ public enum LlamaCppError: Error, Equatable, Sendable, CustomStringConvertible {
             return "token id \(id) is outside the vocabulary (0..<\(vocabularySize))"
         case .invalidOption(let key, let problem):
             return "engine option \"\(key)\": \(problem)"
+        case .grammarRefused(let said):
+            return "libllama refused the grammar (nothing was generated)"
+                + (said.isEmpty
+                    ? "; run with SANAD_LLAMA_LOG=1 for llama.cpp's message" : ": " + said.joined(separator: " / "))
         case .embeddingUnavailable(let path, let problem):
             return "\(path): \(problem)"
         }

@@ -56,10 +56,11 @@ final class LlamaEvaluator: TokenEvaluator {
 }
 
 /// A `llama_sampler` chain for one generation: penalties → top-k → top-p → min-p → temperature → pick, as
-/// `SamplingParameters` documents them.
-final class LlamaSamplerChain: TokenSampler {
+/// `SamplingParameters` documents them; with a grammar, libllama's grammar sampler ahead of them.
+final class LlamaSamplerChain: GrammarSampler {
     private let core: LlamaModelContext
-    private let chain: OpaquePointer
+    /// The chain sampled from (it owns the samplers added to it).
+    private var chain: OpaquePointer
 
     /// The chain for `p`, with the last `p.repetitionWindow` tokens of `history` accepted (the penalty window looks
     /// at the most recent tokens of the context, the prompt included).
@@ -94,6 +95,25 @@ final class LlamaSamplerChain: TokenSampler {
     }
 
     deinit { core.library.samplerFree(chain) }
+
+    /// Puts libllama's grammar sampler for `gbnf` (start rule `root`) ahead of the chain: a new chain of the two,
+    /// so that the prompt tokens the penalty stage has seen are not fed to the grammar.
+    func constrain(gbnf: String) throws {
+        let lib = core.library
+        LlamaLogTail.shared.clear()
+        let vocab = core.vocab
+        let made = gbnf.withCString { text in "root".withCString { lib.samplerInitGrammar(vocab, text, $0) } }
+        guard let grammar = made else {
+            throw LlamaCppError.grammarRefused(libllamaSaid: LlamaLogTail.shared.recent())
+        }
+        guard let outer = lib.newSamplerChain(LlamaSamplerChainParams(noPerf: true)) else {
+            lib.samplerFree(grammar)
+            throw LlamaCppError.invalidOption(key: "sampling", problem: "llama_sampler_chain_init returned NULL")
+        }
+        lib.samplerChainAdd(outer, grammar)
+        lib.samplerChainAdd(outer, chain)
+        chain = outer
+    }
 
     /// `llama_sampler_sample` on the last output row; the chain accepts the token itself.
     func next(history: [Int32]) -> Int32 {

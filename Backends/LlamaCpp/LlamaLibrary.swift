@@ -84,6 +84,7 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
     let samplerInitMinP: FnSamplerFloatKeep
     let samplerInitTemp: FnSamplerFloat
     let samplerInitPenalties: FnSamplerPenalties
+    let samplerInitGrammar: FnSamplerInitGrammar
     let samplerSample: FnSamplerSample
     let samplerAccept: FnSamplerAccept
     let samplerReset: FnSamplerReset
@@ -241,6 +242,7 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
         samplerInitMinP = try fn("llama_sampler_init_min_p", FnSamplerFloatKeep.self)
         samplerInitTemp = try fn("llama_sampler_init_temp", FnSamplerFloat.self)
         samplerInitPenalties = try fn("llama_sampler_init_penalties", FnSamplerPenalties.self)
+        samplerInitGrammar = try fn("llama_sampler_init_grammar", FnSamplerInitGrammar.self)
         samplerSample = try fn("llama_sampler_sample", FnSamplerSample.self)
         samplerAccept = try fn("llama_sampler_accept", FnSamplerAccept.self)
         samplerReset = try fn("llama_sampler_reset", FnSamplerReset.self)

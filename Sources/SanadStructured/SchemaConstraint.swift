@@ -2,7 +2,7 @@ import SanadCore
 
 /// A JSON schema as a `TokenConstraint`: generation produces one JSON document valid for the schema
 /// (`CompiledSchema` says which subset and in which layout), then ends.
-public final class SchemaConstraint: TokenConstraint {
+public final class SchemaConstraint: GrammarConstraint {
     public let schema: CompiledSchema
     public var summary: String { "JSON schema" }
 
@@ -11,6 +11,9 @@ public final class SchemaConstraint: TokenConstraint {
     public convenience init(schema: JSONValue) throws(SchemaError) {
         self.init(try CompiledSchema(schema: schema))
     }
+
+    /// The schema as GBNF (`CompiledSchema.gbnf`), for the llama engine's grammar sampler.
+    public func gbnf() throws -> String { try schema.gbnf() }
 
     public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
     {

@@ -22,7 +22,7 @@ struct JSONSchemaCLITests {
     }
 
     @Test(
-        "the output is a valid document, and the llama engine refuses rather than run unconstrained",
+        "the output is a valid document on the pure-swift engine",
         .enabled(if: SmolLM2Model.url != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
     func generates() throws {
         let schema =
@@ -37,9 +37,33 @@ struct JSONSchemaCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let value = try StrictJSON().parse(Array(r.stdout.utf8))
         #expect(validates(value, try StrictJSON().parse(Array(schema.utf8)), root: .null))
-        let llama = try SanadCLI.run([
-            "generate", "-m", model, "--backend", "llama", "-n", "8", "--json-schema", file.path, "hi",
+    }
+
+    @Test("the llama engine applies --json-schema as a grammar; --grammar is the llama engine's only")
+    func llamaGrammar() throws {
+        let model = try #require(SmolLM2Model.url).path
+        let schema =
+            #"{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer","minimum":-5,"maximum":30}},"required":["ok","n"]}"#
+        let file = try schemaFile(schema)
+        defer { try? FileManager.default.removeItem(at: file) }
+        if LlamaModel.libraryInstalled {
+            let llama = try SanadCLI.run([
+                "generate", "-m", model, "--backend", "llama", "--temp", "0", "-n", "48", "--chat", "--json-schema",
+                file.path, "Reply as JSON.",
+            ])
+            #expect(llama.status == 0, "\(llama.stderr)")
+            let value = try StrictJSON().parse(Array(llama.stdout.utf8))
+            #expect(validates(value, try StrictJSON().parse(Array(schema.utf8)), root: .null))
+        }
+        let grammar = try schemaFile(#"root ::= "yes" | "no""# + "\n")
+        defer { try? FileManager.default.removeItem(at: grammar) }
+        let pure = try SanadCLI.run([
+            "generate", "-m", model, "--backend", "pure-swift", "-n", "8", "--grammar", grammar.path, "hi",
         ])
-        #expect(llama.status != 0 && llama.stdout.isEmpty, "\(llama.stdout)")
+        #expect(pure.status != 0 && pure.stdout.isEmpty && pure.stderr.contains("llama engine only"), "\(pure.stderr)")
+        let both = try SanadCLI.run([
+            "generate", "-m", model, "--grammar", grammar.path, "--json-schema", file.path, "hi",
+        ])
+        #expect(both.status == 64, "\(both.stderr)")
     }
 }

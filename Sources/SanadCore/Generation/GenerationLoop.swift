@@ -182,15 +182,19 @@ public final class GenerationLoop: @unchecked Sendable {
         }
     }
 
-    /// Puts `constraint`'s stage into the core's sampling chain; an engine that samples on its own cannot take it,
-    /// and the generation is refused rather than run unconstrained.
+    /// Puts `constraint`'s stage into the core's sampling chain, or gives an engine's own sampler its grammar; an
+    /// engine that can take neither refuses the generation rather than run it unconstrained.
     private func attach(_ constraint: any TokenConstraint, _ sampling: SamplingParameters, to sampler: any TokenSampler)
         throws
     {
+        if let own = sampler as? GrammarSampler {
+            guard let grammar = constraint as? GrammarConstraint else {
+                throw Self.cannotApply(constraint)
+            }
+            return try own.constrain(gbnf: try grammar.gbnf())
+        }
         guard let chain = sampler as? LogitsSampler else {
-            throw SanadError.engine(
-                "this engine samples with its own sampler and cannot apply a \(constraint.summary) constraint; "
-                    + "use the pure-swift or blas engine (--backend pure-swift)")
+            throw Self.cannotApply(constraint)
         }
         let vocabulary: ConstraintVocabulary
         if let known = constraintVocabulary, known.pieces.count == chain.vocabularySize {
@@ -203,6 +207,12 @@ public final class GenerationLoop: @unchecked Sendable {
             constraintVocabulary = vocabulary
         }
         chain.chain.constraint = try constraint.makeStage(vocabulary: vocabulary, sampling: sampling)
+    }
+
+    private static func cannotApply(_ constraint: any TokenConstraint) -> SanadError {
+        SanadError.engine(
+            "this engine samples with its own sampler and cannot apply a \(constraint.summary) constraint; "
+                + "use the pure-swift or blas engine (--backend pure-swift)")
     }
 
     // MARK: Prompt policy (README.md, "Generation")

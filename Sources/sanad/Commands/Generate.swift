@@ -11,7 +11,7 @@ enum GenerateCommand: SanadCommand {
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
         [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
-        [-t THREADS] [--truncate] [--json-schema FILE] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
+        [-t THREADS] [--truncate] [--json-schema FILE | --grammar FILE] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
         and generation speeds and why generation stopped go to standard error. PROMPT '-' reads standard input.
@@ -35,8 +35,10 @@ enum GenerateCommand: SanadCommand {
           --truncate             keep the end of a prompt that does not fit the context instead of failing
           -f, --file FILE        read the prompt from FILE ('-' = standard input)
           --json-schema FILE     the output must be one JSON document valid for the JSON Schema in FILE (the
-                                 subset README.md "Structured output" lists; pure-swift and blas engines);
-                                 generation ends when the document is complete
+                                 subset README.md "Structured output" lists; every engine, the llama engine
+                                 through a GBNF grammar); generation ends when the document is complete
+          --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
+                                 only); generation ends when the grammar is complete
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -62,6 +64,7 @@ enum GenerateCommand: SanadCommand {
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
         let schemaFile = try arguments.option("--json-schema")
+        let grammarFile = try arguments.option("--grammar")
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let prompt = try promptText(
@@ -78,7 +81,11 @@ enum GenerateCommand: SanadCommand {
             throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
         }
         if system != nil && !chat { throw UsageError("--system needs --chat") }
-        let constraint = try schemaFile.map(loadSchemaConstraint)
+        if schemaFile != nil && grammarFile != nil {
+            throw UsageError("--json-schema and --grammar exclude each other")
+        }
+        let constraint: (any TokenConstraint)? =
+            try schemaFile.map(loadSchemaConstraint) ?? grammarFile.map(loadGrammar)
 
         let (session, plan) = try await host.openModel(
             ModelRequest(
@@ -138,10 +145,22 @@ enum GenerateCommand: SanadCommand {
             return Interruption.exitStatus
         }
         if constraint != nil && !summary.complete {
-            printError("the JSON document is incomplete: generation stopped before it ended; raise -n")
+            printError("the constrained output is incomplete: generation stopped before it ended; raise -n")
             return ExitCode.failure
         }
         return ExitCode.success
+    }
+
+    /// The GBNF grammar in `path` (libllama checks it when generation starts).
+    static func loadGrammar(_ path: String) throws -> GBNFGrammar {
+        let text: String
+        do {
+            text = try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
+        } catch {
+            throw UsageError("--grammar: cannot read '\(path)' as UTF-8 text: \(error.localizedDescription)")
+        }
+        guard text.contains(where: { !$0.isWhitespace }) else { throw UsageError("--grammar: \(path) is empty") }
+        return GBNFGrammar(text)
     }
 
     /// The JSON Schema in `path`, compiled; errors name the file and the JSON pointer.

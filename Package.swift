@@ -150,6 +150,14 @@ let package = Package(
         .testTarget(
             name: "FormsTests", dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/FormsTests"),
+        // Credit scoring (issue 23): message input, a deterministic feature pass, a record signed with Ed25519
+        // (libcrypto, dlopen) and its verification.
+        .target(
+            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadNative"], path: "Plugins/CreditScoring",
+            exclude: ["README.md"]),
+        .testTarget(
+            name: "CreditScoringTests", dependencies: ["CreditScoringPlugin", "SanadCore", "SanadTestSupport"],
+            path: "Tests/CreditScoringTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,7 @@ public struct LovedOne: Sendable, Equatable {
 /// `minimumDays` distinct days.
 enum LovedOnesRule {
     static let minimumIndicators = 3
-    static let minimumMessages = 5
+    static let minimumMessages = 4
     static let minimumShare = 0.10
     static let minimumReciprocity = 0.3
     static let minimumDays = 7

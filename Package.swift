@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured", "FormsPlugin",
+                "SanadIndex", "SanadStructured", "FormsPlugin", "CreditScoringPlugin",
             ],
             path: "Sources/sanad"
         ),

@@ -11,7 +11,8 @@ struct Examples: Sendable {
     private(set) var items: [Example] = []
     mutating func add(_ example: Example) { if items.count < Self.limit { items.append(example) } }
     static func merged(_ all: [Examples]) -> [String] {
-        Array(all.flatMap(\.items).sorted().prefix(limit).map(\.id))
+        var seen = Set<Int>()
+        return Array(all.flatMap(\.items).sorted().filter { seen.insert($0.line).inserted }.prefix(limit).map(\.id))
     }
 }
 

@@ -75,7 +75,7 @@ struct RecordTests {
         #expect(throws: CreditError.self) { try DeviceKey.loadOrCreate(directory: dir, lib: lib) }
     }
 
-    /// Tampering: a bounded sample here (`CREDIT_TAMPER_CASES` raises it; bench/credit-tamper runs 2000).
+    /// Tampering: a bounded sample here; `CREDIT_TAMPER_CASES=2000 swift test -c release --filter tamperedRecords` runs more.
     @Test func tamperedRecordsAreRejected() throws {
         let f = try SignedFixture()
         let cases = Int(ProcessInfo.processInfo.environment["CREDIT_TAMPER_CASES"] ?? "") ?? 200

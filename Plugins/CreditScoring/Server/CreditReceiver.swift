@@ -33,6 +33,7 @@ public final class CreditReceiver {
     public init(conninfo: String, crypto: LibCrypto) throws {
         db = try PostgresConnection(conninfo, lib: try LibPQ.shared())
         self.crypto = crypto
+        try db.query("SET client_min_messages TO warning")
         for statement in Self.schema.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             try db.query(String(statement))
         }

@@ -11,6 +11,8 @@ enum CreditCommand: SanadCommand {
         Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
                                     [--model FILE] [--threads N] [--out FILE] [--json]
                sanad credit verify FILE|- [--json]
+               sanad credit send [RECORD-ID|latest] --db CONNINFO [--json]
+               sanad credit register-key --db CONNINFO
                sanad credit history [--json]
                sanad credit status [--json]
                sanad credit privacy [--erase] [--json]
@@ -23,6 +25,11 @@ enum CreditCommand: SanadCommand {
         signed with the device's Ed25519 key (created on first use, owner-only) to the store. A malformed line is
         an error naming its line number, unless --skip-bad (each skipped line is reported).
         'verify' checks a record offline (canonical RFC 8785 bytes, fields, Ed25519 signature).
+        'send' puts the record (default: the latest) in the outbox and sends the whole outbox to PostgreSQL: the
+        receiving code verifies each record against the registered device keys before it inserts it, in one
+        transaction, logs refused records (time, reason, key id, digest) and answers a confirmation (id, digest)
+        that is saved and shown. When the database cannot be reached the record stays in the outbox for the next
+        'send'. 'register-key' registers this device's public key with the database (the operator's step).
         'privacy' says what is processed, stored and sent; --erase deletes every local record.
 
         Options:
@@ -37,6 +44,7 @@ enum CreditCommand: SanadCommand {
           --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
+          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit'
           --erase             privacy: delete the local records, outbox and confirmations
           --json              machine-readable output
         \(PluginHost.clockHelp)
@@ -61,6 +69,7 @@ enum CreditCommand: SanadCommand {
         let outPath = try arguments.option("--out")
         let storeOption = try arguments.option("--store")
         let threads = try arguments.int("--threads", range: 1...64)
+        let dbOption = try arguments.option("--db")
         let clock = try PluginHost.clock(&arguments)
         let rest = try arguments.positionals(min: 1, max: 2, names: "a subcommand (analyze, verify, history, …)")
         let sub = rest[0]
@@ -72,8 +81,11 @@ enum CreditCommand: SanadCommand {
         if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
             throw UsageError("'\(f.0)' does not apply to '\(sub)'")
         }
+        if sub != "send" && sub != "register-key", dbOption != nil {
+            throw UsageError("'--db' does not apply to '\(sub)'")
+        }
         if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
-        if sub != "analyze" && sub != "verify", rest.count > 1 { throw UsageError("unexpected argument '\(rest[1])'") }
+        if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 { throw UsageError("unexpected argument '\(rest[1])'") }
         let store = RecordStore(
             directory: try storeOption.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: "credit-scoring"))
         switch sub {
@@ -99,6 +111,11 @@ enum CreditCommand: SanadCommand {
         case "verify":
             guard rest.count == 2 else { throw UsageError("missing the record FILE (or '-')") }
             return try verify(path: rest[1], json: json)
+        case "send", "register-key":
+            let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+            guard let db = dbOption ?? env else { throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)") }
+            if sub == "register-key" { return try registerKey(store, db: db) }
+            return try send(store, recordID: rest.count > 1 ? rest[1] : "latest", db: db, json: json)
         case "history":
             return history(store, json: json)
         case "status":
@@ -106,7 +123,7 @@ enum CreditCommand: SanadCommand {
         case "privacy":
             return try privacy(store, erase: erase, json: json)
         default:
-            throw UsageError("unknown subcommand '\(sub)' (analyze, verify, history, status, privacy)")
+            throw UsageError("unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
         }
     }
 
@@ -232,6 +249,59 @@ enum CreditCommand: SanadCommand {
         return data
     }
 
+    static func registerKey(_ store: RecordStore, db: String) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
+        let id = try CreditReceiver(conninfo: db, crypto: lib).register(publicKey: key.publicKey)
+        print("registered device key \(id)")
+        return ExitCode.success
+    }
+
+    static func send(_ store: RecordStore, recordID: String, db: String, json: Bool) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let file =
+            recordID == "latest"
+            ? store.files(in: store.records).last
+            : store.records.appendingPathComponent("\(recordID).json")
+        guard let file, let data = FileManager.default.contents(atPath: file.path) else {
+            throw SanadError.engine("no record '\(recordID)' in \(store.records.path) (see 'sanad credit history')")
+        }
+        let id = file.deletingPathExtension().lastPathComponent
+        let confirmed = store.confirmations.appendingPathComponent("\(id).json")
+        if !FileManager.default.fileExists(atPath: confirmed.path) {
+            try store.save(Array(data).dropLastNewline(), recordID: id, in: store.outbox)
+        }
+        let start = Date()
+        let report = Outbox.flush(store) { try CreditReceiver(conninfo: db, crypto: lib) }
+        let milliseconds = Int(Date().timeIntervalSince(start) * 1000)
+        if json {
+            print(
+                JSONValue.object([
+                    "confirmed": .array(
+                        report.confirmed.map {
+                            .object([
+                                "id": .number(Double($0.id)), "recordId": .string($0.recordID),
+                                "digest": .string($0.digest), "new": .bool($0.newlyStored),
+                            ])
+                        }),
+                    "rejected": .array(
+                        report.rejected.map { .object(["recordId": .string($0.recordID), "reason": .string($0.reason)]) }),
+                    "waiting": .number(Double(report.waiting)), "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
+                    "milliseconds": .number(Double(milliseconds)),
+                ]).prettyString)
+        } else {
+            for c in report.confirmed {
+                print("stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")")
+            }
+            for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
+            if let reason = report.unreachable {
+                print("database unreachable (\(reason)); \(report.waiting) record(s) wait in the outbox")
+            }
+            print("round trip: \(milliseconds) ms")
+        }
+        return report.rejected.isEmpty && report.unreachable == nil ? ExitCode.success : ExitCode.failure
+    }
+
     static func history(_ store: RecordStore, json: Bool) -> Int32 {
         let rows: [JSONValue] = store.files(in: store.records).compactMap { file in
             guard let data = FileManager.default.contents(atPath: file.path), let r = try? JSONValue.parse(data) else {
@@ -313,4 +383,9 @@ enum CreditCommand: SanadCommand {
         }
         return ExitCode.success
     }
+}
+
+extension Array where Element == UInt8 {
+    /// Without one final newline.
+    func dropLastNewline() -> [UInt8] { last == 10 ? Array(dropLast()) : self }
 }

@@ -17,9 +17,10 @@ struct AnalysisTests {
         #expect(mom?.label == "mother")
         #expect(mom?.explanation.hasPrefix("mother: kinship term ×") == true)
         #expect(!r.lovedOnes.contains { $0.contact == "Sam" })
-        for value in [r.traits.openness, r.traits.conscientiousness, r.traits.extraversion, r.traits.agreeableness,
-            r.traits.neuroticism]
-        {
+        for value in [
+            r.traits.openness, r.traits.conscientiousness, r.traits.extraversion, r.traits.agreeableness,
+            r.traits.neuroticism,
+        ] {
             #expect((0...1).contains(value))
         }
         #expect((0...100).contains(r.trustworthiness))
@@ -35,7 +36,8 @@ struct AnalysisTests {
             let words = (line.split(separator: "|").last ?? "").split(separator: " ")
             for i in 0..<max(0, words.count - 2) { phrases.append(words[i...(i + 2)].joined(separator: " ")) }
         }
-        let said = (r.explanations.map { "\($0.feature) \($0.effect) \($0.messageIds)" } + r.lovedOnes.map(\.explanation))
+        let said =
+            (r.explanations.map { "\($0.feature) \($0.effect) \($0.messageIds)" } + r.lovedOnes.map(\.explanation))
             .joined(separator: " ")
         #expect(phrases.count > 20)
         for p in phrases { #expect(!said.contains(p), "\(p)") }

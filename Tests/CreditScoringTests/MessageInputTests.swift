@@ -49,12 +49,17 @@ struct MessageInputTests {
 
     @Test func malformedIsRefusedWithItsLine() throws {
         let bad = "2024-03-01T10:15 | Mom | hi\nnot a message\n2024-13-01T10:15 | Mom | x\n"
-        #expect(throws: CreditError.malformedInput(line: 2, reason: "not a message line (expected 'YYYY-MM-DDTHH:MM | SENDER | TEXT' or a chat export line)")) {
+        #expect(
+            throws: CreditError.malformedInput(
+                line: 2,
+                reason: "not a message line (expected 'YYYY-MM-DDTHH:MM | SENDER | TEXT' or a chat export line)")
+        ) {
             try read(bad)
         }
         let (m, s) = try read(bad, skipBad: true)
         #expect(m.count == 1 && s.skipped == 2 && s.problems.map(\.line) == [2, 3])
-        let json = "[{\"id\":1,\"date\":\"2024-03-01T10:15:00Z\",\"sender\":\"a\",\"isFromMe\":false,\"text\":\"x\"},\n42,\n{\"id\":2}]"
+        let json =
+            "[{\"id\":1,\"date\":\"2024-03-01T10:15:00Z\",\"sender\":\"a\",\"isFromMe\":false,\"text\":\"x\"},\n42,\n{\"id\":2}]"
         let (j, js) = try read(json, skipBad: true)
         #expect(j.count == 1 && js.skipped == 2 && js.problems.map(\.line) == [2, 3])
         #expect(throws: CreditError.self) { try read("[{\"id\":1}") }

@@ -14,15 +14,18 @@ final class PostgresServer {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("sanad-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
-        try Self.run("initdb", ["-D", directory.path + "/data", "-A", "trust", "-U", "sanad", "--no-sync", "-E", "UTF8"])
+        try Self.run(
+            "initdb", ["-D", directory.path + "/data", "-A", "trust", "-U", "sanad", "--no-sync", "-E", "UTF8"])
         try start()
     }
 
     func start() throws {
         try Self.run(
             "pg_ctl",
-            ["-D", directory.path + "/data", "-o", "-k \(directory.path) -c listen_addresses='' -F", "-l",
-             directory.path + "/log", "-w", "start"])
+            [
+                "-D", directory.path + "/data", "-o", "-k \(directory.path) -c listen_addresses='' -F", "-l",
+                directory.path + "/log", "-w", "start",
+            ])
     }
 
     func stop() throws {

@@ -28,9 +28,11 @@ struct RecordTests {
     @Test func canonicalJSONFollowsRFC8785() throws {
         // RFC 8785 §3.2.3 sorting example (UTF-16 order) and §3.2.2 number/string examples.
         let sorted = try CanonicalJSON.string(
-            .object(["\u{20ac}": .string("Euro Sign"), "\r": .string("Carriage Return"), "1": .string("One"),
+            .object([
+                "\u{20ac}": .string("Euro Sign"), "\r": .string("Carriage Return"), "1": .string("One"),
                 "\u{1f600}": .string("Emoji: Grinning Face"), "\u{80}": .string("Control"),
-                "\u{fb33}": .string("Hebrew Letter Dalet With Dagesh")]))
+                "\u{fb33}": .string("Hebrew Letter Dalet With Dagesh"),
+            ]))
         #expect(
             sorted
                 == "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u{80}\":\"Control\",\"\u{20ac}\":\"Euro Sign\",\"\u{1f600}\":\"Emoji: Grinning Face\",\"\u{fb33}\":\"Hebrew Letter Dalet With Dagesh\"}"
@@ -38,11 +40,13 @@ struct RecordTests {
         let numbers: [(Double, String)] = [
             (333_333_333.333_333_3, "333333333.3333333"), (1e30, "1e+30"), (4.5, "4.5"), (2e-3, "0.002"),
             (1e-27, "1e-27"), (0.000001, "0.000001"), (1e-7, "1e-7"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
-            (-0.0, "0"), (9_007_199_254_740_992, "9007199254740992"), (Double.leastNonzeroMagnitude, "5e-324"), (0.1, "0.1"),
+            (-0.0, "0"), (9_007_199_254_740_992, "9007199254740992"), (Double.leastNonzeroMagnitude, "5e-324"),
+            (0.1, "0.1"),
             (123.456, "123.456"), (-1.5e-9, "-1.5e-9"),
         ]
         for (value, text) in numbers { #expect(try CanonicalJSON.number(value) == text, "\(value)") }
-        #expect(try CanonicalJSON.string(.string("\u{0}\u{1f}\"\\/\n\u{7f}é")) == "\"\\u0000\\u001f\\\"\\\\/\\n\u{7f}é\"")
+        #expect(
+            try CanonicalJSON.string(.string("\u{0}\u{1f}\"\\/\n\u{7f}é")) == "\"\\u0000\\u001f\\\"\\\\/\\n\u{7f}é\"")
         #expect(throws: CreditError.self) { try CanonicalJSON.number(.infinity) }
     }
 

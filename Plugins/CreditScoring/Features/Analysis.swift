@@ -153,7 +153,9 @@ struct FoldState {
     func result(summary: ReadSummary, settings: AnalysisSettings) -> AnalysisResult {
         var finished = contacts
         for key in finished.keys { finished[key]?.finish(lastInputDate: lastDate) }
-        let ordered = finished.sorted { a, b in a.value.total != b.value.total ? a.value.total > b.value.total : a.key < b.key }
+        let ordered = finished.sorted { a, b in
+            a.value.total != b.value.total ? a.value.total > b.value.total : a.key < b.key
+        }
         var named: [(name: String, pseudonym: String, stats: ContactStats)] = []
         for (i, entry) in ordered.enumerated() { named.append((entry.key, "c\(i + 1)", entry.value)) }
         let total = named.reduce(0) { $0 + $1.stats.total }
@@ -186,7 +188,8 @@ struct FoldState {
             input: summary, settings: settings, traits: traits, trustworthiness: score, explanations: explanations,
             lovedOnes: loved,
             contacts: named.map {
-                ContactSummary(name: $0.name, pseudonym: $0.pseudonym, messages: $0.stats.total, fromMe: $0.stats.fromMe)
+                ContactSummary(
+                    name: $0.name, pseudonym: $0.pseudonym, messages: $0.stats.total, fromMe: $0.stats.fromMe)
             },
             prioritised: prioritised, counts: counts)
     }

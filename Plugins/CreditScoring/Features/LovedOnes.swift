@@ -29,7 +29,8 @@ enum LovedOnesRule {
             let indicators = s.kinship + s.endearment
             let share = totalMessages > 0 ? Double(s.total) / Double(totalMessages) : 0
             let reciprocity =
-                max(s.fromMe, s.fromThem) > 0 ? Double(min(s.fromMe, s.fromThem)) / Double(max(s.fromMe, s.fromThem)) : 0
+                max(s.fromMe, s.fromThem) > 0
+                ? Double(min(s.fromMe, s.fromThem)) / Double(max(s.fromMe, s.fromThem)) : 0
             let byWords = indicators >= minimumIndicators && s.total >= minimumMessages
             let byPattern = share >= minimumShare && reciprocity >= minimumReciprocity && s.days.count >= minimumDays
             guard byWords || byPattern else { return nil }

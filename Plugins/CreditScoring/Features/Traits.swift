@@ -56,7 +56,8 @@ enum TraitModel {
         func ids(_ key: String) -> [String] { s.examples[key]?.items.map(\.id) ?? [] }
         let explanations = [
             Explanation(
-                feature: "promisesKept", value: Double(s.promisesKept), effect: "trustworthiness +, conscientiousness +",
+                feature: "promisesKept", value: Double(s.promisesKept),
+                effect: "trustworthiness +, conscientiousness +",
                 messageIds: ids("promisesKept")),
             Explanation(
                 feature: "promisesBroken", value: Double(s.promisesBroken),

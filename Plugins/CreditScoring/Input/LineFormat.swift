@@ -120,7 +120,8 @@ enum LineParser {
         var offset = 0
         if c.take(UInt8(ascii: "+")) || c.peek == UInt8(ascii: "-") {
             let sign = c.take(UInt8(ascii: "-")) ? -1 : 1
-            guard let h = c.number(min: 2, max: 2), h <= 23, c.take(UInt8(ascii: ":")), let m = c.number(min: 2, max: 2),
+            guard let h = c.number(min: 2, max: 2), h <= 23, c.take(UInt8(ascii: ":")),
+                let m = c.number(min: 2, max: 2),
                 m <= 59
             else { return nil }
             offset = sign * (h * 3600 + m * 60)

@@ -86,8 +86,10 @@ public struct MessageReader {
         guard let first else { return summary }
         let trimmed = first.drop { $0 == 32 || $0 == 9 }
         let afterBracket = trimmed.dropFirst().drop { $0 == 32 || $0 == 9 }
-        if trimmed.first == UInt8(ascii: "["), afterBracket.isEmpty || [UInt8(ascii: "{"), UInt8(ascii: "]")]
-            .contains(afterBracket.first ?? 0)
+        if trimmed.first == UInt8(ascii: "["),
+            afterBracket.isEmpty
+                || [UInt8(ascii: "{"), UInt8(ascii: "]")]
+                    .contains(afterBracket.first ?? 0)
         {
             summary.format = "json"
             try readJSON(first: first, summary: &summary, body)
@@ -138,7 +140,10 @@ public struct MessageReader {
                     pending?.text += "\n" + String(decoding: bytes, as: UTF8.self)
                     summary.continuationLines += 1
                 } else {
-                    try report(number, "not a message line (expected 'YYYY-MM-DDTHH:MM | SENDER | TEXT' or a chat export line)", &summary)
+                    try report(
+                        number,
+                        "not a message line (expected 'YYYY-MM-DDTHH:MM | SENDER | TEXT' or a chat export line)",
+                        &summary)
                 }
             case .bad(let reason):
                 try report(number, reason, &summary)

@@ -52,7 +52,8 @@ public struct DeviceKey: Sendable {
                     + "fix: chmod 600 \(file.path)")
         }
         guard let data = FileManager.default.contents(atPath: file.path),
-            let seed = Hex.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+            let seed = Hex.decode(
+                String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
             seed.count == 32
         else { throw CreditError.io("\(file.path) is not a device key (64 lower-case hex digits)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
@@ -66,7 +67,9 @@ public struct DeviceKey: Sendable {
     }
 
     /// The key folder: `SANAD_CREDIT_KEYS`, else `dataDirectory/keys`.
-    public static func directory(dataDirectory: URL, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func directory(
+        dataDirectory: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> URL
     {
         if let dir = environment["SANAD_CREDIT_KEYS"], !dir.isEmpty { return URL(fileURLWithPath: dir) }

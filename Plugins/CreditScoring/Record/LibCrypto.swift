@@ -7,22 +7,28 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
     typealias NewRawPrivateKey =
         @convention(c) (Int32, OpaquePointer?, UnsafePointer<UInt8>?, Int) -> OpaquePointer?
     typealias NewRawPublicKey = NewRawPrivateKey
-    typealias GetRawKey = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?) -> Int32
+    typealias GetRawKey =
+        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?) -> Int32
     typealias PKeyFree = @convention(c) (OpaquePointer?) -> Void
     typealias MDContextNew = @convention(c) () -> OpaquePointer?
     typealias MDContextFree = @convention(c) (OpaquePointer?) -> Void
     typealias DigestSignInit =
-        @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?)
-            -> Int32
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?, OpaquePointer?
+        )
+        -> Int32
     typealias DigestSign =
-        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int)
-            -> Int32
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int
+        )
+        -> Int32
     typealias DigestVerify =
         @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
     typealias SHA256Method = @convention(c) () -> OpaquePointer?
     typealias DigestInit = @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
     typealias DigestUpdate = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
-    typealias DigestFinal = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
+    typealias DigestFinal =
+        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
     typealias RandomBytes = @convention(c) (UnsafeMutablePointer<UInt8>?, Int32) -> Int32
     typealias Version = @convention(c) (Int32) -> UnsafePointer<CChar>?
 
@@ -180,7 +186,9 @@ public final class SHA256Digest: InputDigest {
     public func hex() throws -> String {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 32
-        guard lib.digestFinal(context, &out, &length) == 1 else { throw CreditError.native("EVP_DigestFinal_ex failed") }
+        guard lib.digestFinal(context, &out, &length) == 1 else {
+            throw CreditError.native("EVP_DigestFinal_ex failed")
+        }
         return Hex.encode(out)
     }
 

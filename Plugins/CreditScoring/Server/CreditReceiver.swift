@@ -34,7 +34,8 @@ public final class CreditReceiver {
         db = try PostgresConnection(conninfo, lib: try LibPQ.shared())
         self.crypto = crypto
         try db.query("SET client_min_messages TO warning")
-        for statement in Self.schema.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        for statement in Self.schema.split(separator: ";")
+        where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             try db.query(String(statement))
         }
     }
@@ -53,7 +54,8 @@ public final class CreditReceiver {
     public func receive(_ bytes: [UInt8]) throws -> Confirmation {
         try db.query("BEGIN")
         do {
-            let keys = Set(try db.query("SELECT public_key FROM credit_device_keys FOR SHARE").compactMap { $0.first ?? nil })
+            let keys = Set(
+                try db.query("SELECT public_key FROM credit_device_keys FOR SHARE").compactMap { $0.first ?? nil })
             let verified: VerifiedRecord
             do {
                 verified = try RecordVerifier.verify(bytes, lib: crypto, registeredKeys: keys)
@@ -73,14 +75,17 @@ public final class CreditReceiver {
                 }
                 try db.query("COMMIT")
                 return Confirmation(
-                    id: Int(row[0] ?? "") ?? 0, recordID: verified.recordID, digest: verified.digest, newlyStored: false)
+                    id: Int(row[0] ?? "") ?? 0, recordID: verified.recordID, digest: verified.digest, newlyStored: false
+                )
             }
             var text = bytes
             if text.last == 10 { text.removeLast() }
             let inserted = try db.query(
                 "INSERT INTO credit_records (record_id, key_id, digest, trustworthiness, record) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                [verified.recordID, verified.keyID, verified.digest, String(verified.trustworthiness),
-                 String(decoding: text, as: UTF8.self)])
+                [
+                    verified.recordID, verified.keyID, verified.digest, String(verified.trustworthiness),
+                    String(decoding: text, as: UTF8.self),
+                ])
             try db.query("COMMIT")
             return Confirmation(
                 id: Int(inserted.first?.first.flatMap { $0 } ?? "") ?? 0, recordID: verified.recordID,
@@ -115,7 +120,8 @@ public final class CreditReceiver {
     /// Every text value in every table of the public schema (for the test that no message text is stored).
     public func allText() throws -> [String] {
         let tables = try db.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'").compactMap { $0[0] }
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        ).compactMap { $0[0] }
         var out: [String] = []
         for table in tables {
             let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -59,7 +59,9 @@ public final class LibPQ: @unchecked Sendable {  // immutable after init: C func
     }
 
     public static func shared() throws -> LibPQ {
-        let result = NativeLibrary.load(spec) { lib in Result { try LibPQ(lib) }.mapError { NativeLibraryError("\($0)") } }
+        let result = NativeLibrary.load(spec) { lib in
+            Result { try LibPQ(lib) }.mapError { NativeLibraryError("\($0)") }
+        }
         switch result {
         case .success(let lib): return lib
         case .failure(let error): throw CreditError.native(error.reason)
@@ -79,7 +81,8 @@ public final class PostgresConnection {
         guard lib.status(handle) == LibPQ.connectionOK else {
             let message = lib.errorMessage(handle).map { String(cString: $0) } ?? "?"
             lib.finish(handle)
-            throw CreditError.io("cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw CreditError.io(
+                "cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         self.handle = handle
     }

@@ -85,9 +85,12 @@ enum CreditCommand: SanadCommand {
             throw UsageError("'--db' does not apply to '\(sub)'")
         }
         if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
-        if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 { throw UsageError("unexpected argument '\(rest[1])'") }
+        if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 {
+            throw UsageError("unexpected argument '\(rest[1])'")
+        }
         let store = RecordStore(
-            directory: try storeOption.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: "credit-scoring"))
+            directory: try storeOption.map { URL(fileURLWithPath: $0) }
+                ?? PluginHost.dataDirectory(for: "credit-scoring"))
         switch sub {
         case "analyze":
             var reader = ReaderSettings(skipBad: skipBad)
@@ -123,7 +126,8 @@ enum CreditCommand: SanadCommand {
         case "privacy":
             return try privacy(store, erase: erase, json: json)
         default:
-            throw UsageError("unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
+            throw UsageError(
+                "unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
         }
     }
 
@@ -184,7 +188,9 @@ enum CreditCommand: SanadCommand {
         print(
             "input: \(input.messages) messages (\(input.format.isEmpty ? "empty" : input.format)), \(input.skipped) skipped, "
                 + "\(input.notices) notices; \(Int(rate)) messages/s")
-        print("scope: \(settings.scope.rawValue) (\(result.counts["messages"] ?? 0) messages, \(result.counts["contacts"] ?? 0) contacts)")
+        print(
+            "scope: \(settings.scope.rawValue) (\(result.counts["messages"] ?? 0) messages, \(result.counts["contacts"] ?? 0) contacts)"
+        )
         print("loved ones:")
         if result.lovedOnes.isEmpty { print("  (none)") }
         for l in result.lovedOnes { print("  \(l.contact) [\(l.pseudonym)] \(l.explanation)") }
@@ -196,7 +202,9 @@ enum CreditCommand: SanadCommand {
         print("explanations:")
         for e in result.explanations {
             let ids = e.messageIds.isEmpty ? "" : " [\(e.messageIds.joined(separator: ", "))]"
-            print("  \(e.feature) = \(e.value == e.value.rounded() ? String(Int(e.value)) : String(e.value)) → \(e.effect)\(ids)")
+            print(
+                "  \(e.feature) = \(e.value == e.value.rounded() ? String(Int(e.value)) : String(e.value)) → \(e.effect)\(ids)"
+            )
         }
         print("record \(recordID) signed by device key \(key.keyID): \(file.path)")
         print("record digest: \(recordDigest)")
@@ -285,13 +293,18 @@ enum CreditCommand: SanadCommand {
                             ])
                         }),
                     "rejected": .array(
-                        report.rejected.map { .object(["recordId": .string($0.recordID), "reason": .string($0.reason)]) }),
-                    "waiting": .number(Double(report.waiting)), "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
+                        report.rejected.map {
+                            .object(["recordId": .string($0.recordID), "reason": .string($0.reason)])
+                        }),
+                    "waiting": .number(Double(report.waiting)),
+                    "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
                     "milliseconds": .number(Double(milliseconds)),
                 ]).prettyString)
         } else {
             for c in report.confirmed {
-                print("stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")")
+                print(
+                    "stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")"
+                )
             }
             for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
             if let reason = report.unreachable {

@@ -2,7 +2,7 @@
 """Writes N synthetic messages (plain line format, or a JSON array with --json) for `sanad credit analyze`
 throughput runs: `bench/credit-messages.py 1000000 > /tmp/m.txt; sanad credit analyze /tmp/m.txt --threads 2`.
 Seeded: the same N gives the same file."""
-import json, random, sys
+import datetime, json, random, sys
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
 as_json = "--json" in sys.argv
@@ -17,9 +17,7 @@ if as_json:
     out.write("[\n")
 for i in range(n):
     t = 1704067200 + i * 37
-    day, rest = divmod(t, 86400)
-    import datetime
-    d = datetime.datetime.utcfromtimestamp(t).strftime("%Y-%m-%dT%H:%M:%S")
+    d = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     c = rng.choice(contacts)
     me = rng.random() < 0.5
     text = rng.choice(phrases) + " " + str(i)

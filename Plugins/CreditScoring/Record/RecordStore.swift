@@ -40,10 +40,13 @@ public struct RecordStore: Sendable {
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("\(recordID).json"))
     }
 
-    /// Erases every local record, confirmation and outbox entry (the device key stays unless `key`).
+    /// Records the server refused: `<data>/rejected/<recordId>.json`.
+    public var rejected: URL { directory.appendingPathComponent("rejected") }
+
+    /// Erases every local record, confirmation, outbox and rejected entry (the device key stays).
     public func eraseAll() throws -> Int {
         var removed = 0
-        for folder in [records, outbox, confirmations] {
+        for folder in [records, outbox, confirmations, rejected] {
             for file in files(in: folder) {
                 try FileManager.default.removeItem(at: file)
                 removed += 1

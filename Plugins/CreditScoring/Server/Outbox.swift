@@ -32,7 +32,7 @@ public enum Outbox {
                 store.remove(recordID: recordID, from: store.outbox)
                 report.confirmed.append(c)
             } catch let rejection as RecordRejection {
-                _ = try? store.save(data, recordID: recordID, in: store.directory.appendingPathComponent("rejected"))
+                _ = try? store.save(data, recordID: recordID, in: store.rejected)
                 store.remove(recordID: recordID, from: store.outbox)
                 report.rejected.append((recordID, rejection.reason))
             } catch {

@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
-                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend",
+                "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend", "CreditScoringPlugin",
             ],
             path: "Sources/sanad"
         ),
@@ -168,6 +168,14 @@ let package = Package(
         // The `openai` engine (issue 24): an OpenAI-compatible server runs the model; tokenizer and template local.
         .target(
             name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/Remote"),
+        // Credit scoring (issue 23): message input, a deterministic feature pass, a record signed with Ed25519
+        // (libcrypto, dlopen) and its verification.
+        .target(
+            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadNative"], path: "Plugins/CreditScoring",
+            exclude: ["README.md"]),
+        .testTarget(
+            name: "CreditScoringTests", dependencies: ["CreditScoringPlugin", "SanadCore", "SanadTestSupport"],
+            path: "Tests/CreditScoringTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,6 +18,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     ToolsCommand.self,
     IngestCommand.self,
     FormCommand.self,
+    CreditCommand.self,
     BenchCommand.self,
     TuneCommand.self,
     ServeCommand.self,

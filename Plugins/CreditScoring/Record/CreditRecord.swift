@@ -1,0 +1,175 @@
+import Foundation
+import SanadCore
+
+/// The model a result names: its id and the SHA-256 of its weights file (nil for the deterministic method alone).
+public struct ModelIdentity: Sendable, Equatable {
+    public var id: String
+    public var weightsSHA256: String
+
+    public init(id: String, weightsSHA256: String) {
+        self.id = id
+        self.weightsSHA256 = weightsSHA256
+    }
+
+    /// Hashes a (large) weights file 1 MiB at a time.
+    public static func of(file: URL, lib: LibCrypto) throws -> ModelIdentity {
+        guard let handle = try? FileHandle(forReadingFrom: file) else {
+            throw CreditError.io("cannot read the model file \(file.path)")
+        }
+        defer { try? handle.close() }
+        let digest = try SHA256Digest(lib)
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { try digest.update(base, count: raw.count) }
+            }
+        }
+        return ModelIdentity(id: file.lastPathComponent, weightsSHA256: try digest.hex())
+    }
+}
+
+/// The signed credit record, format `sanad-credit-record` version 1 (README.md documents every field). Its bytes
+/// are its RFC 8785 canonical form; the signature covers the canonical form of the record without `signature`.
+public enum CreditRecord {
+    public static let format = "sanad-credit-record"
+    public static let version = 1
+
+    /// The unsigned record of an analysis.
+    public static func body(
+        _ r: AnalysisResult, inputSHA256: String, model: ModelIdentity?, createdAt: Date, recordID: String,
+        lib: LibCrypto
+    ) throws -> [String: JSONValue] {
+        let meDigest = try SHA256Digest.hex(
+            Array(r.settings.reader.me.map { $0.lowercased() }.sorted().joined(separator: "\n").utf8), lib: lib)
+        func number(_ v: Int) -> JSONValue { .number(Double(v)) }
+        return [
+            "format": .string(format), "version": number(version), "recordId": .string(recordID),
+            "method": .string(r.method),
+            "model": model.map { .object(["id": .string($0.id), "weightsSHA256": .string($0.weightsSHA256)]) } ?? .null,
+            "input": .object([
+                "sha256": .string(inputSHA256), "messages": number(r.input.messages),
+                "skipped": number(r.input.skipped), "format": .string(r.input.format),
+            ]),
+            "settings": .object([
+                "scope": .string(r.settings.scope.rawValue), "dateOrder": .string(r.settings.reader.dateOrder.rawValue),
+                "skipBad": .bool(r.settings.reader.skipBad), "meNamesSHA256": .string(meDigest),
+            ]),
+            "traits": .object([
+                "openness": .number(r.traits.openness), "conscientiousness": .number(r.traits.conscientiousness),
+                "extraversion": .number(r.traits.extraversion), "agreeableness": .number(r.traits.agreeableness),
+                "neuroticism": .number(r.traits.neuroticism),
+            ]),
+            "trustworthiness": number(r.trustworthiness),
+            "explanations": .array(
+                r.explanations.map {
+                    .object([
+                        "feature": .string($0.feature), "value": .number($0.value), "effect": .string($0.effect),
+                        "messageIds": .array($0.messageIds.map(JSONValue.string)),
+                    ])
+                }),
+            "lovedOnes": .array(
+                r.lovedOnes.map {
+                    .object([
+                        "contact": .string($0.pseudonym), "label": .string($0.label),
+                        "explanation": .string($0.explanation),
+                    ])
+                }),
+            "prioritisedMessageIds": .array(r.prioritised.map(JSONValue.string)),
+            "counts": .object(r.counts.mapValues { number($0) }),
+            "createdAt": .string(CivilTime.isoString(Int64(createdAt.timeIntervalSince1970.rounded(.down)))),
+        ]
+    }
+
+    /// `body` with `device` and `signature` added, as canonical bytes.
+    public static func sign(_ body: [String: JSONValue], key: DeviceKey, lib: LibCrypto) throws -> [UInt8] {
+        var record = body
+        record["device"] = .object(["keyId": .string(key.keyID), "publicKey": .string(Hex.encode(key.publicKey))])
+        let message = try CanonicalJSON.bytes(.object(record))
+        let signature = try lib.sign(message, privateKey: key.privateKey)
+        record["signature"] = .object(["algorithm": .string("Ed25519"), "value": .string(Hex.encode(signature))])
+        return try CanonicalJSON.bytes(.object(record))
+    }
+}
+
+/// A record that verified: who signed it and its digest.
+public struct VerifiedRecord: Sendable, Equatable {
+    public var recordID: String
+    public var keyID: String
+    public var publicKey: String
+    /// SHA-256 of the record's canonical bytes.
+    public var digest: String
+    public var trustworthiness: Int
+    public var createdAt: String
+    public var record: JSONValue
+}
+
+/// Why a record was refused (`reason` is a short, content-free word for logs).
+public struct RecordRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `malformed`, `not-canonical`, `bad-signature`, `unknown-key`, `replay`.
+    public var reason: String
+    public var detail: String
+    public var keyID: String?
+    public var digest: String?
+
+    public var description: String { "record rejected (\(reason)): \(detail)" }
+}
+
+/// Offline verification: the bytes must be the record's canonical form (one optional final newline), every
+/// required field present with its type, and the Ed25519 signature valid for the embedded public key, whose id
+/// must match. With `registeredKeys` (the receiving side), the key must also be one of them (checked before the
+/// signature, so an unknown key is reported as such).
+public enum RecordVerifier {
+    public static func verify(_ input: [UInt8], lib: LibCrypto, registeredKeys: Set<String>? = nil) throws
+        -> VerifiedRecord
+    {
+        var bytes = input
+        if bytes.last == 10 { bytes.removeLast() }
+        let digest = try SHA256Digest.hex(bytes, lib: lib)
+        func reject(_ reason: String, _ detail: String, key: String? = nil) -> RecordRejection {
+            RecordRejection(reason: reason, detail: detail, keyID: key, digest: digest)
+        }
+        let value: JSONValue
+        do { value = try StrictJSON(maximumBytes: 1 << 20, maximumDepth: 8).parse(bytes) } catch {
+            throw reject("malformed", "not JSON: \(error)")
+        }
+        guard case .object(var record) = value else { throw reject("malformed", "a record is a JSON object") }
+        guard record["format"]?.stringValue == CreditRecord.format, record["version"]?.intValue == CreditRecord.version
+        else { throw reject("malformed", "not a \(CreditRecord.format) version \(CreditRecord.version)") }
+        guard let canonical = try? CanonicalJSON.bytes(value), canonical == bytes else {
+            throw reject("not-canonical", "the bytes are not the record's RFC 8785 canonical form")
+        }
+        guard case .object(let device)? = record["device"], let keyID = device["keyId"]?.stringValue,
+            let publicHex = device["publicKey"]?.stringValue, let publicKey = Hex.decode(publicHex),
+            publicKey.count == 32
+        else { throw reject("malformed", "no device.keyId and device.publicKey (64 hex digits)") }
+        guard case .object(let signature)? = record["signature"], signature["algorithm"]?.stringValue == "Ed25519",
+            let signatureHex = signature["value"]?.stringValue, let signatureBytes = Hex.decode(signatureHex),
+            signatureBytes.count == 64, signature.count == 2
+        else { throw reject("malformed", "no Ed25519 signature (128 hex digits)", key: keyID) }
+        guard String(try SHA256Digest.hex(publicKey, lib: lib).prefix(16)) == keyID else {
+            throw reject("malformed", "device.keyId does not name device.publicKey", key: keyID)
+        }
+        for (field, kind) in requiredFields where record[field]?.kindName != kind {
+            throw reject("malformed", "\"\(field)\" must be \(kind)", key: keyID)
+        }
+        guard let recordID = record["recordId"]?.stringValue, let score = record["trustworthiness"]?.intValue,
+            (0...100).contains(score), let createdAt = record["createdAt"]?.stringValue
+        else { throw reject("malformed", "recordId, trustworthiness 0–100 and createdAt are required", key: keyID) }
+        if let registeredKeys, !registeredKeys.contains(publicHex) {
+            throw reject("unknown-key", "the device key \(keyID) is not registered", key: keyID)
+        }
+        record["signature"] = nil
+        let message = try CanonicalJSON.bytes(.object(record))
+        guard lib.verify(message, signature: signatureBytes, publicKey: publicKey) else {
+            throw reject("bad-signature", "the Ed25519 signature does not match the record", key: keyID)
+        }
+        return VerifiedRecord(
+            recordID: recordID, keyID: keyID, publicKey: publicHex, digest: digest, trustworthiness: score,
+            createdAt: createdAt, record: value)
+    }
+
+    static let requiredFields: [(String, String)] = [
+        ("recordId", "a string"), ("method", "a string"), ("input", "an object"), ("settings", "an object"),
+        ("traits", "an object"), ("trustworthiness", "a number"), ("explanations", "an array"),
+        ("counts", "an object"), ("createdAt", "a string"), ("lovedOnes", "an array"),
+    ]
+}

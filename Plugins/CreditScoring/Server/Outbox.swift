@@ -1,0 +1,54 @@
+import Foundation
+
+/// Sends the outbox: each record to the receiver; a confirmed record's confirmation is saved and the outbox entry
+/// removed; when the database cannot be reached, everything stays for the next `send`; a rejected record is moved
+/// out of the outbox into `rejected/` with its reason.
+public enum Outbox {
+    public struct Report: Sendable {
+        public var confirmed: [CreditReceiver.Confirmation] = []
+        public var rejected: [(recordID: String, reason: String)] = []
+        public var waiting = 0
+        /// Why the database could not be used, when it could not.
+        public var unreachable: String?
+    }
+
+    public static func flush(_ store: RecordStore, connect: () throws -> CreditReceiver) -> Report {
+        var report = Report()
+        let files = store.files(in: store.outbox)
+        guard !files.isEmpty else { return report }
+        let receiver: CreditReceiver
+        do { receiver = try connect() } catch {
+            report.unreachable = "\(error)"
+            report.waiting = files.count
+            return report
+        }
+        for file in files {
+            let recordID = file.deletingPathExtension().lastPathComponent
+            guard let data = try? [UInt8](contentsOf: file) else { continue }
+            do {
+                let c = try receiver.receive(data)
+                let line = "{\"digest\":\"\(c.digest)\",\"id\":\(c.id),\"recordId\":\"\(c.recordID)\"}"
+                try store.save(Array(line.utf8), recordID: recordID, in: store.confirmations)
+                store.remove(recordID: recordID, from: store.outbox)
+                report.confirmed.append(c)
+            } catch let rejection as RecordRejection {
+                _ = try? store.save(data, recordID: recordID, in: store.rejected)
+                store.remove(recordID: recordID, from: store.outbox)
+                report.rejected.append((recordID, rejection.reason))
+            } catch {
+                report.unreachable = "\(error)"
+                report.waiting += 1
+            }
+        }
+        return report
+    }
+}
+
+extension [UInt8] {
+    init(contentsOf file: URL) throws {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw CreditError.io("cannot read \(file.path)")
+        }
+        self = [UInt8](data)
+    }
+}

@@ -1,0 +1,404 @@
+import CreditScoringPlugin
+import Foundation
+import SanadCore
+
+/// `sanad credit`: analyse one's own message history on the device into a signed record (Big Five, a
+/// trustworthiness score, explanations citing message ids); verify, list and erase records.
+enum CreditCommand: SanadCommand {
+    static let name = "credit"
+    static let summary = "Analyse your messages on the device into a signed credit record; verify, history, privacy"
+    static let help = """
+        Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
+                                    [--model FILE] [--threads N] [--out FILE] [--json]
+               sanad credit verify FILE|- [--json]
+               sanad credit send [RECORD-ID|latest] --db CONNINFO [--json]
+               sanad credit register-key --db CONNINFO
+               sanad credit history [--json]
+               sanad credit status [--json]
+               sanad credit privacy [--erase] [--json]
+
+        'analyze' reads messages (standard input when FILE is '-' or missing) in a documented line format
+        ('2024-03-01T10:15 | Sender | text'), a WhatsApp export ('[01/03/2024, 10:15:00] Name: text' or
+        '01/03/2024, 10:15 - Name: text') or a JSON array of {id, date, sender, isFromMe, chat, text}; streams
+        them with bounded memory; computes features on the device; prints the loved ones, Big Five traits, the
+        trustworthiness score and explanations (message ids and feature names, never text); and writes a record
+        signed with the device's Ed25519 key (created on first use, owner-only) to the store. A malformed line is
+        an error naming its line number, unless --skip-bad (each skipped line is reported).
+        'verify' checks a record offline (canonical RFC 8785 bytes, fields, Ed25519 signature).
+        'send' puts the record (default: the latest) in the outbox and sends the whole outbox to PostgreSQL: the
+        receiving code verifies each record against the registered device keys before it inserts it, in one
+        transaction, logs refused records (time, reason, key id, digest) and answers a confirmation (id, digest)
+        that is saved and shown. When the database cannot be reached the record stays in the outbox for the next
+        'send'. 'register-key' registers this device's public key with the database (the operator's step).
+        'privacy' says what is processed, stored and sent; --erase deletes every local record.
+
+        Options:
+          --me NAMES          comma-separated sender names that are you in line formats (default: me,أنا)
+          --date-order ORDER  day-first (dmy, default) or month-first (mdy) dates in chat exports
+          --skip-bad          skip malformed lines/records (reported with line numbers) instead of refusing
+          --scope SCOPE       all messages (default) or only those with loved ones
+          --model FILE        record this model file's id and SHA-256 (the deterministic method uses no model)
+          --threads N         threads for the feature pass (default 2; the result does not depend on it)
+          --out FILE          also write the signed record to FILE
+          --progress          progress (done, rate) on standard error once a second
+          --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
+                              ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
+                              else DIR/keys
+          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit'
+          --erase             privacy: delete the local records, outbox and confirmations
+          --json              machine-readable output
+        \(PluginHost.clockHelp)
+        Exit status: 0 success (a record verified), 1 failure (unreadable or malformed input, a record that does
+        not verify, libcrypto missing), 64 usage.
+
+        Examples:
+          sanad credit analyze messages.txt --me Maria
+          cat export.json | sanad credit analyze - --json
+          sanad credit verify ~/.local/share/sanad/plugins/credit-scoring/records/<id>.json
+        """
+
+    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        let skipBad = arguments.flag("--skip-bad")
+        let erase = arguments.flag("--erase")
+        let showProgress = arguments.flag("--progress")
+        let me = try arguments.list("--me")
+        let dateOrderText = try arguments.option("--date-order")
+        let scopeText = try arguments.option("--scope")
+        let modelPath = try arguments.option("--model")
+        let outPath = try arguments.option("--out")
+        let storeOption = try arguments.option("--store")
+        let threads = try arguments.int("--threads", range: 1...64)
+        let dbOption = try arguments.option("--db")
+        let clock = try PluginHost.clock(&arguments)
+        let rest = try arguments.positionals(min: 1, max: 2, names: "a subcommand (analyze, verify, history, …)")
+        let sub = rest[0]
+        let analyzeOnly: [(String, Bool)] = [
+            ("--skip-bad", skipBad), ("--me", me != nil), ("--date-order", dateOrderText != nil),
+            ("--scope", scopeText != nil), ("--model", modelPath != nil), ("--out", outPath != nil),
+            ("--threads", threads != nil), ("--progress", showProgress),
+        ]
+        if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
+            throw UsageError("'\(f.0)' does not apply to '\(sub)'")
+        }
+        if sub != "send" && sub != "register-key", dbOption != nil {
+            throw UsageError("'--db' does not apply to '\(sub)'")
+        }
+        if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
+        if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 {
+            throw UsageError("unexpected argument '\(rest[1])'")
+        }
+        let store = RecordStore(
+            directory: try storeOption.map { URL(fileURLWithPath: $0) }
+                ?? PluginHost.dataDirectory(for: "credit-scoring"))
+        switch sub {
+        case "analyze":
+            var reader = ReaderSettings(skipBad: skipBad)
+            if let me { reader.me = me }
+            if let dateOrderText {
+                guard let order = DateOrder(rawValue: dateOrderText) else {
+                    throw UsageError("'--date-order' expects dmy or mdy, got '\(dateOrderText)'")
+                }
+                reader.dateOrder = order
+            }
+            var settings = AnalysisSettings(reader: reader, threads: threads ?? 2)
+            if let scopeText {
+                guard let scope = AnalysisScope(rawValue: scopeText) else {
+                    throw UsageError("'--scope' expects all or loved-ones, got '\(scopeText)'")
+                }
+                settings.scope = scope
+            }
+            return try analyze(
+                path: rest.count > 1 ? rest[1] : "-", settings: settings, model: modelPath, out: outPath,
+                store: store, now: clock(), progress: showProgress, json: json)
+        case "verify":
+            guard rest.count == 2 else { throw UsageError("missing the record FILE (or '-')") }
+            return try verify(path: rest[1], json: json)
+        case "send", "register-key":
+            let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+            guard let db = dbOption ?? env else { throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)") }
+            if sub == "register-key" { return try registerKey(store, db: db) }
+            return try send(store, recordID: rest.count > 1 ? rest[1] : "latest", db: db, json: json)
+        case "history":
+            return history(store, json: json)
+        case "status":
+            return try status(store, json: json)
+        case "privacy":
+            return try privacy(store, erase: erase, json: json)
+        default:
+            throw UsageError(
+                "unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
+        }
+    }
+
+    static func keyDirectory(_ store: RecordStore) -> URL { DeviceKey.directory(dataDirectory: store.directory) }
+
+    static func analyze(
+        path: String, settings: AnalysisSettings, model: String?, out: String?, store: RecordStore, now: Date,
+        progress: Bool, json: Bool
+    ) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
+        let modelIdentity = try model.map { try ModelIdentity.of(file: URL(fileURLWithPath: $0), lib: lib) }
+        let digest = try SHA256Digest(lib)
+        let start = Date()
+        var lastReport = start
+        let result = try CreditAnalysis.run(path: path, settings: settings, digest: digest) { done in
+            if progress, Date().timeIntervalSince(lastReport) >= 1 {
+                lastReport = Date()
+                let rate = Double(done) / max(1e-9, lastReport.timeIntervalSince(start))
+                printError("[\(done) messages, \(Int(rate)) messages/s]")
+            }
+            return true  // SIGINT ends the process; the record is written only at the end, atomically
+        }
+        let seconds = Date().timeIntervalSince(start)
+        for problem in result.input.problems { printError("skipped line \(problem.line): \(problem.reason)") }
+        if result.input.skipped > result.input.problems.count {
+            printError("… and \(result.input.skipped - result.input.problems.count) more skipped lines")
+        }
+        let recordID = recordIdentifier(now, random: try lib.random(6))
+        let body = try CreditRecord.body(
+            result, inputSHA256: try digest.hex(), model: modelIdentity, createdAt: now, recordID: recordID, lib: lib)
+        let bytes = try CreditRecord.sign(body, key: key, lib: lib)
+        let file = try store.save(bytes, recordID: recordID, in: store.records)
+        if let out {
+            do { try Data(bytes + [10]).write(to: URL(fileURLWithPath: out)) } catch {
+                throw SanadError.engine("\(out): cannot be written (\(error.localizedDescription))")
+            }
+        }
+        let recordDigest = try SHA256Digest.hex(bytes, lib: lib)
+        let rate = seconds > 0 ? Double(result.input.messages) / seconds : 0
+        if json {
+            let record = try JSONValue.parse(Data(bytes))
+            print(
+                JSONValue.object([
+                    "record": record, "file": .string(file.path), "digest": .string(recordDigest),
+                    "lovedOnes": .array(
+                        result.lovedOnes.map {
+                            .object([
+                                "name": .string($0.contact), "contact": .string($0.pseudonym),
+                                "explanation": .string($0.explanation),
+                            ])
+                        }),
+                    "seconds": .number(rounded3(seconds)), "messagesPerSecond": .number(rate.rounded()),
+                ]).prettyString)
+            return ExitCode.success
+        }
+        let input = result.input
+        print(
+            "input: \(input.messages) messages (\(input.format.isEmpty ? "empty" : input.format)), \(input.skipped) skipped, "
+                + "\(input.notices) notices; \(Int(rate)) messages/s")
+        print(
+            "scope: \(settings.scope.rawValue) (\(result.counts["messages"] ?? 0) messages, \(result.counts["contacts"] ?? 0) contacts)"
+        )
+        print("loved ones:")
+        if result.lovedOnes.isEmpty { print("  (none)") }
+        for l in result.lovedOnes { print("  \(l.contact) [\(l.pseudonym)] \(l.explanation)") }
+        let t = result.traits
+        print(
+            "Big Five: openness \(t.openness), conscientiousness \(t.conscientiousness), extraversion \(t.extraversion), "
+                + "agreeableness \(t.agreeableness), neuroticism \(t.neuroticism)")
+        print("trustworthiness: \(result.trustworthiness)/100 (method \(result.method))")
+        print("explanations:")
+        for e in result.explanations {
+            let ids = e.messageIds.isEmpty ? "" : " [\(e.messageIds.joined(separator: ", "))]"
+            print(
+                "  \(e.feature) = \(e.value == e.value.rounded() ? String(Int(e.value)) : String(e.value)) → \(e.effect)\(ids)"
+            )
+        }
+        print("record \(recordID) signed by device key \(key.keyID): \(file.path)")
+        print("record digest: \(recordDigest)")
+        return ExitCode.success
+    }
+
+    /// `20241125T051500Z-<12 hex>`: sorts by creation time; unique by its random part.
+    static func recordIdentifier(_ now: Date, random: [UInt8]) -> String {
+        let iso = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: "-", with: "")
+            .replacingOccurrences(of: ":", with: "")
+        return "\(iso)-\(Hex.encode(random))"
+    }
+
+    static func rounded3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+
+    static func verify(path: String, json: Bool) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let bytes = Array(try readData(path))
+        do {
+            let v = try RecordVerifier.verify(bytes, lib: lib)
+            if json {
+                print(
+                    JSONValue.object([
+                        "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
+                        "digest": .string(v.digest), "trustworthiness": .number(Double(v.trustworthiness)),
+                        "createdAt": .string(v.createdAt),
+                    ]).prettyString)
+            } else {
+                print("valid: record \(v.recordID) signed by key \(v.keyID); digest \(v.digest)")
+            }
+            return ExitCode.success
+        } catch let rejection as RecordRejection {
+            if json {
+                print(
+                    JSONValue.object([
+                        "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
+                    ]).prettyString)
+            } else {
+                printError("invalid: \(rejection.reason): \(rejection.detail)")
+            }
+            return ExitCode.failure
+        }
+    }
+
+    static func readData(_ path: String) throws -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SanadError.engine("cannot read '\(path)': no such file or not readable")
+        }
+        return data
+    }
+
+    static func registerKey(_ store: RecordStore, db: String) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
+        let id = try CreditReceiver(conninfo: db, crypto: lib).register(publicKey: key.publicKey)
+        print("registered device key \(id)")
+        return ExitCode.success
+    }
+
+    static func send(_ store: RecordStore, recordID: String, db: String, json: Bool) throws -> Int32 {
+        let lib = try LibCrypto.shared()
+        let file =
+            recordID == "latest"
+            ? store.files(in: store.records).last
+            : store.records.appendingPathComponent("\(recordID).json")
+        guard let file, let data = FileManager.default.contents(atPath: file.path) else {
+            throw SanadError.engine("no record '\(recordID)' in \(store.records.path) (see 'sanad credit history')")
+        }
+        let id = file.deletingPathExtension().lastPathComponent
+        let confirmed = store.confirmations.appendingPathComponent("\(id).json")
+        if !FileManager.default.fileExists(atPath: confirmed.path) {
+            try store.save(Array(data).dropLastNewline(), recordID: id, in: store.outbox)
+        }
+        let start = Date()
+        let report = Outbox.flush(store) { try CreditReceiver(conninfo: db, crypto: lib) }
+        let milliseconds = Int(Date().timeIntervalSince(start) * 1000)
+        if json {
+            print(
+                JSONValue.object([
+                    "confirmed": .array(
+                        report.confirmed.map {
+                            .object([
+                                "id": .number(Double($0.id)), "recordId": .string($0.recordID),
+                                "digest": .string($0.digest), "new": .bool($0.newlyStored),
+                            ])
+                        }),
+                    "rejected": .array(
+                        report.rejected.map {
+                            .object(["recordId": .string($0.recordID), "reason": .string($0.reason)])
+                        }),
+                    "waiting": .number(Double(report.waiting)),
+                    "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
+                    "milliseconds": .number(Double(milliseconds)),
+                ]).prettyString)
+        } else {
+            for c in report.confirmed {
+                print(
+                    "stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")"
+                )
+            }
+            for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
+            if let reason = report.unreachable {
+                print("database unreachable (\(reason)); \(report.waiting) record(s) wait in the outbox")
+            }
+            print("round trip: \(milliseconds) ms")
+        }
+        return report.rejected.isEmpty && report.unreachable == nil ? ExitCode.success : ExitCode.failure
+    }
+
+    static func history(_ store: RecordStore, json: Bool) -> Int32 {
+        let rows: [JSONValue] = store.files(in: store.records).compactMap { file in
+            guard let data = FileManager.default.contents(atPath: file.path), let r = try? JSONValue.parse(data) else {
+                return nil
+            }
+            let id = r["recordId"]?.stringValue ?? "?"
+            let confirmed = FileManager.default.fileExists(
+                atPath: store.confirmations.appendingPathComponent("\(id).json").path)
+            let pending = FileManager.default.fileExists(atPath: store.outbox.appendingPathComponent("\(id).json").path)
+            return .object([
+                "recordId": .string(id), "createdAt": r["createdAt"] ?? .null,
+                "trustworthiness": r["trustworthiness"] ?? .null, "method": r["method"] ?? .null,
+                "state": .string(confirmed ? "stored" : pending ? "outbox" : "local"),
+            ])
+        }
+        if json {
+            print(JSONValue.array(rows).prettyString)
+        } else {
+            if rows.isEmpty { print("no records in \(store.records.path)") }
+            for r in rows {
+                print(
+                    "\(r["recordId"]?.stringValue ?? "?")  \(r["createdAt"]?.stringValue ?? "?")  trust \(r["trustworthiness"]?.intValue ?? 0)  \(r["state"]?.stringValue ?? "?")"
+                )
+            }
+        }
+        return ExitCode.success
+    }
+
+    static func status(_ store: RecordStore, json: Bool) throws -> Int32 {
+        var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
+        switch LibCrypto.load() {
+        case .success(let lib):
+            fields.append(("libcrypto", .string("\(lib.version) — \(lib.path)")))
+            let keyFile = keyDirectory(store).appendingPathComponent(DeviceKey.fileName)
+            if FileManager.default.fileExists(atPath: keyFile.path) {
+                let key = try DeviceKey.load(file: keyFile, lib: lib)
+                fields.append(("deviceKey", .string(key.keyID)))
+                fields.append(("publicKey", .string(Hex.encode(key.publicKey))))
+            } else {
+                fields.append(("deviceKey", .string("none yet (created by the first 'analyze')")))
+            }
+        case .failure(let error):
+            fields.append(("libcrypto", .string("unavailable: \(error.reason)")))
+        }
+        fields.append(("records", .number(Double(store.files(in: store.records).count))))
+        fields.append(("outbox", .number(Double(store.files(in: store.outbox).count))))
+        fields.append(("confirmed", .number(Double(store.files(in: store.confirmations).count))))
+        if json {
+            print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
+        } else {
+            for (k, v) in fields { print("\(k): \(v.stringValue ?? v.jsonString)") }
+        }
+        return ExitCode.success
+    }
+
+    static let privacyText = """
+        Processed (on this device only): the messages you give 'analyze', read once as a stream; their text is used
+        to count lexicon words and punctuation and is never written anywhere.
+        Stored on this device: signed records (traits, score, explanations citing message ids and feature names,
+        counts, contact pseudonyms c1, c2, …, a SHA-256 of the input messages and of the model file, settings, time)
+        in the store's records/ folder; the device key (owner-only) in keys/; the outbox and confirmations.
+        Sent: only a signed record, and only by 'send'. No message text, sender name or chat name is in a record.
+        """
+
+    static func privacy(_ store: RecordStore, erase: Bool, json: Bool) throws -> Int32 {
+        var removed = 0
+        if erase { removed = try store.eraseAll() }
+        if json {
+            print(
+                JSONValue.object([
+                    "processed": .string("messages given to analyze, on the device, as a stream; never stored"),
+                    "stored": .string(store.directory.path), "sent": .string("signed records only, by send"),
+                    "erased": .number(Double(removed)),
+                ]).prettyString)
+        } else {
+            print(privacyText)
+            print("store: \(store.directory.path)")
+            if erase { print("erased \(removed) local record file(s); the device key is kept") }
+        }
+        return ExitCode.success
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Without one final newline.
+    func dropLastNewline() -> [UInt8] { last == 10 ? Array(dropLast()) : self }
+}

@@ -1,0 +1,69 @@
+import CreditScoringPlugin
+import Foundation
+import Testing
+
+@Suite("credit feature pass")
+struct AnalysisTests {
+    @Test func promisesLovedOnesAndExplanations() throws {
+        let url = try CreditFixtures.file(CreditFixtures.plain)
+        let r = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings())
+        #expect(r.counts["promisesMade"] == 3)
+        #expect(r.counts["promisesKept"] == 1)
+        #expect(r.counts["promisesBroken"] == 2)
+        let kept = r.explanations.first { $0.feature == "promisesKept" }
+        #expect(kept?.messageIds == ["L5"])
+        #expect(r.explanations.first { $0.feature == "promisesBroken" }?.messageIds == ["L8", "L13"])
+        let mom = r.lovedOnes.first { $0.contact == "Mom" }
+        #expect(mom?.label == "mother")
+        #expect(mom?.explanation.hasPrefix("mother: kinship term ×") == true)
+        #expect(!r.lovedOnes.contains { $0.contact == "Sam" })
+        for value in [
+            r.traits.openness, r.traits.conscientiousness, r.traits.extraversion, r.traits.agreeableness,
+            r.traits.neuroticism,
+        ] {
+            #expect((0...1).contains(value))
+        }
+        #expect((0...100).contains(r.trustworthiness))
+        #expect(r.prioritised.first == "L12")
+    }
+
+    @Test func explanationsNeverQuoteText() throws {
+        let url = try CreditFixtures.file(CreditFixtures.plain)
+        let r = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings())
+        // Any three consecutive words of any message.
+        var phrases: [String] = []
+        for line in CreditFixtures.plain.split(separator: "\n") {
+            let words = (line.split(separator: "|").last ?? "").split(separator: " ")
+            for i in 0..<max(0, words.count - 2) { phrases.append(words[i...(i + 2)].joined(separator: " ")) }
+        }
+        let said =
+            (r.explanations.map { "\($0.feature) \($0.effect) \($0.messageIds)" } + r.lovedOnes.map(\.explanation))
+            .joined(separator: " ")
+        #expect(phrases.count > 20)
+        for p in phrases { #expect(!said.contains(p), "\(p)") }
+    }
+
+    @Test func sameInputSameResultAnyThreads() throws {
+        var text = ""
+        for i in 0..<3000 {
+            let who = ["Mom", "Sam", "Lina", "me"][i % 4]
+            text += "2024-0\(1 + i % 9)-1\(i % 10)T10:\(10 + i % 50) | \(who) | msg \(i) loan rent habibi sorry idea\n"
+        }
+        let url = try CreditFixtures.file(text)
+        let one = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(threads: 1))
+        let two = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(threads: 2))
+        #expect(one.traits == two.traits && one.trustworthiness == two.trustworthiness)
+        #expect(one.explanations == two.explanations && one.lovedOnes == two.lovedOnes && one.counts == two.counts)
+        let loved = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(scope: .lovedOnes))
+        #expect(loved.counts["contacts"] == loved.lovedOnes.count)
+    }
+
+    @Test func cancellationLeavesNoResult() throws {
+        var text = ""
+        for i in 0..<20000 { text += "2024-01-01T10:00 | Sam | message \(i)\n" }
+        let url = try CreditFixtures.file(text)
+        #expect(throws: CreditError.cancelled) {
+            try CreditAnalysis.run(path: url.path, settings: AnalysisSettings()) { _ in false }
+        }
+    }
+}

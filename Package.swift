@@ -78,12 +78,16 @@ let package = Package(
         .target(
             name: "DependentsPlugin", dependencies: ["SanadCore", "SanadChat", "AbsherData"],
             path: "Plugins/Dependents"),
+        .target(
+            name: "ServicesPlugin", dependencies: ["SanadCore", "SanadChat", "AbsherData"], path: "Plugins/Services",
+            exclude: ["README.md"]),
         // The CLI: the only place that wires engines and plugins into the registries.
         .executableTarget(
             name: "sanad",
             dependencies: [
                 "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
-                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "OCRIngestPlugin", "SanadNative",
+                "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "ServicesPlugin", "OCRIngestPlugin",
+                "SanadNative",
                 "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend", "CreditScoringPlugin",
             ],
             path: "Sources/sanad"
@@ -115,7 +119,8 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "ProactiveAlertsPlugin", "DependentsPlugin", "AbsherData", "SanadChat", "SanadCore", "SanadTestSupport",
+                "ProactiveAlertsPlugin", "DependentsPlugin", "ServicesPlugin", "FormsPlugin", "AbsherData", "SanadChat",
+                "SanadCore", "SanadTestSupport",
             ],
             path: "Tests/PluginTests"
         ),

@@ -39,7 +39,16 @@ public struct AbsherSettings: Sendable {
         emptyText: "النص فارغ",
         missingFact: { "لم يذكر \($0)" },
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
-        notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" })
+        notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" },
+        uncoveredQuestion: uncoveredAnswer)
+
+    /// The answer to a typed message no plugin covers: an honest "I can help with…", listing `capabilities`.
+    @Sendable public static func uncoveredAnswer(_ capabilities: [String]) -> String {
+        let intro =
+            "ليس عندي معلومة مؤكدة من بياناتك أو من دليل الخدمات أجيب بها على هذا، ولا أريد أن أعطيك معلومة غير صحيحة."
+        guard !capabilities.isEmpty else { return intro }
+        return intro + "\nأقدر أساعدك في:\n" + capabilities.map { "• \($0)" }.joined(separator: "\n")
+    }
 
     /// The look-ahead window of these settings, on `now`.
     public func window(now: @escaping @Sendable () -> Date) -> AbsherWindow {
@@ -63,7 +72,12 @@ public struct AbsherSettings: Sendable {
     /// Reads plugin `plugin`'s options from `context` strictly and loads the user data file they name; errors name
     /// the config file, the plugin, the option or the data file's key path.
     public init(plugin: String, context: PluginContext) throws {
-        let options = try PluginOptions(plugin: plugin, context: context, allowed: Self.optionKeys)
+        try self.init(options: try PluginOptions(plugin: plugin, context: context, allowed: Self.optionKeys))
+    }
+
+    /// Reads the common options from `options` (a plugin with options of its own allows them in `options`).
+    public init(options: PluginOptions) throws {
+        let plugin = options.plugin
         let file = try options.requiredFile(
             "userData",
             hint: "name the user's JSON file (for example \"../Plugins/AbsherData/Resources/sample-user.json\")")
@@ -74,22 +88,28 @@ public struct AbsherSettings: Sendable {
     }
 
     /// The sample user shipped in this target's resources (a driving licence expiring 45 days after 2026-11-22, a
-    /// passport after 75, a national ID after 480; dependents), found without `Bundle.module` (which stops the
-    /// process when the bundle is missing): next to the executable, else in the source tree. Nil when neither exists.
-    public static var sampleUserDataURL: URL? {
+    /// passport after 75, a national ID after 480; dependents). Nil when it cannot be found.
+    public static var sampleUserDataURL: URL? { shippedResource("sample-user.json") }
+
+    /// The services knowledge base shipped in this target's resources (`services.json`).
+    public static var servicesURL: URL? { shippedResource("services.json") }
+
+    /// A file of this target's resources, found without `Bundle.module` (which stops the process when the bundle is
+    /// missing): next to the executable, else in the source tree. Nil when neither exists.
+    public static func shippedResource(_ name: String) -> URL? {
         var candidates: [URL] = []
         let bundleName = "Sanad_AbsherData.resources"
         candidates.append(Bundle.main.bundleURL.appendingPathComponent(bundleName))
         if let r = Bundle.main.resourceURL { candidates.append(r.appendingPathComponent(bundleName)) }
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
         for dir in candidates {
-            for path in ["Resources/sample-user.json", "sample-user.json"] {
+            for path in ["Resources/\(name)", name] {
                 let url = dir.appendingPathComponent(path)
                 if FileManager.default.fileExists(atPath: url.path) { return url }
             }
         }
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-            "Resources/sample-user.json")
+            "Resources/\(name)")
         return FileManager.default.fileExists(atPath: source.path) ? source : nil
     }
 }

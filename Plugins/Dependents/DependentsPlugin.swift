@@ -108,6 +108,57 @@ public final class DependentsPlugin: FeaturePlugin {
         }
     }
 
+    public var capabilities: [String] { ["مواعيد خدمات التابعين (الأبناء والبنات)"] }
+
+    /// Words that ask about dependents in general (Arabic, Gulf dialect, English).
+    static let keywords = [
+        "تابع*", "عيال*", "اولاد*", "ابناء*", "ابني", "ابنتي", "بنات*", "اسرت*", "عائلت*", "عايلت*", "dependent*",
+        "child*", "kids", "son*", "daughter*", "family",
+    ]
+
+    /// A typed question about dependents: the ones it names (by name, 3, or by relationship as `ولدي`, 3), else all
+    /// of them (2, for a general word like `عيالي`); each with the service due and the days left.
+    public func answer(to question: TypedQuestion) async throws -> TypedAnswer? {
+        let all = list.dependents
+        let named = all.filter { d in
+            question.mentions(d.name) || question.mentions(Self.relationshipStem(d.relationship) + "*")
+        }
+        guard !named.isEmpty || question.mentions(Self.keywords), !all.isEmpty else { return nil }
+        let chosen = named.isEmpty ? all : named
+        let t = window.today
+        let lines = chosen.map { d -> String in
+            let days = t.days(until: d.dueDate)
+            return days >= 0
+                ? d.message(daysRemaining: days) + " (الموعد \(d.dueDate))."
+                : "\(d.relationship) \(d.name) فات موعد \(d.service) منذ \(arabicDays(-days)) (\(d.dueDate))."
+        }
+        let fallback = lines.joined(separator: "\n") + "\nتفاصيلهم في صفحة التابعين من الرابط أدناه."
+        let facts = chosen.map { d in
+            let days = abs(t.days(until: d.dueDate))
+            return GroundingFact(
+                name: "\(d.name) (\(days))",
+                accepted: [arabicDays(days), "\(days) يوم", "\(days) يوما", "\(days) أيام"])
+        }
+        let system = """
+            You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, in one short \
+            sentence per dependent. Use only these facts, exactly, and add no other numbers or dates:
+            \(lines.map { "- " + $0 }.joined(separator: "\n"))
+            Then tell the user the dependents page is in the link below.
+            """
+        return TypedAnswer(
+            score: named.isEmpty ? 2 : 3,
+            reply: GroundedReply(
+                messages: [.system(system), .user(question.text)], facts: facts,
+                allowedNumbers: digitRuns(normalizeArabic(fallback)), requireArabic: true, fallback: fallback,
+                deepLink: chosen[0].deepLink))
+    }
+
+    /// `ولدك` → `ولد`, `بنتك` → `بنت`: the relationship without the second-person suffix, so `ولدي` matches it.
+    static func relationshipStem(_ relationship: String) -> String {
+        let trimmed = relationship.hasSuffix("ك") ? String(relationship.dropLast()) : relationship
+        return trimmed.count >= 2 ? trimmed : relationship
+    }
+
     public func destination(for link: DeepLink) async throws -> Destination? {
         guard link.serviceType == Self.linkType else { return nil }
         guard list.dependents.contains(where: { $0.id == link.alertId }) else {

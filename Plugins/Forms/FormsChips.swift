@@ -15,6 +15,13 @@ extension FormsPlugin {
         template.metadata.languageSupport.contains(chatLanguage) ? chatLanguage : "en"
     }
 
+    public var capabilities: [String] {
+        [
+            "تعبئة النماذج خطوة بخطوة: "
+                + catalog.templates.map { $0.metadata.name.text(Self.language(of: $0)) }.joined(separator: "، ")
+        ]
+    }
+
     public func suggestions() async throws -> [ChatSuggestion] {
         let store = try open()
         var chips: [ChatSuggestion] = []

@@ -65,6 +65,38 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
         return AlertReply.grounded(for: alert, userText: suggestion.text)
     }
 
+    public var capabilities: [String] { ["تنبيهك بالوثائق التي قرب انتهاؤها أو انتهت (الرخصة، الجواز، الهوية)"] }
+
+    /// Words that ask for the user's alerts (Arabic, Gulf dialect, English).
+    static let keywords = [
+        "تنبيه*", "اشعار*", "وش عندي", "ايش عندي", "شو عندي", "وثائقي", "مستنداتي", "اوراقي", "alert*",
+        "notification*", "my documents",
+    ]
+
+    /// A typed question about the user's alerts (1.5: below a question that names a service): every active alert
+    /// with its days, or that there is none within the window.
+    public func answer(to question: TypedQuestion) async throws -> TypedAnswer? {
+        guard question.mentions(Self.keywords) else { return nil }
+        let active = alerts
+        let lines =
+            active.isEmpty
+            ? ["ليس عندك تنبيهات الآن: لا تنتهي أي وثيقة من وثائقك خلال \(arabicDays(window.days))."]
+            : active.map { "\($0.title): \(AlertReply.remaining($0)) (\($0.document.expiryDate))." }
+        let fallback = lines.joined(separator: "\n") + (active.isEmpty ? "" : "\nابدأ بالأقرب من الرابط أدناه.")
+        let facts = active.map { AlertReply.facts(for: $0)[1] }
+        let system = """
+            You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, one short \
+            sentence per alert. Use only these facts, exactly, and add no other numbers or dates:
+            \(lines.map { "- " + $0 }.joined(separator: "\n"))
+            """
+        return TypedAnswer(
+            score: 1.5,
+            reply: GroundedReply(
+                messages: [.system(system), .user(question.text)], facts: facts,
+                allowedNumbers: digitRuns(normalizeArabic(fallback)), requireArabic: true, fallback: fallback,
+                deepLink: active.first?.deepLink))
+    }
+
     /// The review and payment page of the service, for the user's own documents.
     public func destination(for link: DeepLink) async throws -> Destination? {
         guard let service = AlertServiceType(rawValue: link.serviceType) else { return nil }

@@ -3,29 +3,35 @@ import SanadCore
 
 /// One message of a chat as the user sees it (the role/content pairs a model's template takes are `ChatMessage`).
 ///
-/// JSON: `{"id": "…", "content": "…", "isUser": true, "timestamp": "2026-11-22T09:30:00Z", "deepLink": {…}}`; the
-/// timestamp is ISO-8601 in UTC (fractional seconds written only when the time has them), `deepLink` is left out
-/// when there is none. Decoding then encoding gives the same JSON, and encoding then decoding the same value.
+/// JSON: `{"id": "…", "content": "…", "isUser": true, "timestamp": "2026-11-22T09:30:00Z", "deepLink": {…},
+/// "check": {"verified": false, "note": "⚠ …"}}`; the timestamp is ISO-8601 in UTC (fractional seconds written only
+/// when the time has them), `deepLink` and `check` are left out when there is none. Decoding then encoding gives the
+/// same JSON, and encoding then decoding the same value.
 public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
     public var id: String
+    /// The text as the user reads it (a grounded reply's check is in `check`, not here).
     public var content: String
     /// True for what the user typed or tapped; false for the assistant, plugins and the host.
     public var isUser: Bool
     public var timestamp: Date
     public var deepLink: DeepLink?
+    /// How a grounded reply's text was checked; nil for text there was nothing to check against.
+    public var check: ReplyCheck?
 
     public init(
-        id: String = UUID().uuidString, content: String, isUser: Bool, timestamp: Date, deepLink: DeepLink? = nil
+        id: String = UUID().uuidString, content: String, isUser: Bool, timestamp: Date, deepLink: DeepLink? = nil,
+        check: ReplyCheck? = nil
     ) {
         self.id = id
         self.content = content
         self.isUser = isUser
         self.timestamp = timestamp
         self.deepLink = deepLink
+        self.check = check
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, content, isUser, timestamp, deepLink
+        case id, content, isUser, timestamp, deepLink, check
     }
 
     public init(from decoder: Decoder) throws {
@@ -41,6 +47,7 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
         }
         timestamp = date
         deepLink = try c.decodeIfPresent(DeepLink.self, forKey: .deepLink)
+        check = try c.decodeIfPresent(ReplyCheck.self, forKey: .check)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -50,6 +57,7 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
         try c.encode(isUser, forKey: .isUser)
         try c.encode(formatISO8601(timestamp), forKey: .timestamp)
         try c.encodeIfPresent(deepLink, forKey: .deepLink)
+        try c.encodeIfPresent(check, forKey: .check)
     }
 
     /// A chat history as JSON: an array of messages, keys sorted, indented.
@@ -66,6 +74,19 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
         } catch let error as DecodingError {
             throw ChatError.historyFile(path: file, problem: describe(error))
         }
+    }
+}
+
+/// The outcome of a grounded reply's check, kept with the message as metadata: whether the model's text was kept
+/// (`verified`) or replaced by the plugin's template, and the note that says so (`✓ …` / `⚠ …`, in the chat's
+/// language), which front ends show small under the message.
+public struct ReplyCheck: Sendable, Codable, Equatable {
+    public var verified: Bool
+    public var note: String
+
+    public init(verified: Bool, note: String) {
+        self.verified = verified
+        self.note = note
     }
 }
 

@@ -54,12 +54,14 @@ public enum ChatEvent: Sendable, Equatable {
     case suggestionsChanged([ChatSuggestion])
     case engineStateChanged(EngineState)
     case processingChanged(Bool)
-    /// A reply with this message id began streaming.
-    case replyStarted(id: String)
+    /// A reply with this message id began streaming. When `draft` is true the pieces are the model's wording of a
+    /// grounded reply before its check: show them as a draft, which `replyFinished` confirms or replaces in place.
+    case replyStarted(id: String, draft: Bool)
     /// The next piece of the reply; `index` counts 0, 1, 2, … without gaps.
     case replyPiece(id: String, index: Int, text: String)
-    /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template;
-    /// `verdict` is nil for typed text (nothing to check).
+    /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template
+    /// (`entry.check` says which, as metadata); `verdict` is nil when there was nothing to check (free text, or the
+    /// template answer to an uncovered question).
     case replyFinished(ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?)
     /// A deep link was followed: the chat is dismissed and this screen is shown.
     case navigated(Destination)
@@ -84,7 +86,11 @@ public struct ChatTurn: Sendable, Equatable {
 /// Flow: `open()` adds the greeting and the plugins' suggestions and loads the engine (a failure adds an error
 /// message, disables input and allows `retry()`). `submit(_:)`/`tap(_:)` add the user's message and set
 /// `isProcessing`; `respond(to:)` streams the reply (a tapped suggestion's plugin grounds the prompt and the reply is
-/// checked, see `GroundedReply`), stores it, then adds the plugins' follow-ups and clears `isProcessing`.
+/// checked, see `GroundedReply`: its pieces stream as a draft, stopped at the first number the data does not have,
+/// and the stored message is the checked text or the template, with the check as `ChatEntry.check`), stores it,
+/// then adds the plugins' follow-ups and clears `isProcessing`. Typed text
+/// goes to the plugin whose `answer(to:)` is surest and is grounded and checked the same way; when none answers,
+/// `wording.uncoveredQuestion` (if set) says what the plugins can do instead of letting the engine make text up.
 /// `send(_:)` does both. `follow(_:)` opens a deep link's screen (dismissing the chat) or, when that fails, leaves
 /// everything as it was and adds an error message.
 public actor ChatSession {
@@ -254,6 +260,18 @@ public actor ChatSession {
             {
                 grounded = reply
                 prompt = reply.messages
+            } else if turn.suggestion == nil, let answer = try await typedAnswer(turn.userMessage.content) {
+                grounded = answer.reply
+                prompt = answer.reply.messages
+            } else if turn.suggestion == nil, let uncovered = configuration.wording.uncoveredQuestion {
+                let replyID = UUID().uuidString
+                let content = uncovered(plugins.flatMap(\.capabilities))
+                onEvent(.replyStarted(id: replyID, draft: false))
+                onEvent(.replyPiece(id: replyID, index: 0, text: content))
+                await store(
+                    ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp()), verdict: nil,
+                    stats: nil, turn: turn, onEvent)
+                return
             } else {
                 prompt = [.system(configuration.systemPrompt)]
                 let earlier = messages.dropLast().suffix(configuration.historyMessages)
@@ -270,9 +288,10 @@ public actor ChatSession {
         }
         let replyID = UUID().uuidString
         draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
-        onEvent(.replyStarted(id: replyID))
+        onEvent(.replyStarted(id: replyID, draft: grounded != nil))
         var text = ""
         var stats: GenerationStats?
+        let allowed = grounded?.allowedNumbers.map { Set($0.map { canonicalNumber(normalizeArabic($0)) }) }
         do {
             engine.reset()
             let templated =
@@ -292,6 +311,9 @@ public actor ChatSession {
                 case .finished(_, let s):
                     stats = s
                 }
+                // A draft that states a number the data does not have cannot pass: stop it there (ending the
+                // stream cancels the generation) rather than let the person read on.
+                if let allowed, hasForeignNumber(text, allowed: allowed) { break }
             }
         } catch {
             addError(configuration.wording.replyFailed("\(error)"), onEvent)
@@ -301,13 +323,41 @@ public actor ChatSession {
         var verdict: GroundingVerdict?
         var content = generated.isEmpty ? "…" : generated
         var link: DeepLink?
+        var check: ReplyCheck?
         if let grounded {
             let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
             verdict = v
-            content = (v.isVerified ? generated : grounded.fallback) + "\n\n" + v.note(configuration.wording)
+            content = v.isVerified ? generated : grounded.fallback
+            check = ReplyCheck(verified: v.isVerified, note: v.note(configuration.wording))
             link = grounded.deepLink
         }
-        let reply = ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link)
+        let reply = ChatEntry(
+            id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link, check: check)
+        await store(reply, verdict: verdict, stats: stats, turn: turn, onEvent)
+    }
+
+    /// Whether `text` holds a whole number (a digit run that is not still growing at its end) outside `allowed`.
+    private func hasForeignNumber(_ text: String, allowed: Set<String>) -> Bool {
+        var runs = digitRuns(normalizeArabic(text))
+        if let last = normalizeArabic(text).unicodeScalars.last, ("0"..."9").contains(last) { runs.removeLast() }
+        return runs.contains { !allowed.contains(canonicalNumber($0)) }
+    }
+
+    /// The surest plugin answer to typed `text` (highest score; the first plugin wins a tie), or nil.
+    private func typedAnswer(_ text: String) async throws -> TypedAnswer? {
+        let question = TypedQuestion(text)
+        var best: TypedAnswer?
+        for plugin in plugins {
+            if let a = try await plugin.answer(to: question), a.score > (best?.score ?? 0) { best = a }
+        }
+        return best
+    }
+
+    /// Stores the finished `reply`, then adds the plugins' follow-ups.
+    private func store(
+        _ reply: ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?, turn: ChatTurn,
+        _ onEvent: ChatEventHandler
+    ) async {
         messages.append(reply)
         draft = nil
         onEvent(.replyFinished(reply, verdict: verdict, stats: stats))

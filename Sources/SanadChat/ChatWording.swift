@@ -32,6 +32,10 @@ public struct ChatWording: Sendable {
     public var foreignNumbers: @Sendable (_ numbers: [String]) -> String
     /// A grounding failure reason: too few Arabic letters (percent that are).
     public var notArabic: @Sendable (_ percent: Int) -> String
+    /// The reply to a typed message no plugin answers: (the plugins' `capabilities`). Nil lets the engine answer
+    /// such a message freely (a general-purpose chat); a product whose users need facts sets it, so that text the
+    /// host cannot check is never given as an answer.
+    public var uncoveredQuestion: (@Sendable (_ capabilities: [String]) -> String)?
 
     public init(
         greeting: String = "Hello. How can I help you today?",
@@ -60,7 +64,8 @@ public struct ChatWording: Sendable {
         foreignNumbers: @escaping @Sendable ([String]) -> String = {
             "it states numbers that are not in the data: \($0.joined(separator: ", "))"
         },
-        notArabic: @escaping @Sendable (Int) -> String = { "it is not in Arabic (\($0)% of the letters are)" }
+        notArabic: @escaping @Sendable (Int) -> String = { "it is not in Arabic (\($0)% of the letters are)" },
+        uncoveredQuestion: (@Sendable ([String]) -> String)? = nil
     ) {
         self.greeting = greeting
         self.systemPrompt = systemPrompt
@@ -77,5 +82,6 @@ public struct ChatWording: Sendable {
         self.missingFact = missingFact
         self.foreignNumbers = foreignNumbers
         self.notArabic = notArabic
+        self.uncoveredQuestion = uncoveredQuestion
     }
 }

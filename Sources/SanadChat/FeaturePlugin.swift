@@ -27,7 +27,8 @@ public struct PluginContext: Sendable {
 ///
 /// The chat hooks (see `ChatSession`) all have default implementations that do nothing, so a plugin implements only
 /// the ones it needs: `suggestions()` when the chat opens, `reply(to:)` when one of its suggestions is tapped,
-/// `followUps(after:)` after every reply, `destination(for:)` when a deep link is followed.
+/// `followUps(after:)` after every reply, `destination(for:)` when a deep link is followed, `answer(to:)` when the user
+/// types a message (the surest plugin's grounded answer is used; see `ChatSession`).
 public protocol FeaturePlugin: AnyObject, Sendable {
     /// The id configs use (`proactive-alerts`).
     var id: String { get }
@@ -43,6 +44,11 @@ public protocol FeaturePlugin: AnyObject, Sendable {
     /// The screen a deep link opens; nil when the link's `serviceType` is not this plugin's. Throws
     /// `ChatError.navigationFailed` when it is this plugin's but cannot be opened (unknown alert, …).
     func destination(for link: DeepLink) async throws -> Destination?
+    /// A grounded answer to a typed message this plugin knows about, from its own data; nil when it does not.
+    func answer(to question: TypedQuestion) async throws -> TypedAnswer?
+    /// What the plugin can help with, one short phrase each in the chat's language, for the answer to a typed
+    /// message no plugin covers.
+    var capabilities: [String] { get }
 }
 
 extension FeaturePlugin {
@@ -50,6 +56,8 @@ extension FeaturePlugin {
     public func reply(to suggestion: ChatSuggestion) async throws -> GroundedReply? { nil }
     public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] { [] }
     public func destination(for link: DeepLink) async throws -> Destination? { nil }
+    public func answer(to question: TypedQuestion) async throws -> TypedAnswer? { nil }
+    public var capabilities: [String] { [] }
 }
 
 /// Plugin factories by id.

@@ -124,7 +124,7 @@ public func normalizeArabic(_ text: String) -> String {
 }
 
 /// Maximal runs of ASCII digits, in order.
-func digitRuns(_ text: String) -> [String] {
+public func digitRuns(_ text: String) -> [String] {
     var runs: [String] = []
     var current = ""
     for scalar in text.unicodeScalars {
@@ -146,7 +146,7 @@ func canonicalNumber(_ digits: String) -> String {
 }
 
 /// Share of the letters of `text` that are in the Arabic blocks (0 when there are no letters).
-func arabicLetterShare(_ text: String) -> Double {
+public func arabicLetterShare(_ text: String) -> Double {
     var letters = 0
     var arabic = 0
     for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {

@@ -16,6 +16,9 @@ let webChatPage = #"""
     .bubble { padding: 10px 14px; border-radius: 14px; max-width: 85%; white-space: pre-wrap; line-height: 1.6; }
     .assistant { background: #fff; align-self: flex-start; border: 1px solid #dde5df; }
     .user { background: #0b6b3a; color: #fff; align-self: flex-end; }
+    .draft { color: #6b7a70; font-style: italic; border-style: dashed; }
+    .draft::before { content: "مسودة يتحقق منها سند: "; font-style: normal; }
+    .note { display: block; margin-top: 6px; font-size: 12px; color: #5b6b60; }
     .error { background: #fdecea; color: #8a1c12; align-self: stretch; }
     .link { display: inline-block; margin-top: 8px; background: #e7f3ec; color: #0b6b3a; border: 1px solid #0b6b3a;
       border-radius: 10px; padding: 6px 12px; cursor: pointer; font: inherit; }
@@ -70,7 +73,14 @@ let webChatPage = #"""
     }
     function show(message, into) {
       const d = into || bubble(message.isUser ? "user" : "assistant", "");
+      d.classList.remove("draft");
       d.textContent = message.content;
+      if (message.check) {
+        const n = document.createElement("small");
+        n.className = "note";
+        n.textContent = message.check.note;
+        d.appendChild(n);
+      }
       if (message.link) {
         const b = document.createElement("button");
         b.className = "link";
@@ -131,7 +141,7 @@ let webChatPage = #"""
             if (data === "[DONE]") continue;
             const e = JSON.parse(data);
             if (e.type === "message") show(e.message);
-            else if (e.type === "start") current = bubble("assistant", "");
+            else if (e.type === "start") { current = bubble("assistant" + (e.draft ? " draft" : ""), ""); }
             else if (e.type === "piece" && current) { current.textContent += e.text; current.scrollIntoView({ block: "end" }); }
             else if (e.type === "reply") { show(e.message, current); current = null; }
             else if (e.type === "chips") chips(e.chips);

@@ -10,6 +10,7 @@ import RemoteBackend
 import SanadChat
 import SanadCore
 import SanadHost
+import ServicesPlugin
 
 /// The only place that knows every engine and plugin: fills the registries the configs refer to.
 enum Wiring {
@@ -26,6 +27,7 @@ enum Wiring {
     static let plugins = PluginRegistry([
         ProactiveAlertsPlugin.pluginID: { try ProactiveAlertsPlugin(context: $0) },
         DependentsPlugin.pluginID: { try DependentsPlugin(context: $0) },
+        ServicesPlugin.pluginID: { try ServicesPlugin(context: $0) },
         DocumentIngestPlugin.pluginID: { try DocumentIngestPlugin(context: $0) },
         FormsPlugin.pluginID: { try FormsPlugin(context: $0) },
     ])

@@ -8,6 +8,13 @@ import SanadTestSupport
 import Testing
 
 /// The chat host's state machine, with a scripted engine (what a real model writes is shown with `sanad chat`).
+/// The Absher wording for a general chat: typed text no plugin answers goes to the engine.
+let generalWording: ChatWording = {
+    var w = AbsherSettings.wording
+    w.uncoveredQuestion = nil
+    return w
+}()
+
 @Suite("Chat session")
 struct ChatSessionTests {
     @Test("streamed pieces arrive in order without gaps and make up the stored reply (200 cases)")
@@ -17,7 +24,8 @@ struct ChatSessionTests {
                 rng.bool(0.1) ? "" : rng.string(from: Alphabet.any, length: 1...6)
             }
             let log = EventLog()
-            let session = await openChat([], engine: ScriptedSession(replies: [pieces]), log: log)
+            let session = await openChat(
+                [], engine: ScriptedSession(replies: [pieces]), log: log, wording: generalWording)
             try await session.send(rng.string(from: Alphabet.arabic, length: 1...20), onEvent: log.handler)
             let events = log.events
             let started = try #require(
@@ -79,7 +87,7 @@ struct ChatSessionTests {
         let attempts = Counter()
         let engine = ScriptedSession(replies: [["أهلاً"]])
         let session = ChatSession(
-            plugins: [], configuration: ChatConfiguration(wording: AbsherSettings.wording), now: { sampleNow },
+            plugins: [], configuration: ChatConfiguration(wording: generalWording), now: { sampleNow },
             loadEngine: {
                 if attempts.increment() == 1 { throw SanadError.modelNotFound(name: "m.gguf", searched: ["/models"]) }
                 return engine
@@ -105,7 +113,8 @@ struct ChatSessionTests {
     @Test("a generation that fails midway adds an error message and re-enables input")
     func generationFailure() async throws {
         let log = EventLog()
-        let session = await openChat([], engine: ScriptedSession(replies: [["a", "b", "c"]], failAfter: 2), log: log)
+        let session = await openChat(
+            [], engine: ScriptedSession(replies: [["a", "b", "c"]], failAfter: 2), log: log, wording: generalWording)
         try await session.send("x", onEvent: log.handler)
         let pieces = log.events.compactMap { e -> String? in
             if case .replyPiece(_, _, let t) = e { return t } else { return nil }
@@ -117,7 +126,7 @@ struct ChatSessionTests {
     }
 
     @Test(
-        "a tapped chip's reply: kept with a ✓ note when it states the facts, else the template with a ⚠ note; the link is attached"
+        "a tapped chip's reply: kept with a ✓ check when it states the facts, else the template with a ⚠ check; the link is attached"
     )
     func groundedReplies() async throws {
         let url = try #require(AbsherSettings.sampleUserDataURL)
@@ -129,7 +138,8 @@ struct ChatSessionTests {
         let session = await openChat([alerts], engine: engine)
         try await session.sendSuggestion(number: 1)
         let first = try #require(await session.messages.last)
-        #expect(first.content.hasPrefix(good.joined()) && first.content.contains("✓"))
+        #expect(first.content == good.joined() && first.check?.verified == true)
+        #expect(first.check?.note.hasPrefix("✓") == true && first.check?.note.contains("45") == true)
         #expect(first.deepLink == alerts.alerts[0].deepLink)
         #expect(
             engine.prompts.last?.contains("45") == true && engine.prompts.last?.contains(alerts.alerts[0].title) == true
@@ -137,10 +147,30 @@ struct ChatSessionTests {
         await session.returnToChat()
         try await session.sendSuggestion(number: 1)
         let second = try #require(await session.messages.last)
-        #expect(second.content.hasPrefix(AlertReply.fallback(for: alerts.alerts[0])) && second.content.contains("⚠"))
-        #expect(second.content.contains("30") && !second.content.hasPrefix("Your"))
+        #expect(second.content == AlertReply.fallback(for: alerts.alerts[0]) && second.check?.verified == false)
+        #expect(second.check?.note.hasPrefix("⚠") == true && second.check?.note.contains("30") == true)
         #expect(second.deepLink == alerts.alerts[0].deepLink)
         #expect(engine.resets == 2)
+    }
+
+    @Test("a grounded draft streams as a draft and stops at the first number the data does not have")
+    func draftStopsEarly() async throws {
+        let url = try #require(AbsherSettings.sampleUserDataURL)
+        let data = try UserData.load(from: url, plugin: "t")
+        let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(now: { sampleNow }))
+        let pieces = ["رخصة قيادتك", " تنتهي", " بعد ", "3", "0", " يوماً", " وتكلف", " 99", " ريال"]
+        let log = EventLog()
+        let session = await openChat([alerts], engine: ScriptedSession(replies: [pieces]), log: log)
+        try await session.sendSuggestion(number: 1, onEvent: log.handler)
+        let streamed = log.events.compactMap { e -> String? in
+            if case .replyPiece(_, _, let t) = e { return t } else { return nil }
+        }
+        // "30" is a whole number once " يوماً" follows it: nothing after that piece is shown.
+        #expect(streamed == Array(pieces.prefix(6)))
+        #expect(
+            log.events.contains { if case .replyStarted(_, draft: true) = $0 { return true } else { return false } })
+        let reply = try #require(await session.messages.last)
+        #expect(reply.content == AlertReply.fallback(for: alerts.alerts[0]) && reply.check?.verified == false)
     }
 
     @Test("history is saved and restored exactly; a dismissed chat refuses input until /back")

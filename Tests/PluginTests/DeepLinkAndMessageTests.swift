@@ -109,7 +109,9 @@ func randomEntry(_ rng: inout SeededGenerator) -> ChatEntry {
     return ChatEntry(
         id: rng.bool() ? UUID().uuidString : rng.string(from: Alphabet.any, length: 1...20),
         content: rng.string(from: Alphabet.any, length: 0...80), isUser: rng.bool(),
-        timestamp: Date(timeIntervalSince1970: seconds), deepLink: rng.bool() ? randomLink(&rng) : nil)
+        timestamp: Date(timeIntervalSince1970: seconds), deepLink: rng.bool() ? randomLink(&rng) : nil,
+        check: rng.bool(0.3)
+            ? ReplyCheck(verified: rng.bool(), note: rng.string(from: Alphabet.any, length: 0...40)) : nil)
 }
 
 @Suite("Chat messages as JSON")
@@ -131,6 +133,13 @@ struct ChatEntryJSONTests {
             text
                 == #"{"content":"ولدك حسام باقي له 30 يوم على اصدار رخصة","deepLink":{"alertId":"dep-1","serviceType":"dependents","title":"ولدك حسام"},"id":"m1","isUser":false,"timestamp":"2026-11-22T06:00:00Z"}"#
         )
+        let checked = ChatEntry(
+            id: "m3", content: "نص", isUser: false, timestamp: Date(timeIntervalSince1970: 0),
+            check: ReplyCheck(verified: false, note: "⚠ …"))
+        #expect(
+            String(decoding: try encode(checked), as: UTF8.self)
+                == #"{"check":{"note":"⚠ …","verified":false},"content":"نص","id":"m3","isUser":false,"timestamp":"1970-01-01T00:00:00Z"}"#
+        )
         let plain = ChatEntry(id: "m2", content: "hi", isUser: true, timestamp: Date(timeIntervalSince1970: 0))
         #expect(
             String(decoding: try encode(plain), as: UTF8.self)
@@ -148,6 +157,7 @@ struct ChatEntryJSONTests {
             let object = try #require(try JSONValue.parse(data).arrayValue?.first?.objectValue, c.label)
             var keys: Set<String> = ["id", "content", "isUser", "timestamp"]
             if entries[0].deepLink != nil { keys.insert("deepLink") }
+            if entries[0].check != nil { keys.insert("check") }
             #expect(Set(object.keys) == keys, c.label)
             let stamp = try #require(object["timestamp"]?.stringValue, c.label)
             #expect(stamp.hasSuffix("Z") && stamp.count >= 20 && parseISO8601(stamp) == entries[0].timestamp, c.label)

@@ -21,13 +21,13 @@ func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (Proa
 func openChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession = ScriptedSession(replies: [["نعم"]]),
     now: Date = sampleNow,
-    log: EventLog? = nil
+    log: EventLog? = nil, wording: ChatWording = AbsherSettings.wording
 )
     async -> ChatSession
 {
     let session = ChatSession(
         plugins: plugins,
-        configuration: ChatConfiguration(wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat),
+        configuration: ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat),
         now: { now },
         loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })

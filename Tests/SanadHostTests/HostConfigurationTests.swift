@@ -79,7 +79,7 @@ struct HostConfigurationTests {
     }
 
     /// Every plugin the sanad executable registers (Sources/sanad/Wiring.swift); `sanad config` checks the real registry.
-    let shippedPluginIDs = ["proactive-alerts", "dependents", "ocr-ingest", "forms"]
+    let shippedPluginIDs = ["proactive-alerts", "dependents", "absher-services", "ocr-ingest", "forms"]
 
     @Test("the shipped tier configs are valid and ordered by memory")
     func shippedConfigs() throws {

@@ -201,7 +201,10 @@ struct ServeEndToEndTests {
         let turnEvents = events(turn.body).dropLast().compactMap { try? JSONValue.parse($0) }
         let types = turnEvents.compactMap { $0["type"]?.stringValue }
         #expect(types.first == "message" && types.contains("start") && types.contains("piece"), "\(types)")
+        // A chip's reply is grounded: the model's wording streams as a draft, and the check comes with the message.
+        #expect(turnEvents.first { $0["type"]?.stringValue == "start" }?["draft"]?.boolValue == true)
         let reply = try #require(turnEvents.first { $0["type"]?.stringValue == "reply" }?["message"])
+        #expect(reply["check"]?["verified"]?.boolValue != nil && reply["check"]?["note"]?.stringValue != nil)
         let url = try #require(reply["link"]?["url"]?.stringValue, "\(reply)")
         #expect(url.hasPrefix("absher://service/driving_license_renewal"))
 

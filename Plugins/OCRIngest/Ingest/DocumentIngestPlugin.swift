@@ -23,6 +23,8 @@ public final class DocumentIngestPlugin: FeaturePlugin {
 
     public var tools: [any Tool] { [ingestTool] }
 
+    public var capabilities: [String] { ["قراءة بيانات الجواز ورخصة القيادة من نص المسح الضوئي (sanad ingest)"] }
+
     /// Today in the device's time zone: two-digit MRZ years resolve against it.
     public var today: CalendarDate { DocumentIngest.calendarDate(now()) }
 

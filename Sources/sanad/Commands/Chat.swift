@@ -25,8 +25,13 @@ enum ChatCommand: SanadCommand {
           /retry          load the engine again after it failed
           /quit           leave (end of input does the same)
         A reply streams after 'سند (يكتب):'. Replies to a suggestion are grounded: the plugin gives the engine the
-        facts, the text is checked for them, and when the check fails a template sentence replaces it (printed after
-        'سند:'); the message's last line says which happened (✓ kept, ⚠ replaced).
+        facts, and the model's wording streams as a draft after 'سند (مسودة يتحقق منها):' (stopped at the first
+        number the data does not have); the draft is then checked for the facts, and when the check fails a template
+        sentence replaces it (printed after 'سند:'). A note under the message says which happened (✓ kept,
+        ⚠ replaced); it is kept with the message as its 'check', not in its text. Typed text is grounded the same
+        way when a plugin recognises it (a service and its fee, requirements or link; the user's documents, alerts
+        or dependents; Arabic, Gulf dialect or English); text no plugin covers gets a list of what Sanad can help
+        with, never free model text.
         Engine notes (loading, speed) go to standard error. Exit status 1 when the engine failed to load.
 
         Options:
@@ -83,7 +88,7 @@ enum ChatCommand: SanadCommand {
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
-        let printer = ChatPrinter(wording: configuration.wording, linkFormat: configuration.linkFormat)
+        let printer = ChatPrinter(linkFormat: configuration.linkFormat)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -156,6 +161,7 @@ enum ChatCommand: SanadCommand {
             var n = 0
             for m in await session.messages {
                 print("[\(formatISO8601(m.timestamp))] \(m.isUser ? "أنت" : "سند"): \(m.content)")
+                if let check = m.check { print("    \(check.note)") }
                 if let link = m.deepLink {
                     n += 1
                     print("    [رابط \(n)] \(link.url(printer.linkFormat))")
@@ -193,12 +199,10 @@ enum ChatCommand: SanadCommand {
 /// Prints chat events as a transcript and numbers the links it shows.
 final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state behind `lock`
     private let lock = NSLock()
-    private let wording: ChatWording
     let linkFormat: DeepLinkFormat
     private var shownLinks: [DeepLink] = []
 
-    init(wording: ChatWording, linkFormat: DeepLinkFormat) {
-        self.wording = wording
+    init(linkFormat: DeepLinkFormat) {
         self.linkFormat = linkFormat
     }
     /// A reply is being streamed (its line is open).
@@ -242,19 +246,20 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
             if case .failed = state { printError("[engine failed to load; /retry tries again]") }
         case .processingChanged:
             break
-        case .replyStarted:
+        case .replyStarted(_, let draft):
             lock.withLock { streaming = true }
-            writeOut("سند (يكتب): ")
+            writeOut(draft ? "سند (مسودة يتحقق منها): " : "سند (يكتب): ")
         case .replyPiece(_, _, let text):
             writeOut(text)
         case .replyFinished(let m, let verdict, let stats):
             lock.withLock { streaming = false }
             writeOut("\n")
             switch verdict {
-            case .some(.verified(let facts)):
-                print("    " + GroundingVerdict.verified(facts: facts).note(wording))
+            case .some(.verified):
+                print("    " + (m.check?.note ?? ""))
             case .some(.rejected):
                 print("سند: \(m.content)")
+                print("    " + (m.check?.note ?? ""))
             case .none:
                 break
             }

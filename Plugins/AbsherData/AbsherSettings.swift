@@ -40,7 +40,11 @@ public struct AbsherSettings: Sendable {
         missingFact: { "لم يذكر \($0)" },
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
         notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" },
-        uncoveredQuestion: uncoveredAnswer)
+        uncoveredQuestion: uncoveredAnswer,
+        replyTimedOut: { "⚠ تأخر الرد أكثر من \(arabicCount($0, .second)) فأوقفه سند." },
+        engineUnloaded: {
+            "⚠ ذاكرة الجهاز منخفضة (\($0)) فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية."
+        })
 
     /// The answer to a typed message no plugin covers: an honest "I can help with…", listing `capabilities`.
     @Sendable public static func uncoveredAnswer(_ capabilities: [String]) -> String {

@@ -99,10 +99,12 @@ public final class DependentsPlugin: FeaturePlugin {
         }
     }
 
-    /// After the reply to a proactive alert chip: one message per active dependent reminder.
+    /// After the reply to a proactive alert chip: one message per active dependent reminder not already in the
+    /// chat (tapping a second alert, or the same one again, does not repeat them).
     public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] {
         guard reply.suggestion?.pluginID == AbsherSettings.proactiveAlertsPluginID else { return [] }
-        return activeReminders.map {
+        let shown = Set(reply.history.compactMap { $0.deepLink?.serviceType == Self.linkType ? $0.deepLink : nil })
+        return activeReminders.filter { !shown.contains($0.dependent.deepLink) }.map {
             ChatFollowUp(
                 content: $0.dependent.message(daysRemaining: $0.daysRemaining), deepLink: $0.dependent.deepLink)
         }

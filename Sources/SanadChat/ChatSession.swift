@@ -13,18 +13,31 @@ public struct ChatConfiguration: Sendable {
     public var template: ChatTemplate?
     /// The product's deep link URLs (`follow(url:)` parses them).
     public var linkFormat: DeepLinkFormat
+    /// Seconds a reply may take, prompt included; then generation is cancelled and the chat says so (nil: no limit).
+    public var replyTimeout: Double?
+    /// Asked after every reply: a description of the memory pressure (`MemAvailable 180 MiB < 256 MiB`) when the
+    /// device is short of memory, nil when not. Under pressure the engine is unloaded with a warning and loaded
+    /// again for the next message.
+    public var memoryPressure: (@Sendable () -> String?)?
 
     public init(
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
-        template: ChatTemplate? = nil
+        template: ChatTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
+        memoryPressure: (@Sendable () -> String?)? = nil
     ) {
         self.wording = wording
         self.linkFormat = linkFormat
         self.generation = generation
         self.historyMessages = max(0, historyMessages)
         self.template = template
+        self.replyTimeout = replyTimeout
+        self.memoryPressure = memoryPressure
     }
+
+    /// Two minutes: far more than a 96-token reply takes on a small device, short enough that a stuck engine is
+    /// noticed.
+    public static let defaultReplyTimeout = 120.0
 
     /// The first message of every chat (`wording.greeting`).
     public var greeting: String { wording.greeting }
@@ -43,6 +56,8 @@ public enum EngineState: Sendable, Equatable {
     case notLoaded
     case loading
     case ready
+    /// Unloaded under memory pressure (the reason); the next message loads it again.
+    case unloaded(String)
     /// Loading failed; input is disabled until `ChatSession.retry` succeeds.
     case failed(String)
 }
@@ -125,7 +140,12 @@ public actor ChatSession {
     }
 
     /// Whether the user can send: the engine is ready, no reply is pending and the chat is shown.
-    public var isInputEnabled: Bool { engineState == .ready && !isProcessing && presented == nil }
+    public var isInputEnabled: Bool { canReply && !isProcessing && presented == nil }
+    /// Whether a message can be answered: the engine is ready, or unloaded and loaded again on demand.
+    private var canReply: Bool {
+        if case .unloaded = engineState { return true }
+        return engineState == .ready
+    }
     /// Whether `retry()` would try to load the engine again.
     public var canRetry: Bool {
         if case .failed = engineState { return true }
@@ -209,7 +229,7 @@ public actor ChatSession {
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ChatError.emptyMessage }
         guard !isProcessing else { throw ChatError.busy }
         switch engineState {
-        case .ready: break
+        case .ready, .unloaded: break
         case .failed(let reason): throw ChatError.inputDisabled(reason: "the engine did not load (\(reason)); retry")
         case .notLoaded, .loading: throw ChatError.inputDisabled(reason: "the engine is not loaded yet")
         }
@@ -282,62 +302,150 @@ public actor ChatSession {
             addError(configuration.wording.replyPreparationFailed("\(error)"), onEvent)
             return
         }
+        if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }
         guard let engine else {
-            addError(configuration.wording.engineNotReady, onEvent)
+            if engineState == .ready { addError(configuration.wording.engineNotReady, onEvent) }
             return
         }
         let replyID = UUID().uuidString
         draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
         onEvent(.replyStarted(id: replyID, draft: grounded != nil))
-        var text = ""
-        var stats: GenerationStats?
-        let allowed = grounded?.allowedNumbers.map { Set($0.map { canonicalNumber(normalizeArabic($0)) }) }
+        let result: GeneratedText
         do {
             engine.reset()
-            let templated =
-                try configuration.template?.apply(prompt, addAssistantPrompt: true)
-                ?? engine.applyChatTemplate(prompt, addAssistantPrompt: true)
-            var index = 0
-            for try await event in engine.generate(
-                .text(templated, parseSpecial: true), parameters: configuration.generation)
-            {
-                switch event {
-                case .token(_, let piece):
-                    guard !piece.isEmpty else { continue }
-                    text += piece
-                    draft?.content = text
-                    onEvent(.replyPiece(id: replyID, index: index, text: piece))
-                    index += 1
-                case .finished(_, let s):
-                    stats = s
-                }
-                // A draft that states a number the data does not have cannot pass: stop it there (ending the
-                // stream cancels the generation) rather than let the person read on.
-                if let allowed, hasForeignNumber(text, allowed: allowed) { break }
-            }
+            result = try await generate(
+                try fitted(prompt, engine: engine), engine: engine, replyID: replyID,
+                allowedNumbers: grounded?.allowedNumbers, onEvent)
         } catch {
             addError(configuration.wording.replyFailed("\(error)"), onEvent)
             return
         }
-        let generated = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let generated = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
         var verdict: GroundingVerdict?
         var content = generated.isEmpty ? "…" : generated
         var link: DeepLink?
         var check: ReplyCheck?
+        let timeoutNote = configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
         if let grounded {
             let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
             verdict = v
             content = v.isVerified ? generated : grounded.fallback
-            check = ReplyCheck(verified: v.isVerified, note: v.note(configuration.wording))
+            check = ReplyCheck(
+                verified: v.isVerified,
+                note: v.isVerified || !result.timedOut ? v.note(configuration.wording) : timeoutNote)
             link = grounded.deepLink
         }
         let reply = ChatEntry(
             id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link, check: check)
-        await store(reply, verdict: verdict, stats: stats, turn: turn, onEvent)
+        await store(reply, verdict: verdict, stats: result.stats, turn: turn, onEvent)
+        if result.timedOut && grounded == nil { addError(timeoutNote, onEvent) }
+        if let pressure = configuration.memoryPressure?() {
+            engine.reset()
+            self.engine = nil
+            engineState = .unloaded(pressure)
+            onEvent(.engineStateChanged(engineState))
+            addError(configuration.wording.engineUnloaded(pressure), onEvent)
+        }
+    }
+
+    /// What one generation produced.
+    private struct GeneratedText {
+        var text = ""
+        var stats: GenerationStats?
+        var timedOut = false
+    }
+
+    /// Streams the reply to `prompt`: each piece as `replyPiece`. A draft (`allowedNumbers` given) stops at the
+    /// first whole number not in them; the whole generation is cancelled after `configuration.replyTimeout`.
+    private func generate(
+        _ prompt: [ChatMessage], engine: any InferenceSession, replyID: String, allowedNumbers: [String]?,
+        _ onEvent: ChatEventHandler
+    ) async throws -> GeneratedText {
+        let templated =
+            try configuration.template?.apply(prompt, addAssistantPrompt: true)
+            ?? engine.applyChatTemplate(prompt, addAssistantPrompt: true)
+        let allowed = allowedNumbers.map { Set($0.map { canonicalNumber(normalizeArabic($0)) }) }
+        let parameters = configuration.generation
+        let timeout = configuration.replyTimeout
+        // The consumer task ends before this function returns, so `onEvent` does not outlive the call.
+        let result = try await withoutActuallyEscaping(onEvent) { onEvent in
+            try await Self.consume(
+                engine.generate(.text(templated, parseSpecial: true), parameters: parameters), replyID: replyID,
+                allowed: allowed, timeout: timeout, onEvent)
+        }
+        draft?.content = result.text
+        return result
+    }
+
+    /// Reads `stream` on a task of its own, cancelled after `timeout` seconds (which ends the stream and so the
+    /// generation within a token).
+    private static func consume(
+        _ stream: AsyncThrowingStream<GenerationEvent, Error>, replyID: String, allowed: Set<String>?,
+        timeout: Double?, _ onEvent: @escaping ChatEventHandler
+    ) async throws -> GeneratedText {
+        let consumer = Task { () throws -> GeneratedText in
+            var out = GeneratedText()
+            var index = 0
+            for try await event in stream {
+                switch event {
+                case .token(_, let piece):
+                    guard !piece.isEmpty else { continue }
+                    out.text += piece
+                    onEvent(.replyPiece(id: replyID, index: index, text: piece))
+                    index += 1
+                case .finished(_, let s):
+                    out.stats = s
+                }
+                // A draft that states a number the data does not have cannot pass: stop it there (ending the
+                // stream cancels the generation) rather than let the person read on.
+                if let allowed, hasForeignNumber(out.text, allowed: allowed) { break }
+            }
+            out.timedOut = Task.isCancelled
+            return out
+        }
+        let watchdog = timeout.map { seconds in
+            Task {
+                try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                consumer.cancel()
+            }
+        }
+        defer { watchdog?.cancel() }
+        return try await consumer.value
+    }
+
+    /// `prompt` shortened to fit the context with room for the reply: the oldest earlier messages are dropped
+    /// first (the system message and the current message stay), then the current message is cut, so one huge
+    /// message cannot make this or any later turn fail. The history itself keeps every message whole.
+    private func fitted(_ prompt: [ChatMessage], engine: any InferenceSession) throws -> [ChatMessage] {
+        let budget = engine.model.contextLength - configuration.generation.maxTokens
+        func size(_ messages: [ChatMessage]) throws -> Int {
+            let text =
+                try configuration.template?.apply(messages, addAssistantPrompt: true)
+                ?? engine.applyChatTemplate(messages, addAssistantPrompt: true)
+            return try engine.tokenize(text, addSpecial: true, parseSpecial: true).count
+        }
+        var messages = prompt
+        var count = try size(messages)
+        while count > budget, messages.count > 2 {
+            messages.remove(at: messages.first?.role == .system ? 1 : 0)
+            count = try size(messages)
+        }
+        guard count > budget, let last = messages.popLast() else { return messages }
+        // The longest prefix of the current message that fits (binary search; a prefix 64 times the budget in
+        // characters holds more tokens than any context, so the search starts there).
+        let characters = Array(last.content)
+        var low = 0
+        var high = min(characters.count, budget * 64)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            let candidate = ChatMessage(role: last.role, content: String(characters.prefix(middle)))
+            if try size(messages + [candidate]) <= budget { low = middle } else { high = middle - 1 }
+        }
+        return messages + [ChatMessage(role: last.role, content: String(characters.prefix(low)))]
     }
 
     /// Whether `text` holds a whole number (a digit run that is not still growing at its end) outside `allowed`.
-    private func hasForeignNumber(_ text: String, allowed: Set<String>) -> Bool {
+    private static func hasForeignNumber(_ text: String, allowed: Set<String>) -> Bool {
         var runs = digitRuns(normalizeArabic(text))
         if let last = normalizeArabic(text).unicodeScalars.last, ("0"..."9").contains(last) { runs.removeLast() }
         return runs.contains { !allowed.contains(canonicalNumber($0)) }
@@ -361,7 +469,8 @@ public actor ChatSession {
         messages.append(reply)
         draft = nil
         onEvent(.replyFinished(reply, verdict: verdict, stats: stats))
-        let context = ReplyContext(suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply)
+        let context = ReplyContext(
+            suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages)
         for plugin in plugins {
             do {
                 for followUp in try await plugin.followUps(after: context) {

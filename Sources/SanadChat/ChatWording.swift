@@ -36,6 +36,10 @@ public struct ChatWording: Sendable {
     /// such a message freely (a general-purpose chat); a product whose users need facts sets it, so that text the
     /// host cannot check is never given as an answer.
     public var uncoveredQuestion: (@Sendable (_ capabilities: [String]) -> String)?
+    /// A reply took longer than the configured limit and was stopped: (the limit in seconds).
+    public var replyTimedOut: @Sendable (_ seconds: Int) -> String
+    /// The engine was unloaded because the device is short of memory: (the pressure, as measured).
+    public var engineUnloaded: @Sendable (_ pressure: String) -> String
 
     public init(
         greeting: String = "Hello. How can I help you today?",
@@ -65,7 +69,13 @@ public struct ChatWording: Sendable {
             "it states numbers that are not in the data: \($0.joined(separator: ", "))"
         },
         notArabic: @escaping @Sendable (Int) -> String = { "it is not in Arabic (\($0)% of the letters are)" },
-        uncoveredQuestion: (@Sendable ([String]) -> String)? = nil
+        uncoveredQuestion: (@Sendable ([String]) -> String)? = nil,
+        replyTimedOut: @escaping @Sendable (Int) -> String = {
+            "The reply took longer than \($0) s, so it was stopped."
+        },
+        engineUnloaded: @escaping @Sendable (String) -> String = {
+            "The device is short of memory (\($0)), so the model was unloaded; it loads again with your next message."
+        }
     ) {
         self.greeting = greeting
         self.systemPrompt = systemPrompt
@@ -83,5 +93,7 @@ public struct ChatWording: Sendable {
         self.foreignNumbers = foreignNumbers
         self.notArabic = notArabic
         self.uncoveredQuestion = uncoveredQuestion
+        self.replyTimedOut = replyTimedOut
+        self.engineUnloaded = engineUnloaded
     }
 }

@@ -167,11 +167,14 @@ public struct ReplyContext: Sendable, Equatable {
     public var userText: String
     /// The reply as stored.
     public var reply: ChatEntry
+    /// Every message so far, the reply last (so a plugin can tell what it has already said).
+    public var history: [ChatEntry]
 
-    public init(suggestion: ChatSuggestion?, userText: String, reply: ChatEntry) {
+    public init(suggestion: ChatSuggestion?, userText: String, reply: ChatEntry, history: [ChatEntry] = []) {
         self.suggestion = suggestion
         self.userText = userText
         self.reply = reply
+        self.history = history
     }
 }
 

@@ -29,6 +29,35 @@ public struct SystemMemory: Sendable, Equatable {
         return SystemMemory(physicalBytes: physical, cgroupLimitBytes: cgroupLimit())
     }
 
+    /// Memory that can be had now without swapping: `MemAvailable` from `/proc/meminfo`, and within a cgroup limit
+    /// at most the limit minus the cgroup's current use. Nil when neither can be read.
+    public static func availableBytes(
+        meminfo: String = "/proc/meminfo", cgroupRoot root: String = "/sys/fs/cgroup"
+    ) -> Int? {
+        var available: Int?
+        if let text = try? String(contentsOfFile: meminfo, encoding: .utf8) {
+            for line in text.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
+                let fields = line.split(separator: " ")
+                if fields.count >= 2, let kib = Int(fields[1]) { available = kib * 1024 }
+            }
+        }
+        if let limit = cgroupLimit(root: root),
+            let usedText = (try? String(contentsOfFile: "\(root)/memory.current", encoding: .utf8))
+                ?? (try? String(contentsOfFile: "\(root)/memory/memory.usage_in_bytes", encoding: .utf8)),
+            let used = Int(usedText.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            available = min(available ?? Int.max, max(0, limit - used))
+        }
+        return available
+    }
+
+    /// A description of the memory pressure when less than `minimumFreeMiB` is available
+    /// (`MemAvailable 180 MiB < 256 MiB`), nil when there is enough or it cannot be read.
+    public static func pressure(minimumFreeMiB: Int) -> String? {
+        guard let bytes = availableBytes(), bytes < minimumFreeMiB << 20 else { return nil }
+        return "\(bytes >> 20) MiB < \(minimumFreeMiB) MiB"
+    }
+
     /// The cgroup memory limit in bytes, or nil when unlimited or not in a cgroup.
     public static func cgroupLimit(root: String = "/sys/fs/cgroup") -> Int? {
         for file in ["\(root)/memory.max", "\(root)/memory/memory.limit_in_bytes"] {

@@ -14,4 +14,13 @@ struct ArabicCountTests {
     func days(count: Int, text: String) {
         #expect(arabicDays(count) == text)
     }
+
+    @Test(
+        "ثانية واحدة، ثانيتان، 3 ثوانٍ، 45 ثانيةً، 100 ثانية",
+        arguments: [
+            (1, "ثانية واحدة"), (2, "ثانيتان"), (3, "3 ثوانٍ"), (45, "45 ثانيةً"), (100, "100 ثانية"), (120, "120 ثانيةً"),
+        ])
+    func seconds(count: Int, text: String) {
+        #expect(arabicCount(count, .second) == text)
+    }
 }

@@ -17,6 +17,7 @@ let generalWording: ChatWording = {
 
 @Suite("Chat session")
 struct ChatSessionTests {
+    // Feature: absher-chat-plugins, Property 4: streamed pieces arrive in order without gaps
     @Test("streamed pieces arrive in order without gaps and make up the stored reply (200 cases)")
     func streaming() async throws {
         try await forAll { rng, c in
@@ -50,6 +51,7 @@ struct ChatSessionTests {
         }
     }
 
+    // Feature: absher-chat-plugins, Property 5: submitting non-empty text adds the message and sets processing
     @Test("submitting non-empty text adds the message and sets processing; blank text is refused (200 cases)")
     func submit() async throws {
         try await forAll { rng, c in

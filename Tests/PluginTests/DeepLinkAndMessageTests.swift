@@ -146,6 +146,7 @@ struct ChatEntryJSONTests {
                 == #"{"content":"hi","id":"m2","isUser":true,"timestamp":"1970-01-01T00:00:00Z"}"#)
     }
 
+    // Feature: absher-chat-plugins, Property 6: message JSON round-trips
     @Test("value → JSON → value is the same value, and JSON → value → JSON the same bytes (300 cases)")
     func roundTrip() throws {
         try forAll(cases: 300) { rng, c in

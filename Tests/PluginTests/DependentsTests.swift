@@ -24,6 +24,7 @@ struct DependentsTests {
         #expect(messages.first?.deepLink?.serviceType == "dependents" && messages.first?.deepLink?.alertId == "dep-1")
     }
 
+    // Feature: absher-chat-plugins, Property 7: dependent messages contain name and days
     @Test(
         "after a proactive alert's reply: one message per active dependent, with name, relationship, days and service (200 cases)"
     )
@@ -73,6 +74,7 @@ struct DependentsTests {
         }
     }
 
+    // Feature: absher-chat-plugins, Property 8: dependents links → the dependents page; alert types → the dashboard
     @Test("dependents links go to the dependents page, the three alert types to the dashboard (200 cases)")
     func routing() async throws {
         try await forAll { rng, c in
@@ -98,6 +100,7 @@ struct DependentsTests {
         }
     }
 
+    // Feature: absher-chat-plugins, Property 9: the dependents page shows every field
     @Test(
         "the dependents page shows every field of every complete dependent and leaves out incomplete ones (200 cases)")
     func page() throws {

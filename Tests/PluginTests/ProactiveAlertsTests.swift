@@ -116,6 +116,8 @@ struct ProactiveAlertsTests {
         }
     }
 
+    // Feature: absher-chat-plugins, Property 1: chips correspond one-to-one with alerts
+    // Feature: absher-chat-plugins, Property 2: chip text = prefix + title
     @Test(
         "chips correspond one-to-one with alerts, in alert order, text = prefix + title; no alerts → greeting only (200 cases)"
     )
@@ -140,6 +142,7 @@ struct ProactiveAlertsTests {
         }
     }
 
+    // Feature: absher-chat-plugins, Property 3: every deep link navigates to the right destination with context preserved
     @Test("every alert's link opens its service's review and payment page with the context kept (200 cases)")
     func alertNavigation() async throws {
         try await forAll { rng, c in

@@ -14,17 +14,23 @@ final class ScriptedSession: InferenceSession, @unchecked Sendable {
     private(set) var prompts: [String] = []
     private(set) var resets = 0
 
+    private let contextLength: Int
+    private let pieceDelay: Double
+    private(set) var cancelled = 0
+
     /// Each generation streams the next entry of `replies` (the last one repeats); `failAfter` makes every
-    /// generation throw after that many pieces.
-    init(replies: [[String]], failAfter: Int? = nil) {
+    /// generation throw after that many pieces; `pieceDelay` seconds pass before each piece; a token is a byte.
+    init(replies: [[String]], failAfter: Int? = nil, contextLength: Int = 4096, pieceDelay: Double = 0) {
         script = replies.isEmpty ? [[]] : replies
         self.failAfter = failAfter
+        self.contextLength = contextLength
+        self.pieceDelay = pieceDelay
     }
 
     var model: ModelDescription {
         ModelDescription(
-            name: "scripted", architecture: "none", parameterCount: 0, fileSize: 0, contextLength: 4096,
-            trainingContextLength: 4096, vocabularySize: 256, addsBOS: false, bosToken: nil)
+            name: "scripted", architecture: "none", parameterCount: 0, fileSize: 0, contextLength: contextLength,
+            trainingContextLength: contextLength, vocabularySize: 256, addsBOS: false, bosToken: nil)
     }
 
     func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32] {
@@ -45,6 +51,23 @@ final class ScriptedSession: InferenceSession, @unchecked Sendable {
             return script.count > 1 ? script.removeFirst() : script[0]
         }
         let failAfter = self.failAfter
+        if pieceDelay > 0 {
+            let delay = UInt64(pieceDelay * 1e9)
+            return AsyncThrowingStream { continuation in
+                let task = Task {
+                    for (i, p) in pieces.enumerated() {
+                        try? await Task.sleep(nanoseconds: delay)
+                        if Task.isCancelled {
+                            lock.withLock { cancelled += 1 }
+                            break
+                        }
+                        continuation.yield(.token(id: Int32(i), text: p))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+        }
         return AsyncThrowingStream { continuation in
             for (i, p) in pieces.enumerated() {
                 if let failAfter, i == failAfter {

@@ -43,6 +43,10 @@ enum ChatCommand: SanadCommand {
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
           --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --timeout S            stop a reply that takes longer than S seconds and say so (default 120; 0 = none)
+          --min-free MIB         after a reply, unload the model when less than MIB of memory is available
+                                 (MemAvailable, within the cgroup limit); the next message loads it again
+                                 (default 128)
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -57,6 +61,8 @@ enum ChatCommand: SanadCommand {
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let template = try arguments.option("--template").map(parseTemplate)
+        let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
+        let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
@@ -64,11 +70,14 @@ enum ChatCommand: SanadCommand {
         guard temperature >= 0, repeatPenalty > 0 else {
             throw UsageError("--temp must be ≥ 0 and --repeat-penalty > 0")
         }
+        guard timeout >= 0, timeout.isFinite else { throw UsageError("--timeout must be a number of seconds ≥ 0") }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
         var configuration = ChatConfiguration(
             wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat, template: template)
         configuration.generation.maxTokens = maxTokens
+        configuration.replyTimeout = timeout > 0 ? timeout : nil
+        configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)
@@ -243,7 +252,12 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
         case .suggestionsChanged(let s):
             printSuggestions(s)
         case .engineStateChanged(let state):
-            if case .failed = state { printError("[engine failed to load; /retry tries again]") }
+            switch state {
+            case .failed: printError("[engine failed to load; /retry tries again]")
+            case .loading: print("(جارٍ تحميل النموذج…)")
+            case .ready: print("(النموذج جاهز)")
+            case .unloaded, .notLoaded: break
+            }
         case .processingChanged:
             break
         case .replyStarted(_, let draft):

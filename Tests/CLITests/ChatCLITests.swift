@@ -1,0 +1,56 @@
+import Foundation
+import SanadTestSupport
+import Testing
+
+/// `sanad chat` from a pipe with SmolLM2 on the pure-Swift engine, the sample user at 2026-11-22 (issue 25).
+@Suite(
+    "sanad chat: typed questions and the specification's states",
+    .enabled(if: SanadCLI.executable != nil && TestPaths.model(TestPaths.smolLM2) != nil))
+struct ChatCLITests {
+    func chat(_ input: String, _ extra: [String] = []) throws -> SanadCLI.Result {
+        let data = try TestPaths.temporaryDirectory()
+        return try SanadCLI.run(
+            ["chat", "--tier", "4gb", "--now", "2026-11-22", "--backend", "pure-swift", "-n", "24", "-t", "1"] + extra,
+            stdin: input, environment: ["SANAD_DATA": data.path])
+    }
+
+    @Test("a typed question gets the grounded answer with its link; an uncovered one the list of what Sanad can do")
+    func typed() throws {
+        let r = try chat("جوازي متى يخلص؟\nوش أخبارك؟\n/quit\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("سند (مسودة يتحقق منها):"), "\(r.stdout)")
+        #expect(r.stdout.contains("جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."), "\(r.stdout)")
+        #expect(r.stdout.contains("absher://service/passport_renewal?alert=pp-5521"), "\(r.stdout)")
+        #expect(r.stdout.contains("أقدر أساعدك في:"), "\(r.stdout)")
+        #expect(r.stdout.contains("(جارٍ تحميل النموذج…)") && r.stdout.contains("(النموذج جاهز)"), "\(r.stdout)")
+    }
+
+    @Test("memory pressure unloads the model with a warning; the next message loads it again")
+    func memoryPressure() throws {
+        // More free memory than any machine has: every reply is followed by an unload.
+        let r = try chat("جوازي متى يخلص؟\nكم رسوم تجديد رخصة القيادة؟\n/quit\n", ["--min-free", "1073741823"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.components(separatedBy: "ذاكرة الجهاز منخفضة").count - 1 == 2, "\(r.stdout)")
+        #expect(r.stdout.components(separatedBy: "(جارٍ تحميل النموذج…)").count - 1 == 2, "\(r.stdout)")
+        #expect(r.stdout.contains("400 ريال"), "\(r.stdout)")
+    }
+
+    @Test("a reply that outlasts --timeout is stopped and says so; the grounded template still answers")
+    func timeout() throws {
+        let r = try chat("جوازي متى يخلص؟\n/quit\n", ["--timeout", "0.001"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("تأخر الرد أكثر من ثانية واحدة"), "\(r.stdout)")
+        #expect(r.stdout.contains("باقي 75 يوماً"), "\(r.stdout)")
+        let bad = try chat("/quit\n", ["--timeout", "-1"])
+        #expect(bad.status != 0 && bad.stderr.contains("--timeout"), "\(bad.stderr)")
+    }
+
+    @Test("a huge typed message does not break the chat: the prompt is cut to fit, later turns still answer")
+    func hugeMessage() throws {
+        let huge = String(repeating: "كم رسوم تجديد جواز السفر ", count: 4000)
+        let r = try chat(huge + "\nجوازي متى يخلص؟\n/quit\n", ["-c", "512"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains("تعذّر إكمال الرد"), "\(r.stdout.suffix(2000))")
+        #expect(r.stdout.contains("600 ريال") && r.stdout.contains("باقي 75 يوماً"), "\(r.stdout.suffix(2000))")
+    }
+}

@@ -24,16 +24,18 @@ public struct AbsherSettings: Sendable {
     /// The Absher app's deep link URLs: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
     public static let linkFormat = DeepLinkFormat(scheme: "absher", host: "service")
 
-    /// The chat's own texts in the Absher app (Arabic), for `ChatConfiguration(wording:)`.
+    /// The chat's own texts in the Absher app (Arabic), for `ChatConfiguration(wording:)`. One language per line: a
+    /// technical detail (an error from a library, a plugin id, a measurement) goes on its own line after the Arabic
+    /// sentence.
     public static let wording = ChatWording(
         greeting: greeting, systemPrompt: systemPrompt,
-        suggestionsFailed: { "تعذّر جلب اقتراحات \($0): \($1)" },
-        engineFailed: { "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة. (\($0))" },
-        replyPreparationFailed: { "تعذّر تجهيز الرد: \($0)" },
+        suggestionsFailed: { "تعذّر جلب الاقتراحات من إحدى الإضافات.\n\($0): \($1)" },
+        engineFailed: { "تعذّر تشغيل المحرك فتوقفت الكتابة؛ أعد المحاولة.\n\($0)" },
+        replyPreparationFailed: { "تعذّر تجهيز الرد.\n\($0)" },
         engineNotReady: "المحرك غير جاهز.",
-        replyFailed: { "تعذّر إكمال الرد: \($0)" },
-        followUpsFailed: { "تعذّر إضافة رسائل \($0): \($1)" },
-        linkFailed: { "تعذّر فتح الرابط: \($0)" },
+        replyFailed: { "تعذّر إكمال الرد.\n\($0)" },
+        followUpsFailed: { "تعذّر إضافة رسائل إحدى الإضافات.\n\($0): \($1)" },
+        linkFailed: { "تعذّر فتح الرابط.\n\($0)" },
         verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
         rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
         emptyText: "النص فارغ",
@@ -43,7 +45,7 @@ public struct AbsherSettings: Sendable {
         uncoveredQuestion: uncoveredAnswer,
         replyTimedOut: { "⚠ تأخر الرد أكثر من \(arabicCount($0, .second)) فأوقفه سند." },
         engineUnloaded: {
-            "⚠ ذاكرة الجهاز منخفضة (\($0)) فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية."
+            "⚠ ذاكرة الجهاز منخفضة فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية.\n\($0)"
         })
 
     /// The answer to a typed message no plugin covers: an honest "I can help with…", listing `capabilities`.

@@ -321,4 +321,22 @@ struct ChatWordingTests {
         let absher = GroundingCheck.verify("", against: reply, wording: AbsherSettings.wording)
         #expect(absher == .rejected(reasons: ["النص فارغ"]) && absher.note(AbsherSettings.wording).hasPrefix("⚠"))
     }
+
+    @Test("the Absher wording keeps one language per line: an English error detail goes on a line of its own")
+    func oneLanguagePerLine() {
+        let w = AbsherSettings.wording
+        let detail = "cannot open /models/m.gguf: No such file or directory (errno 2)"
+        let texts = [
+            w.suggestionsFailed("forms", detail), w.engineFailed(detail), w.replyPreparationFailed(detail),
+            w.replyFailed(detail), w.followUpsFailed("dependents", detail), w.linkFailed(detail),
+            w.engineUnloaded("MemAvailable 90 MiB < 128 MiB"), w.replyTimedOut(120), w.uncoveredQuestion?([]) ?? "",
+        ]
+        for text in texts {
+            #expect(arabicLetters(text) > 0, "\(text)")
+            for line in text.split(separator: "\n") {
+                let latin = line.unicodeScalars.filter { ("a"..."z").contains($0) || ("A"..."Z").contains($0) }.count
+                #expect(latin == 0 || arabicLetters(String(line)) == 0, "mixed line: \(line)")
+            }
+        }
+    }
 }

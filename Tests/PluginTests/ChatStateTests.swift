@@ -62,7 +62,10 @@ struct ChatStateTests {
         try await session.send("جوازي متى يخلص؟")
         let unloaded = await session.snapshot()
         #expect(unloaded.engineState == .unloaded("MemAvailable 90 MiB < 128 MiB") && unloaded.isInputEnabled)
-        #expect(unloaded.messages.last?.content.contains("ذاكرة الجهاز منخفضة (MemAvailable 90 MiB < 128 MiB)") == true)
+        #expect(
+            unloaded.messages.last?.content
+                == "⚠ ذاكرة الجهاز منخفضة فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية.\nMemAvailable 90 MiB < 128 MiB"
+        )
         try await session.send("كم رسوم تجديد رخصة القيادة؟")
         let reloaded = await session.snapshot()
         #expect(reloaded.engineState == .ready && loads.increment() == 3)

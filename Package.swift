@@ -176,10 +176,12 @@ let package = Package(
         // Credit scoring (issue 23): message input, a deterministic feature pass, a record signed with Ed25519
         // (libcrypto, dlopen) and its verification.
         .target(
-            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadNative"], path: "Plugins/CreditScoring",
+            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative"],
+            path: "Plugins/CreditScoring",
             exclude: ["README.md"]),
         .testTarget(
-            name: "CreditScoringTests", dependencies: ["CreditScoringPlugin", "SanadCore", "SanadTestSupport"],
+            name: "CreditScoringTests",
+            dependencies: ["CreditScoringPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/CreditScoringTests"),
     ],
     swiftLanguageModes: [.v6]

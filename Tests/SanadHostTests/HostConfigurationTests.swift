@@ -79,7 +79,9 @@ struct HostConfigurationTests {
     }
 
     /// Every plugin the sanad executable registers (Sources/sanad/Wiring.swift); `sanad config` checks the real registry.
-    let shippedPluginIDs = ["proactive-alerts", "dependents", "absher-services", "ocr-ingest", "forms"]
+    let shippedPluginIDs = [
+        "proactive-alerts", "dependents", "absher-services", "ocr-ingest", "forms", "credit-scoring",
+    ]
 
     @Test("the shipped tier configs are valid and ordered by memory")
     func shippedConfigs() throws {

@@ -137,13 +137,11 @@ enum CreditCommand: SanadCommand {
         path: String, settings: AnalysisSettings, model: String?, out: String?, store: RecordStore, now: Date,
         progress: Bool, json: Bool
     ) throws -> Int32 {
-        let lib = try LibCrypto.shared()
-        let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
-        let modelIdentity = try model.map { try ModelIdentity.of(file: URL(fileURLWithPath: $0), lib: lib) }
-        let digest = try SHA256Digest(lib)
         let start = Date()
         var lastReport = start
-        let result = try CreditAnalysis.run(path: path, settings: settings, digest: digest) { done in
+        let signed = try CreditScoring.analyzeAndSign(
+            path: path, settings: settings, model: model.map { URL(fileURLWithPath: $0) }, store: store, now: now
+        ) { done in
             if progress, Date().timeIntervalSince(lastReport) >= 1 {
                 lastReport = Date()
                 let rate = Double(done) / max(1e-9, lastReport.timeIntervalSince(start))
@@ -151,28 +149,23 @@ enum CreditCommand: SanadCommand {
             }
             return true  // SIGINT ends the process; the record is written only at the end, atomically
         }
-        let seconds = Date().timeIntervalSince(start)
+        let result = signed.result
+        let seconds = signed.seconds
         for problem in result.input.problems { printError("skipped line \(problem.line): \(problem.reason)") }
         if result.input.skipped > result.input.problems.count {
             printError("… and \(result.input.skipped - result.input.problems.count) more skipped lines")
         }
-        let recordID = recordIdentifier(now, random: try lib.random(6))
-        let body = try CreditRecord.body(
-            result, inputSHA256: try digest.hex(), model: modelIdentity, createdAt: now, recordID: recordID, lib: lib)
-        let bytes = try CreditRecord.sign(body, key: key, lib: lib)
-        let file = try store.save(bytes, recordID: recordID, in: store.records)
         if let out {
-            do { try Data(bytes + [10]).write(to: URL(fileURLWithPath: out)) } catch {
+            do { try Data(signed.bytes + [10]).write(to: URL(fileURLWithPath: out)) } catch {
                 throw SanadError.engine("\(out): cannot be written (\(error.localizedDescription))")
             }
         }
-        let recordDigest = try SHA256Digest.hex(bytes, lib: lib)
         let rate = seconds > 0 ? Double(result.input.messages) / seconds : 0
         if json {
-            let record = try JSONValue.parse(Data(bytes))
+            let record = try JSONValue.parse(Data(signed.bytes))
             print(
                 JSONValue.object([
-                    "record": record, "file": .string(file.path), "digest": .string(recordDigest),
+                    "record": record, "file": .string(signed.file.path), "digest": .string(signed.digest),
                     "lovedOnes": .array(
                         result.lovedOnes.map {
                             .object([
@@ -206,16 +199,9 @@ enum CreditCommand: SanadCommand {
                 "  \(e.feature) = \(e.value == e.value.rounded() ? String(Int(e.value)) : String(e.value)) → \(e.effect)\(ids)"
             )
         }
-        print("record \(recordID) signed by device key \(key.keyID): \(file.path)")
-        print("record digest: \(recordDigest)")
+        print("record \(signed.recordID) signed by device key \(signed.keyID): \(signed.file.path)")
+        print("record digest: \(signed.digest)")
         return ExitCode.success
-    }
-
-    /// `20241125T051500Z-<12 hex>`: sorts by creation time; unique by its random part.
-    static func recordIdentifier(_ now: Date, random: [UInt8]) -> String {
-        let iso = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: "-", with: "")
-            .replacingOccurrences(of: ":", with: "")
-        return "\(iso)-\(Hex.encode(random))"
     }
 
     static func rounded3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
@@ -316,20 +302,7 @@ enum CreditCommand: SanadCommand {
     }
 
     static func history(_ store: RecordStore, json: Bool) -> Int32 {
-        let rows: [JSONValue] = store.files(in: store.records).compactMap { file in
-            guard let data = FileManager.default.contents(atPath: file.path), let r = try? JSONValue.parse(data) else {
-                return nil
-            }
-            let id = r["recordId"]?.stringValue ?? "?"
-            let confirmed = FileManager.default.fileExists(
-                atPath: store.confirmations.appendingPathComponent("\(id).json").path)
-            let pending = FileManager.default.fileExists(atPath: store.outbox.appendingPathComponent("\(id).json").path)
-            return .object([
-                "recordId": .string(id), "createdAt": r["createdAt"] ?? .null,
-                "trustworthiness": r["trustworthiness"] ?? .null, "method": r["method"] ?? .null,
-                "state": .string(confirmed ? "stored" : pending ? "outbox" : "local"),
-            ])
-        }
+        let rows = CreditScoring.history(store)
         if json {
             print(JSONValue.array(rows).prettyString)
         } else {

@@ -1,0 +1,180 @@
+import Foundation
+import SanadChat
+import SanadCore
+
+/// A finished analysis, signed and saved in the store.
+public struct SignedAnalysis: Sendable {
+    public var result: AnalysisResult
+    public var recordID: String
+    /// The record's canonical bytes (RFC 8785) with its signature.
+    public var bytes: [UInt8]
+    public var file: URL
+    /// SHA-256 of `bytes`, hex.
+    public var digest: String
+    public var keyID: String
+    public var seconds: Double
+}
+
+/// The analysis pipeline the CLI and the plugin's tools share: read, analyse, sign with the device key, save.
+public enum CreditScoring {
+    /// Reads `path` ('-' = standard input), analyses it with `settings`, signs the record with the device key of
+    /// `store` (created on first use) and saves it in `store.records`. `progress` gets the messages read so far;
+    /// returning false stops the analysis (nothing is written). The record names `model` by id and SHA-256 when one
+    /// is given.
+    public static func analyzeAndSign(
+        path: String, settings: AnalysisSettings, model: URL?, store: RecordStore, now: Date,
+        progress: (Int) -> Bool = { _ in true }
+    ) throws -> SignedAnalysis {
+        let lib = try LibCrypto.shared()
+        let key = try DeviceKey.loadOrCreate(directory: DeviceKey.directory(dataDirectory: store.directory), lib: lib)
+        let modelIdentity = try model.map { try ModelIdentity.of(file: $0, lib: lib) }
+        let digest = try SHA256Digest(lib)
+        let start = Date()
+        let result = try CreditAnalysis.run(path: path, settings: settings, digest: digest, progress: progress)
+        let recordID = recordIdentifier(now, random: try lib.random(6))
+        let body = try CreditRecord.body(
+            result, inputSHA256: try digest.hex(), model: modelIdentity, createdAt: now, recordID: recordID, lib: lib)
+        let bytes = try CreditRecord.sign(body, key: key, lib: lib)
+        let file = try store.save(bytes, recordID: recordID, in: store.records)
+        return SignedAnalysis(
+            result: result, recordID: recordID, bytes: bytes, file: file,
+            digest: try SHA256Digest.hex(bytes, lib: lib), keyID: key.keyID, seconds: Date().timeIntervalSince(start))
+    }
+
+    /// `20241125T051500Z-<12 hex>`: sorts by creation time; unique by its random part.
+    public static func recordIdentifier(_ now: Date, random: [UInt8]) -> String {
+        let iso = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: "-", with: "")
+            .replacingOccurrences(of: ":", with: "")
+        return "\(iso)-\(Hex.encode(random))"
+    }
+
+    /// The records in `store`, oldest first, with where each stands (`local`, `outbox`, `stored`).
+    public static func history(_ store: RecordStore) -> [JSONValue] {
+        store.files(in: store.records).compactMap { file in
+            guard let data = FileManager.default.contents(atPath: file.path), let r = try? JSONValue.parse(data) else {
+                return nil
+            }
+            let id = r["recordId"]?.stringValue ?? "?"
+            let confirmed = FileManager.default.fileExists(
+                atPath: store.confirmations.appendingPathComponent("\(id).json").path)
+            let pending = FileManager.default.fileExists(atPath: store.outbox.appendingPathComponent("\(id).json").path)
+            return .object([
+                "recordId": .string(id), "createdAt": r["createdAt"] ?? .null,
+                "trustworthiness": r["trustworthiness"] ?? .null, "method": r["method"] ?? .null,
+                "state": .string(confirmed ? "stored" : pending ? "outbox" : "local"),
+            ])
+        }
+    }
+}
+
+/// Credit scoring hosted in the chat host (`credit-scoring`): the analysis and the offline check as tools, for the
+/// host or a model to call, with the same store as `sanad credit` (the plugin's data folder). It adds nothing to the
+/// chat itself: a person's messages are given as a file, never typed into the chat.
+///
+/// Options (host config): `store` (a folder; default: the plugin's data folder), `me` (an array of sender names that
+/// are the person in line formats; default `me`, `أنا`).
+public final class CreditScoringPlugin: FeaturePlugin {
+    public static let pluginID = "credit-scoring"
+    public static let optionKeys = ["store", "me"]
+
+    public let id = CreditScoringPlugin.pluginID
+    public let store: RecordStore
+    public let me: [String]
+    let now: @Sendable () -> Date
+
+    public convenience init(context: PluginContext) throws {
+        let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
+        var me = ReaderSettings.defaultMe
+        if let value = context.options["me"] {
+            guard let names = value.arrayValue?.compactMap(\.stringValue), names.count == value.arrayValue?.count,
+                !names.isEmpty
+            else {
+                throw PluginError.invalidOption(
+                    plugin: Self.pluginID, configFile: context.configFile?.path, key: "me",
+                    problem: "expected a non-empty array of sender names, found \(value)")
+            }
+            me = names
+        }
+        let folder = try options.string("store").map { URL(fileURLWithPath: $0) } ?? context.dataDirectory
+        self.init(store: RecordStore(directory: folder), me: me, now: context.now)
+    }
+
+    public init(store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date) {
+        self.store = store
+        self.me = me
+        self.now = now
+    }
+
+    public var capabilities: [String] {
+        ["تحليل رسائلك على جهازك إلى سجل ائتماني موقّع لا يغادره نص أي رسالة (sanad credit)"]
+    }
+
+    public var tools: [any Tool] { [analyzeTool, verifyTool, historyTool] }
+
+    var analyzeTool: PluginTool {
+        PluginTool(
+            name: "credit_analyze",
+            description:
+                "Analyses the person's message file on the device (line format, chat export or JSON) into Big Five traits, a trustworthiness score and explanations, and saves a record signed with the device key. Returns the record, never message text.",
+            arguments: [
+                ToolArgument("file", required: true),
+                ToolArgument(
+                    "scope",
+                    schema: .object([
+                        "type": .string("string"), "enum": .array([.string("all"), .string("loved-ones")]),
+                    ])),
+            ]
+        ) { [self] args in
+            var settings = AnalysisSettings(reader: ReaderSettings(me: me))
+            if args.values["scope"] != nil {
+                let text = try args.string("scope")
+                guard let scope = AnalysisScope(rawValue: text) else {
+                    throw ToolError(tool: "credit_analyze", "scope must be all or loved-ones, not '\(text)'")
+                }
+                settings.scope = scope
+            }
+            let path = try args.string("file")
+            guard path != "-", FileManager.default.isReadableFile(atPath: path) else {
+                throw ToolError(tool: "credit_analyze", "cannot read the message file '\(path)'")
+            }
+            let signed = try CreditScoring.analyzeAndSign(
+                path: path, settings: settings, model: nil, store: store, now: now())
+            return .object([
+                "record": try JSONValue.parse(Data(signed.bytes)), "file": .string(signed.file.path),
+                "digest": .string(signed.digest), "keyId": .string(signed.keyID),
+            ])
+        }
+    }
+
+    var verifyTool: PluginTool {
+        PluginTool(
+            name: "credit_verify",
+            description: "Checks a signed credit record file offline (canonical bytes, fields, Ed25519 signature).",
+            arguments: [ToolArgument("file", required: true)]
+        ) { args in
+            let path = try args.string("file")
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ToolError(tool: "credit_verify", "cannot read '\(path)'")
+            }
+            do {
+                let v = try RecordVerifier.verify(Array(data), lib: try LibCrypto.shared())
+                return .object([
+                    "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
+                    "digest": .string(v.digest),
+                ])
+            } catch let rejection as RecordRejection {
+                return .object([
+                    "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
+                ])
+            }
+        }
+    }
+
+    var historyTool: PluginTool {
+        PluginTool(
+            name: "credit_history",
+            description:
+                "Lists this device's signed credit records with their score and whether they are stored by the server."
+        ) { [self] _ in .array(CreditScoring.history(store)) }
+    }
+}

@@ -14,6 +14,16 @@ public struct CompletionRequest: Sendable {
     public var stream: Bool
     /// `stream_options.include_usage`: a last chunk with the token counts.
     public var includeUsage: Bool
+    /// The functions the client offers and whether a call is required (nil: no tools, or `tool_choice: "none"`).
+    public var tools: ToolRequest? = nil
+}
+
+/// `tools` and `tool_choice` of a chat request: the reply is constrained to Sanad's tool envelope over the offered
+/// functions (`ToolCalling`), so a call names an offered function with arguments valid for its schema.
+public struct ToolRequest: Sendable {
+    public var offers: [ToolCalling.Offer]
+    /// `auto`: a call or a text answer; `required` (or one function named): a call.
+    public var textAllowed: Bool
 }
 
 /// The body of a POST as a JSON object, or a 400 naming the problem.
@@ -51,18 +61,102 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
             }
             role = r
         }
-        messages.append(
-            ChatMessage(role: role, content: try messageText(m["content"], param: "messages[\(i)].content")))
-    }
-    if let tools = body["tools"]?.arrayValue, !tools.isEmpty {
-        throw APIError.invalid("tools", "tool calls are not served yet; send the request without 'tools'")
+        messages.append(try toolTurn(m, role: role, param: "messages[\(i)]"))
     }
     var parameters = try decodeGenerationParameters(body, defaultMaxTokens: defaultMaxTokens)
     parameters.constraint = try decodeResponseFormat(body["response_format"])
+    let tools = try decodeTools(body["tools"], choice: body["tool_choice"])
+    if let tools {
+        guard parameters.constraint == nil else {
+            throw APIError.invalid("response_format", "'response_format' cannot be combined with 'tools'")
+        }
+        let schema = ToolCalling.envelopeSchema(offers: tools.offers, allowText: tools.textAllowed)
+        do {
+            parameters.constraint = try SchemaConstraint(schema: schema)
+        } catch {
+            throw APIError.invalid("tools", "a function's 'parameters' schema is not supported: \(error.description)")
+        }
+        messages.insert(.system(ToolCalling.instructions(offers: tools.offers, allowText: tools.textAllowed)), at: 0)
+    }
     if parameters.constraint != nil { parameters.stopStrings = [] }
     return CompletionRequest(
         prompt: .chat(messages), parameters: parameters, stream: body["stream"]?.boolValue ?? false,
-        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false)
+        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, tools: tools)
+}
+
+/// A message as the model sees it: an assistant's `tool_calls` become Sanad's envelope (`{"tool":…,"arguments":…}`),
+/// a `tool` message becomes a user turn `Tool result: …`, as `ToolCalling` writes them.
+func toolTurn(_ m: [String: JSONValue], role: ChatRole, param: String) throws(APIError) -> ChatMessage {
+    let text = try messageText(m["content"], param: "\(param).content")
+    if role == .tool { return .user("Tool result: \(text)") }
+    guard role == .assistant, let calls = m["tool_calls"]?.arrayValue, !calls.isEmpty else {
+        return ChatMessage(role: role, content: text)
+    }
+    var envelopes: [String] = []
+    for (j, call) in calls.enumerated() {
+        guard let name = call["function"]?["name"]?.stringValue else {
+            throw APIError.invalid("\(param).tool_calls[\(j)]", "each tool call needs 'function.name'")
+        }
+        let argumentsText = call["function"]?["arguments"]?.stringValue ?? "{}"
+        guard let arguments = try? JSONValue.parse(argumentsText) else {
+            throw APIError.invalid(
+                "\(param).tool_calls[\(j)].function.arguments", "'arguments' must be a JSON object as a string")
+        }
+        envelopes.append(JSONValue.object(["tool": .string(name), "arguments": arguments]).jsonString)
+    }
+    return .assistant(([text] + envelopes).filter { !$0.isEmpty }.joined(separator: "\n"))
+}
+
+/// `tools` (`[{"type":"function","function":{"name","description","parameters"}}]`) and `tool_choice` (`none`,
+/// `auto` (the default), `required`, or `{"type":"function","function":{"name":…}}`); nil when there is nothing to
+/// offer.
+func decodeTools(_ tools: JSONValue?, choice: JSONValue?) throws(APIError) -> ToolRequest? {
+    guard let list = tools?.arrayValue, !list.isEmpty else {
+        if let choice, choice != .null, choice != .string("none"), choice != .string("auto") {
+            throw APIError.invalid("tool_choice", "'tool_choice' needs 'tools'")
+        }
+        return nil
+    }
+    var offers: [ToolCalling.Offer] = []
+    for (i, tool) in list.enumerated() {
+        guard tool["type"]?.stringValue == "function", let f = tool["function"]?.objectValue,
+            let name = f["name"]?.stringValue
+        else {
+            throw APIError.invalid("tools[\(i)]", "each tool must be {\"type\":\"function\",\"function\":{\"name\":…}}")
+        }
+        guard (1...64).contains(name.count),
+            name.unicodeScalars.allSatisfy({
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                    || $0 == "-"
+            })
+        else {
+            throw APIError.invalid("tools[\(i)].function.name", "'\(name)' must be 1–64 of a-z, A-Z, 0-9, _ and -")
+        }
+        guard !offers.contains(where: { $0.name == name }) else {
+            throw APIError.invalid("tools[\(i)].function.name", "'\(name)' is offered twice")
+        }
+        let parameters = f["parameters"] ?? .object(["type": .string("object"), "properties": .object([:])])
+        guard parameters.objectValue != nil else {
+            throw APIError.invalid("tools[\(i)].function.parameters", "'parameters' must be a JSON Schema object")
+        }
+        offers.append(
+            ToolCalling.Offer(name: name, description: f["description"]?.stringValue ?? "", arguments: parameters))
+    }
+    switch choice {
+    case nil, .null, .string("auto"): return ToolRequest(offers: offers, textAllowed: true)
+    case .string("none"): return nil
+    case .string("required"): return ToolRequest(offers: offers, textAllowed: false)
+    case .object(let o) where o["type"]?.stringValue == "function":
+        guard let name = o["function"]?["name"]?.stringValue, let offer = offers.first(where: { $0.name == name })
+        else {
+            throw APIError.invalid("tool_choice", "'tool_choice' names a function that is not in 'tools'")
+        }
+        return ToolRequest(offers: [offer], textAllowed: false)
+    default:
+        throw APIError.invalid(
+            "tool_choice",
+            "'tool_choice' must be none, auto, required or {\"type\":\"function\",\"function\":{\"name\":…}}")
+    }
 }
 
 /// `POST /v1/completions`.

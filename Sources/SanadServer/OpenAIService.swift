@@ -191,6 +191,7 @@ public final class OpenAIService: Sendable {
             stream: request.stream, includeUsage: request.includeUsage, channel: channel)
         let parameters = request.parameters
         let metrics = metrics
+        let toolMode = request.tools != nil
         let outcome =
             channel.runCancellable { () -> GenerationOutcome in
                 var outcome = GenerationOutcome()
@@ -209,7 +210,8 @@ public final class OpenAIService: Sendable {
                             last = now
                             outcome.tokens += 1
                             outcome.text += piece
-                            if !reply.piece(piece) { return outcome }
+                            // A tool envelope is answered whole at the end, not streamed as raw JSON.
+                            if toolMode ? channel.clientGone : !reply.piece(piece) { return outcome }
                         case .finished(let reason, let stats):
                             outcome.finish = reason
                             outcome.stats = stats
@@ -225,7 +227,28 @@ public final class OpenAIService: Sendable {
             return reply.fail(generationError(error, constrained: parameters.constraint != nil && outcome.tokens == 0))
         }
         guard let finish = outcome.finish, finish != .cancelled else { return 499 }
+        if toolMode { return answerTools(outcome, finish: finish, maxTokens: parameters.maxTokens, reply) }
         return reply.end(text: outcome.text, finish: finish, stats: outcome.stats)
+    }
+
+    /// The generated tool envelope as OpenAI's answer: a `tool_calls` message, or (with `tool_choice: "auto"`) the
+    /// text answer it holds.
+    private func answerTools(_ outcome: GenerationOutcome, finish: StopReason, maxTokens: Int, _ reply: CompletionReply)
+        -> Int
+    {
+        guard finish == .endOfGeneration, let envelope = try? StrictJSON().parse(Array(outcome.text.utf8)) else {
+            return reply.fail(
+                APIError(
+                    400,
+                    "the tool call was not complete within max_tokens (\(maxTokens)) tokens; raise max_tokens",
+                    param: "max_tokens", code: "length"))
+        }
+        if let name = envelope["tool"]?.stringValue, let arguments = envelope["arguments"] {
+            return reply.endToolCall(name: name, arguments: arguments.jsonString, stats: outcome.stats)
+        }
+        let content = envelope["content"]?.stringValue ?? ""
+        _ = reply.piece(content)
+        return reply.end(text: content, finish: .endOfGeneration, stats: outcome.stats)
     }
 }
 
@@ -325,20 +348,58 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
         return channel.write(serverSentEvent(envelope(choice(text: text, finish: nil))))
     }
 
-    /// The end of a reply; returns the status sent.
-    func end(text: String, finish: StopReason, stats: GenerationStats) -> Int {
-        let usage: JSONValue = .object([
+    private func usage(_ stats: GenerationStats) -> JSONValue {
+        .object([
             "prompt_tokens": .number(Double(stats.promptTokens)),
             "completion_tokens": .number(Double(stats.generatedTokens)),
             "total_tokens": .number(Double(stats.promptTokens + stats.generatedTokens)),
         ])
+    }
+
+    /// The end of a reply; returns the status sent.
+    func end(text: String, finish: StopReason, stats: GenerationStats) -> Int {
         guard stream else {
-            channel.send(.json(200, envelope(choice(text: text, finish: finishReason(finish)), usage: usage)))
+            channel.send(.json(200, envelope(choice(text: text, finish: finishReason(finish)), usage: usage(stats))))
             return 200
         }
         startIfNeeded()
         channel.write(serverSentEvent(envelope(choice(text: "", finish: finishReason(finish)))))
-        if includeUsage { channel.write(serverSentEvent(envelope(.array([]), usage: usage))) }
+        return endStream(stats)
+    }
+
+    /// The end of a reply that calls a function: a `tool_calls` message (finish reason `tool_calls`), or in a
+    /// stream one delta with the whole call, then the finish.
+    func endToolCall(name: String, arguments: String, stats: GenerationStats) -> Int {
+        var call: [String: JSONValue] = [
+            "id": .string("call_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)),
+            "type": .string("function"),
+            "function": .object(["name": .string(name), "arguments": .string(arguments)]),
+        ]
+        guard stream else {
+            let message: JSONValue = .object([
+                "role": .string("assistant"), "content": .null, "tool_calls": .array([.object(call)]),
+            ])
+            let choice: JSONValue = .object([
+                "index": .number(0), "finish_reason": .string("tool_calls"), "message": message, "logprobs": .null,
+            ])
+            channel.send(.json(200, envelope(.array([choice]), usage: usage(stats))))
+            return 200
+        }
+        startIfNeeded()
+        call["index"] = .number(0)
+        let delta: JSONValue = .object([
+            "index": .number(0), "finish_reason": .null, "delta": .object(["tool_calls": .array([.object(call)])]),
+        ])
+        channel.write(serverSentEvent(envelope(.array([delta]))))
+        let finish: JSONValue = .object([
+            "index": .number(0), "finish_reason": .string("tool_calls"), "delta": .object([:]),
+        ])
+        channel.write(serverSentEvent(envelope(.array([finish]))))
+        return endStream(stats)
+    }
+
+    private func endStream(_ stats: GenerationStats) -> Int {
+        if includeUsage { channel.write(serverSentEvent(envelope(.array([]), usage: usage(stats)))) }
         channel.write(serverSentEvent("[DONE]"))
         channel.endStream()
         return 200

@@ -15,25 +15,66 @@ public enum ToolCalling {
         public var messages: [ChatMessage]
     }
 
+    /// A tool as the model is offered it: a name, what it does, and its arguments' JSON Schema (a plugin's `Tool`,
+    /// or a function a client declares in an OpenAI request).
+    public struct Offer: Sendable, Equatable {
+        public var name: String
+        public var description: String
+        public var arguments: JSONValue
+
+        public init(name: String, description: String, arguments: JSONValue) {
+            self.name = name
+            self.description = description
+            self.arguments = arguments
+        }
+
+        public init(_ tool: any Tool) {
+            self.init(name: tool.name, description: tool.description, arguments: tool.argumentsSchema)
+        }
+    }
+
     /// The envelope's schema over `tools`.
     public static func envelopeSchema(_ tools: [any Tool]) -> JSONValue {
-        let alternatives = tools.map { tool -> JSONValue in
+        envelopeSchema(offers: tools.map(Offer.init))
+    }
+
+    /// The envelope's schema over `offers`; with `allowText`, one more alternative `{"content": TEXT}` lets the
+    /// model answer without a call (OpenAI's `tool_choice: "auto"`).
+    public static func envelopeSchema(offers: [Offer], allowText: Bool = false) -> JSONValue {
+        var alternatives = offers.map { offer -> JSONValue in
             let properties: [String: JSONValue] = [
-                "tool": .object(["const": .string(tool.name)]), "arguments": tool.argumentsSchema,
+                "tool": .object(["const": .string(offer.name)]), "arguments": offer.arguments,
             ]
             return .object([
                 "type": .string("object"), "properties": .object(properties),
                 "required": .array([.string("tool"), .string("arguments")]), "additionalProperties": .bool(false),
             ])
         }
+        if allowText {
+            alternatives.append(
+                .object([
+                    "type": .string("object"),
+                    "properties": .object(["content": .object(["type": .string("string")])]),
+                    "required": .array([.string("content")]), "additionalProperties": .bool(false),
+                ]))
+        }
         return .object(["anyOf": .array(alternatives)])
     }
 
     /// The system text that offers `tools`: names, descriptions, argument schemas and the envelope.
     public static func instructions(_ tools: [any Tool]) -> String {
-        let list = tools.map { "- \($0.name): \($0.description) Arguments: \($0.argumentsSchema.jsonString)" }
-        return "You can call one tool. Reply with JSON only: {\"tool\": NAME, \"arguments\": {...}}.\nTools:\n"
-            + list.joined(separator: "\n")
+        instructions(offers: tools.map(Offer.init))
+    }
+
+    /// The system text that offers `offers`; with `allowText` it says how to answer without a call.
+    public static func instructions(offers: [Offer], allowText: Bool = false) -> String {
+        let list = offers.map { "- \($0.name): \($0.description) Arguments: \($0.arguments.jsonString)" }
+        let how =
+            allowText
+            ? "Reply with JSON only: {\"tool\": NAME, \"arguments\": {...}} to call one tool, or "
+                + "{\"content\": TEXT} to answer without a tool."
+            : "You can call one tool. Reply with JSON only: {\"tool\": NAME, \"arguments\": {...}}."
+        return how + "\nTools:\n" + list.joined(separator: "\n")
     }
 
     /// Asks the model for one call among `tools` after `messages` (the instructions go first as a system turn),

@@ -36,6 +36,82 @@ struct OpenAIRequestTests {
         #expect(r.parameters.constraint == nil)
     }
 
+    @Test("tools: auto allows a text answer, required and a named function force a call; the offer is a system turn")
+    func tools() throws {
+        let tools =
+            #"[{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},{"type":"function","function":{"name":"get_time"}}]"#
+        let auto = try decodeChatRequest(
+            body(#"{"messages":[{"role":"user","content":"Weather in Paris?"}],"stop":"x","tools":\#(tools)}"#),
+            defaultMaxTokens: 64)
+        #expect(auto.tools?.textAllowed == true && auto.tools?.offers.map(\.name) == ["get_weather", "get_time"])
+        #expect(auto.parameters.constraint != nil && auto.parameters.stopStrings.isEmpty)
+        guard case .chat(let messages) = auto.prompt else { throw APIError(500, "not a chat") }
+        #expect(messages.first?.role == .system && messages.first?.content.contains("get_weather") == true)
+        #expect(messages.first?.content.contains("{\"content\": TEXT}") == true)
+        let required = try decodeChatRequest(
+            body(#"{"messages":[{"role":"user","content":"x"}],"tools":\#(tools),"tool_choice":"required"}"#),
+            defaultMaxTokens: 64)
+        #expect(required.tools?.textAllowed == false && required.tools?.offers.count == 2)
+        let named = try decodeChatRequest(
+            body(
+                #"{"messages":[{"role":"user","content":"x"}],"tools":\#(tools),"tool_choice":{"type":"function","function":{"name":"get_time"}}}"#
+            ), defaultMaxTokens: 64)
+        #expect(named.tools?.offers.map(\.name) == ["get_time"] && named.tools?.textAllowed == false)
+        let none = try decodeChatRequest(
+            body(#"{"messages":[{"role":"user","content":"x"}],"tools":\#(tools),"tool_choice":"none"}"#),
+            defaultMaxTokens: 64)
+        #expect(none.tools == nil && none.parameters.constraint == nil)
+    }
+
+    @Test("a conversation with a call and its result is given to the model in the envelope it was asked for")
+    func toolHistory() throws {
+        let r = try decodeChatRequest(
+            body(
+                #"{"messages":[{"role":"user","content":"Weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"18 C, sunny"}]}"#
+            ), defaultMaxTokens: 64)
+        #expect(
+            r.prompt
+                == .chat([
+                    .user("Weather?"), .assistant(#"{"arguments":{"city":"Paris"},"tool":"get_weather"}"#),
+                    .user("Tool result: 18 C, sunny"),
+                ]))
+    }
+
+    @Test(
+        "bad tools are a 400 naming the field",
+        arguments: [
+            (#""tools":[{"type":"retrieval"}]"#, "tools[0]"),
+            (#""tools":[{"type":"function","function":{"name":"bad name"}}]"#, "tools[0].function.name"),
+            (
+                #""tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]"#,
+                "tools[1].function.name"
+            ),
+            (
+                #""tools":[{"type":"function","function":{"name":"a","parameters":"x"}}]"#,
+                "tools[0].function.parameters"
+            ),
+            (
+                #""tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":{"type":"function","function":{"name":"b"}}"#,
+                "tool_choice"
+            ),
+            (#""tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":"sometimes""#, "tool_choice"),
+            (#""tool_choice":"required""#, "tool_choice"),
+            (
+                #""tools":[{"type":"function","function":{"name":"a"}}],"response_format":{"type":"json_object"}"#,
+                "response_format"
+            ),
+            (
+                #""messages":[{"role":"assistant","tool_calls":[{"function":{"name":"a","arguments":"{oops"}}]}]"#,
+                "messages[0].tool_calls[0].function.arguments"
+            ),
+        ])
+    func badTools(extra: String, param: String) throws {
+        let text =
+            extra.hasPrefix(#""messages""#) ? "{\(extra)}" : #"{"messages":[{"role":"user","content":"x"}],\#(extra)}"#
+        let error = try #require(refusal(text), "\(extra)")
+        #expect(error.status == 400 && error.param == param, "\(error)")
+    }
+
     @Test("response_format json_schema becomes a constraint (and drops stop strings); a bad schema is a 400")
     func responseFormat() throws {
         let r = try decodeChatRequest(
@@ -59,7 +135,7 @@ struct OpenAIRequestTests {
             (#"{"messages":[{"role":"user","content":"x"}],"max_tokens":1.5}"#, "max_tokens"),
             (#"{"messages":[{"role":"user","content":"x"}],"n":2}"#, "n"),
             (#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#, "stop"),
-            (#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}"#, "tools"),
+            (#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}"#, "tools[0]"),
             (#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, "messages[0].content"),
         ]
         for (text, param) in cases {

@@ -101,6 +101,39 @@ struct ServeEndToEndTests {
         #expect(server.stop(signal: false) == 0, "\(server.stderr)")
     }
 
+    @Test("tools: a required call names an offered function with arguments valid for its schema, plain and streamed")
+    func tools() throws {
+        let server = try ServerProcess(Self.engine + ["--slots", "1", "--no-embeddings"])
+        let port = server.port
+        let tools =
+            #"[{"type":"function","function":{"name":"get_weather","description":"Current weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"get_time","description":"Current time in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]"#
+        let extra = #","max_tokens":96,"tools":\#(tools),"tool_choice":"required""#
+        let plain = try request(
+            port, "POST", "/v1/chat/completions", body: chat("What is the weather in Paris, in celsius?", extra))
+        #expect(plain.status == 200, "\(plain.body)")
+        let choice = plain.json?["choices"]?.arrayValue?.first
+        #expect(choice?["finish_reason"]?.stringValue == "tool_calls", "\(plain.body)")
+        #expect(choice?["message"]?["content"] == .null)
+        let call = try #require(choice?["message"]?["tool_calls"]?.arrayValue?.first, "\(plain.body)")
+        #expect(call["type"]?.stringValue == "function" && call["id"]?.stringValue?.hasPrefix("call_") == true)
+        let name = call["function"]?["name"]?.stringValue ?? ""
+        let arguments = try JSONValue.parse(call["function"]?["arguments"]?.stringValue ?? "")
+        #expect(["get_weather", "get_time"].contains(name), "\(plain.body)")
+        #expect(arguments["city"]?.stringValue != nil, "\(plain.body)")
+        if name == "get_weather" { #expect(["celsius", "fahrenheit"].contains(arguments["unit"]?.stringValue ?? "")) }
+
+        let streamed = try request(
+            port, "POST", "/v1/chat/completions",
+            body: chat("What is the weather in Paris, in celsius?", extra + #","stream":true"#))
+        let chunks = events(streamed.body).dropLast().compactMap { try? JSONValue.parse($0) }
+        let deltas = chunks.compactMap { $0["choices"]?.arrayValue?.first }
+        let streamedCall = deltas.compactMap { $0["delta"]?["tool_calls"]?.arrayValue?.first }.first
+        #expect(streamedCall?["function"]?["name"]?.stringValue == name, "\(streamed.body)")
+        #expect(streamedCall?["function"]?["arguments"] == call["function"]?["arguments"], "greedy: the same call")
+        #expect(deltas.last?["finish_reason"]?.stringValue == "tool_calls", "\(streamed.body)")
+        #expect(!deltas.contains { ($0["delta"]?["content"]?.stringValue ?? "").contains("{") }, "no raw envelope")
+    }
+
     @Test("malformed, oversized and slow requests, a full queue and a disconnect mid-stream leave it serving")
     func abuse() throws {
         let server = try ServerProcess(

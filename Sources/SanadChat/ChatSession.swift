@@ -261,6 +261,55 @@ public actor ChatSession {
         await respond(to: turn, onEvent: onEvent)
     }
 
+    /// What `sendPrepared` asks its caller for, given the loaded engine: a message to add before the reply (what
+    /// was done, e.g. a tool call and its result) and the conversation to answer.
+    public typealias PreparedTurn =
+        @Sendable (any InferenceSession) async throws -> (note: String, prompt: [ChatMessage])
+
+    /// Sends `text`, lets `prepare` use the engine first (the CLI's `/tools on` has the model call a plugin's tool
+    /// and runs it), adds the note it returns, then streams the engine's answer to the prompt it returns (free
+    /// text: fitted to the context, with the timeout). A failure adds an error message.
+    public func sendPrepared(_ text: String, prepare: PreparedTurn, onEvent: ChatEventHandler = { _ in }) async throws {
+        let turn = try submit(text)
+        onEvent(.messageAdded(turn.userMessage))
+        onEvent(.processingChanged(true))
+        defer {
+            pendingTurn = nil
+            draft = nil
+            isProcessing = false
+            onEvent(.processingChanged(false))
+        }
+        if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }
+        guard let engine else { return }
+        let prepared: (note: String, prompt: [ChatMessage])
+        do {
+            prepared = try await prepare(engine)
+        } catch {
+            addError(configuration.wording.replyPreparationFailed("\(error)"), onEvent)
+            return
+        }
+        add(ChatEntry(content: prepared.note, isUser: false, timestamp: stamp()), onEvent)
+        let replyID = UUID().uuidString
+        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
+        onEvent(.replyStarted(id: replyID, draft: false))
+        do {
+            engine.reset()
+            let result = try await generate(
+                try fitted(prepared.prompt, engine: engine), engine: engine, replyID: replyID, allowedNumbers: nil,
+                onEvent)
+            let text = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            await store(
+                ChatEntry(id: replyID, content: text.isEmpty ? "…" : text, isUser: false, timestamp: stamp()),
+                verdict: nil, stats: result.stats, turn: turn, onEvent)
+            if result.timedOut {
+                addError(
+                    configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up))), onEvent)
+            }
+        } catch {
+            addError(configuration.wording.replyFailed("\(error)"), onEvent)
+        }
+    }
+
     /// Generates, streams and stores the reply to the pending `turn`, then the plugins' follow-ups; clears
     /// `isProcessing`. A failure adds an error message instead of a reply. Does nothing for a turn that is not
     /// pending.

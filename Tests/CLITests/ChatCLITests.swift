@@ -53,4 +53,22 @@ struct ChatCLITests {
         #expect(!r.stdout.contains("تعذّر إكمال الرد"), "\(r.stdout.suffix(2000))")
         #expect(r.stdout.contains("600 ريال") && r.stdout.contains("باقي 75 يوماً"), "\(r.stdout.suffix(2000))")
     }
+
+    @Test("/tools on: the model calls one of the offered tools (any model: the call is constrained), Sanad runs it")
+    func tools() throws {
+        let r = try chat("/tools on\nWhat are my alerts?\n/tools off\n/quit\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("(الأدوات مفعّلة") && r.stdout.contains("(الأدوات معطّلة)"), "\(r.stdout)")
+        let list = try SanadCLI.run(["tools", "list", "--tier", "4gb"])
+        let offered = Set(
+            list.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        #expect(offered.contains("list_alerts"), "\(list.stdout)")
+        if let line = r.stdout.split(separator: "\n").first(where: { $0.hasPrefix("سند: 🔧 ") }) {
+            let name = String(line.dropFirst("سند: 🔧 ".count).prefix { $0 != " " })
+            #expect(offered.contains(name), "\(line)")
+        } else {
+            // The model picked a tool whose arguments were valid but whose run failed (a file that is not there).
+            #expect(r.stdout.contains("تعذّر تجهيز الرد"), "\(r.stdout)")
+        }
+    }
 }

@@ -3,6 +3,7 @@ import Foundation
 import SanadChat
 import SanadCore
 import SanadHost
+import SanadStructured
 
 /// `sanad chat`: a chat session with the tier's engine and plugins, in the terminal or fed from a pipe.
 enum ChatCommand: SanadCommand {
@@ -23,6 +24,9 @@ enum ChatCommand: SanadCommand {
           /history        every message with its time and link
           /save FILE      save the history as JSON; /load FILE restores it
           /retry          load the engine again after it failed
+          /tools on|off   with on, typed text goes to the model with every plugin's tools offered: it picks one
+                          (constrained to the tools' argument schemas), Sanad runs it and shows the call and its
+                          result, then the model answers from the result (free text, not checked)
           /quit           leave (end of input does the same)
         A reply streams after 'سند (يكتب):'. Replies to a suggestion are grounded: the plugin gives the engine the
         facts, and the model's wording streams as a draft after 'سند (مسودة يتحقق منها):' (stopped at the first
@@ -97,6 +101,7 @@ enum ChatCommand: SanadCommand {
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
+        let tools = ToolsMode(offered: PluginHost.tools(plugins).map(\.tool))
         let printer = ChatPrinter(linkFormat: configuration.linkFormat)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
@@ -112,7 +117,11 @@ enum ChatCommand: SanadCommand {
             if line.isEmpty { continue }
             do {
                 if line.hasPrefix("/") {
-                    if try await command(line, session: session, printer: printer, handler: handler) == false { break }
+                    if try await command(line, session: session, printer: printer, tools: tools, handler: handler)
+                        == false
+                    {
+                        break
+                    }
                 } else if let n = parseLocalizedNumber(line) {
                     // A bare number picks a suggestion (any digits: 2, ٢, ۲); one out of range is not a question.
                     let count = await session.suggestions.count
@@ -125,6 +134,12 @@ enum ChatCommand: SanadCommand {
                         continue
                     }
                     try await Interruption.shared.run { try await session.sendSuggestion(number: n, onEvent: handler) }
+                } else if tools.on {
+                    let offered = tools.offered
+                    try await Interruption.shared.run {
+                        try await session.sendPrepared(
+                            line, prepare: { try await callTool(line, offered, $0) }, onEvent: handler)
+                    }
                 } else {
                     try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
                 }
@@ -140,9 +155,10 @@ enum ChatCommand: SanadCommand {
     }
 
     /// Runs a `/command`; false means quit.
-    static func command(_ line: String, session: ChatSession, printer: ChatPrinter, handler: @escaping ChatEventHandler)
-        async throws -> Bool
-    {
+    static func command(
+        _ line: String, session: ChatSession, printer: ChatPrinter, tools: ToolsMode,
+        handler: @escaping ChatEventHandler
+    ) async throws -> Bool {
         let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
         let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
         switch parts[0] {
@@ -194,14 +210,52 @@ enum ChatCommand: SanadCommand {
                 return true
             }
             await session.retry(onEvent: handler)
+        case "/tools":
+            switch argument {
+            case "on": tools.on = true
+            case "off": tools.on = false
+            case "": break
+            default: throw UsageError("/tools takes on or off")
+            }
+            print(
+                tools.on
+                    ? "(الأدوات مفعّلة: يختار النموذج أداة من \(tools.offered.count) ويشغّلها سند ثم يجيب من نتيجتها)"
+                    : "(الأدوات معطّلة)")
         case "/help":
             print(
-                "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /retry · /quit"
+                "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /retry · /tools on|off · /quit"
             )
         default:
             print("! unknown command '\(parts[0])'; /help lists them")
         }
         return true
+    }
+}
+
+/// `/tools on|off`: whether typed text goes to the model with the plugins' tools offered.
+final class ToolsMode: @unchecked Sendable {  // @unchecked: `on` behind `lock`
+    private let lock = NSLock()
+    private var enabled = false
+    let offered: [any Tool]
+
+    init(offered: [any Tool]) { self.offered = offered }
+
+    var on: Bool {
+        get { lock.withLock { enabled } }
+        set { lock.withLock { enabled = newValue } }
+    }
+}
+
+extension ChatCommand {
+    /// The model picks one of `tools` for `text` (constrained to the tool envelope, so only an offered tool with
+    /// valid arguments can be called); the tool runs; the note shows the call and its result, and the model answers
+    /// from the conversation with the result.
+    static func callTool(_ text: String, _ tools: [any Tool], _ engine: any InferenceSession) async throws
+        -> (note: String, prompt: [ChatMessage])
+    {
+        let outcome = try await ToolCalling.call(session: engine, messages: [.user(text)], tools: tools)
+        let note = "🔧 \(outcome.tool) \(outcome.arguments.jsonString)\n\(outcome.result.prettyString)"
+        return (note, outcome.messages)
     }
 }
 

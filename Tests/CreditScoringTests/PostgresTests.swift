@@ -1,6 +1,7 @@
 import CreditScoringPlugin
 import Foundation
 import SanadCore
+import SanadTestSupport
 import Testing
 
 @Suite("credit PostgreSQL receiver", .serialized, .enabled(if: PostgresServer.available))
@@ -41,6 +42,40 @@ struct PostgresTests {
             }
         }
         #expect(try receiver.erase(keyID: f.key.keyID) == 1)
+    }
+
+    @Test("the CLI end to end: analyze, register-key, send (stored, confirmed), privacy --erase --db erases both sides")
+    func cliSendAndErase() throws {
+        guard SanadCLI.executable != nil else { return }
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let data = try CreditFixtures.temporaryDirectory()
+        let messages = data.appendingPathComponent("m.txt")
+        try CreditFixtures.plain.write(to: messages, atomically: true, encoding: .utf8)
+        let env = ["SANAD_DATA": data.path, "SANAD_CREDIT_DB": server.conninfo]
+        func credit(_ args: [String]) throws -> SanadCLI.Result {
+            try SanadCLI.run(["credit"] + args, environment: env)
+        }
+        #expect(try credit(["analyze", messages.path, "--me", "me"]).status == 0)
+        #expect(try credit(["register-key"]).stdout.hasPrefix("registered device key"))
+        let sent = try credit(["send"])
+        #expect(sent.status == 0 && sent.stdout.contains("stored"), "\(sent.stdout)\(sent.stderr)")
+        let lib = try LibCrypto.shared()
+        let id = try #require(
+            try JSONValue.parse(try credit(["history", "--json"]).stdout).arrayValue?.first?["recordId"]?.stringValue)
+        #expect(try CreditReceiver(conninfo: server.conninfo, crypto: lib).allText().contains { $0.contains(id) })
+        let erased = try credit(["privacy", "--erase", "--db", server.conninfo])
+        #expect(erased.stdout.contains("erased 1 record(s) stored by the server"), "\(erased.stdout)\(erased.stderr)")
+        #expect(erased.stdout.contains("erased") && erased.status == 0)
+        #expect(!(try CreditReceiver(conninfo: server.conninfo, crypto: lib).allText().contains { $0.contains(id) }))
+        #expect(try credit(["history"]).stdout.hasPrefix("no records"))
+        // Without --erase, --db is refused; with the server down, nothing local is erased either.
+        #expect(try credit(["privacy", "--db", server.conninfo]).status == 64)
+        #expect(try credit(["analyze", messages.path]).status == 0)
+        try server.stop()
+        #expect(try credit(["privacy", "--erase", "--db", server.conninfo]).status != 0)
+        #expect(!(try credit(["history"]).stdout.hasPrefix("no records")))
+        try server.start()
     }
 
     @Test func outboxWaitsWhileTheDatabaseIsDown() throws {

@@ -15,7 +15,7 @@ enum CreditCommand: SanadCommand {
                sanad credit register-key --db CONNINFO
                sanad credit history [--json]
                sanad credit status [--json]
-               sanad credit privacy [--erase] [--json]
+               sanad credit privacy [--erase [--db CONNINFO]] [--json]
 
         'analyze' reads messages (standard input when FILE is '-' or missing) in a documented line format
         ('2024-03-01T10:15 | Sender | text'), a WhatsApp export ('[01/03/2024, 10:15:00] Name: text' or
@@ -30,7 +30,8 @@ enum CreditCommand: SanadCommand {
         transaction, logs refused records (time, reason, key id, digest) and answers a confirmation (id, digest)
         that is saved and shown. When the database cannot be reached the record stays in the outbox for the next
         'send'. 'register-key' registers this device's public key with the database (the operator's step).
-        'privacy' says what is processed, stored and sent; --erase deletes every local record.
+        'privacy' says what is processed, stored and sent; --erase deletes every local record, and with --db first
+        every record the server stores for this device's key (when the server cannot be reached, nothing is erased).
 
         Options:
           --me NAMES          comma-separated sender names that are you in line formats (default: me,أنا)
@@ -45,7 +46,8 @@ enum CreditCommand: SanadCommand {
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
           --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit'
-          --erase             privacy: delete the local records, outbox and confirmations
+          --erase             privacy: delete the local records, outbox and confirmations (with --db, first the
+                              server's records of this device's key)
           --json              machine-readable output
         \(PluginHost.clockHelp)
         Exit status: 0 success (a record verified), 1 failure (unreadable or malformed input, a record that does
@@ -81,8 +83,8 @@ enum CreditCommand: SanadCommand {
         if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
             throw UsageError("'\(f.0)' does not apply to '\(sub)'")
         }
-        if sub != "send" && sub != "register-key", dbOption != nil {
-            throw UsageError("'--db' does not apply to '\(sub)'")
+        if sub != "send" && sub != "register-key" && !(sub == "privacy" && erase), dbOption != nil {
+            throw UsageError("'--db' does not apply to '\(sub)'\(sub == "privacy" ? " without --erase" : "")")
         }
         if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
         if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 {
@@ -124,7 +126,7 @@ enum CreditCommand: SanadCommand {
         case "status":
             return try status(store, json: json)
         case "privacy":
-            return try privacy(store, erase: erase, json: json)
+            return try privacy(store, erase: erase, db: dbOption, json: json)
         default:
             throw UsageError(
                 "unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
@@ -352,19 +354,30 @@ enum CreditCommand: SanadCommand {
         Sent: only a signed record, and only by 'send'. No message text, sender name or chat name is in a record.
         """
 
-    static func privacy(_ store: RecordStore, erase: Bool, json: Bool) throws -> Int32 {
+    static func privacy(_ store: RecordStore, erase: Bool, db: String?, json: Bool) throws -> Int32 {
         var removed = 0
+        var removedOnServer: Int?
+        if erase, let db {
+            // The server first: when it cannot be reached, nothing is erased and the person is told.
+            let lib = try LibCrypto.shared()
+            let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
+            removedOnServer = try CreditReceiver(conninfo: db, crypto: lib).erase(keyID: key.keyID)
+        }
         if erase { removed = try store.eraseAll() }
         if json {
-            print(
-                JSONValue.object([
-                    "processed": .string("messages given to analyze, on the device, as a stream; never stored"),
-                    "stored": .string(store.directory.path), "sent": .string("signed records only, by send"),
-                    "erased": .number(Double(removed)),
-                ]).prettyString)
+            var o: [String: JSONValue] = [
+                "processed": .string("messages given to analyze, on the device, as a stream; never stored"),
+                "stored": .string(store.directory.path), "sent": .string("signed records only, by send"),
+                "erased": .number(Double(removed)),
+            ]
+            if let removedOnServer { o["erasedOnServer"] = .number(Double(removedOnServer)) }
+            print(JSONValue.object(o).prettyString)
         } else {
             print(privacyText)
             print("store: \(store.directory.path)")
+            if let removedOnServer {
+                print("erased \(removedOnServer) record(s) stored by the server for this device's key")
+            }
             if erase { print("erased \(removed) local record file(s); the device key is kept") }
         }
         return ExitCode.success

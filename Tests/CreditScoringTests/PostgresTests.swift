@@ -64,6 +64,11 @@ struct PostgresTests {
         let id = try #require(
             try JSONValue.parse(try credit(["history", "--json"]).stdout).arrayValue?.first?["recordId"]?.stringValue)
         #expect(try CreditReceiver(conninfo: server.conninfo, crypto: lib).allText().contains { $0.contains(id) })
+        let status = try JSONValue.parse(try credit(["status", "--json"]).stdout)
+        #expect(status["database"]?["reachable"]?.boolValue == true, "\(status)")
+        #expect(status["database"]?["roundTripMilliseconds"]?.doubleValue != nil)
+        #expect(status["recent"]?.arrayValue?.last?["kind"]?.stringValue == "confirmed")
+        #expect(status["recent"]?.arrayValue?.last?["recordId"]?.stringValue == id)
         let erased = try credit(["privacy", "--erase", "--db", server.conninfo])
         #expect(erased.stdout.contains("erased 1 record(s) stored by the server"), "\(erased.stdout)\(erased.stderr)")
         #expect(erased.stdout.contains("erased") && erased.status == 0)
@@ -75,6 +80,10 @@ struct PostgresTests {
         try server.stop()
         #expect(try credit(["privacy", "--erase", "--db", server.conninfo]).status != 0)
         #expect(!(try credit(["history"]).stdout.hasPrefix("no records")))
+        #expect(try credit(["send"]).status != 0)
+        let down = try JSONValue.parse(try credit(["status", "--json"]).stdout)
+        #expect(down["database"]?["reachable"]?.boolValue == false, "\(down)")
+        #expect(down["recent"]?.arrayValue?.last?["kind"]?.stringValue == "unreachable", "\(down)")
         try server.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// The device's own signed records: `<data>/records/<recordId>.json` (canonical bytes, owner-only), and the
 /// outbox of records not yet confirmed by the server: `<data>/outbox/<recordId>.json`. No input message is ever
@@ -43,7 +44,8 @@ public struct RecordStore: Sendable {
     /// Records the server refused: `<data>/rejected/<recordId>.json`.
     public var rejected: URL { directory.appendingPathComponent("rejected") }
 
-    /// Erases every local record, confirmation, outbox and rejected entry (the device key stays).
+    /// Erases every local record, confirmation, outbox and rejected entry, and the event log (the device key
+    /// stays).
     public func eraseAll() throws -> Int {
         var removed = 0
         for folder in [records, outbox, confirmations, rejected] {
@@ -52,6 +54,34 @@ public struct RecordStore: Sendable {
                 removed += 1
             }
         }
+        try? FileManager.default.removeItem(at: events)
         return removed
+    }
+
+    /// What happened when records were sent, one JSON object per line (`time`, `kind`: confirmed, rejected or
+    /// unreachable, and record ids, digests, reasons, round-trip milliseconds — never content): the debug status's
+    /// last errors and confirmations.
+    public var events: URL { directory.appendingPathComponent("events.jsonl") }
+
+    /// Appends `event` with the time to the event log (best effort: a log that cannot be written loses nothing
+    /// else).
+    public func log(_ event: [String: JSONValue], at time: Date = Date()) {
+        var line = event
+        line["time"] = .string(ISO8601DateFormatter().string(from: time))
+        guard let data = (JSONValue.object(line).jsonString + "\n").data(using: .utf8) else { return }
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let handle = try? FileHandle(forWritingTo: events) {
+            defer { try? handle.close() }
+            _ = try? handle.seekToEnd()
+            try? handle.write(contentsOf: data)
+        } else {
+            try? data.write(to: events)
+        }
+    }
+
+    /// The last `count` events, oldest first.
+    public func recentEvents(_ count: Int) -> [JSONValue] {
+        guard let text = try? String(contentsOf: events, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").suffix(count).compactMap { try? JSONValue.parse(String($0)) }
     }
 }

@@ -112,6 +112,16 @@ public final class CreditReceiver {
         }
     }
 
+    /// One `SELECT 1` round trip (the debug status's latency probe).
+    public func ping() throws {
+        _ = try db.query("SELECT 1")
+    }
+
+    /// The server's version (`15.18 (Debian 15.18-0+deb12u1)`).
+    public func serverVersion() throws -> String {
+        (try db.query("SHOW server_version").first?.first ?? nil) ?? "?"
+    }
+
     /// Deletes the stored records of a device key (the person's erasure request); returns how many.
     public func erase(keyID: String) throws -> Int {
         try db.query("DELETE FROM credit_records WHERE key_id = $1 RETURNING id", [keyID]).count

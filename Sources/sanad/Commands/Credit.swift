@@ -14,7 +14,7 @@ enum CreditCommand: SanadCommand {
                sanad credit send [RECORD-ID|latest] --db CONNINFO [--json]
                sanad credit register-key --db CONNINFO
                sanad credit history [--json]
-               sanad credit status [--json]
+               sanad credit status [--db CONNINFO] [--json]
                sanad credit privacy [--erase [--db CONNINFO]] [--json]
 
         'analyze' reads messages (standard input when FILE is '-' or missing) in a documented line format
@@ -30,6 +30,8 @@ enum CreditCommand: SanadCommand {
         transaction, logs refused records (time, reason, key id, digest) and answers a confirmation (id, digest)
         that is saved and shown. When the database cannot be reached the record stays in the outbox for the next
         'send'. 'register-key' registers this device's public key with the database (the operator's step).
+        'status' shows the store, the key, the counts, the last sends (confirmations, rejections, an unreachable
+        database) and, with --db (or SANAD_CREDIT_DB), the database: reachable or why not, connect and round-trip times.
         'privacy' says what is processed, stored and sent; --erase deletes every local record, and with --db first
         every record the server stores for this device's key (when the server cannot be reached, nothing is erased).
 
@@ -83,7 +85,7 @@ enum CreditCommand: SanadCommand {
         if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
             throw UsageError("'\(f.0)' does not apply to '\(sub)'")
         }
-        if sub != "send" && sub != "register-key" && !(sub == "privacy" && erase), dbOption != nil {
+        if sub != "send" && sub != "register-key" && sub != "status" && !(sub == "privacy" && erase), dbOption != nil {
             throw UsageError("'--db' does not apply to '\(sub)'\(sub == "privacy" ? " without --erase" : "")")
         }
         if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
@@ -124,7 +126,8 @@ enum CreditCommand: SanadCommand {
         case "history":
             return history(store, json: json)
         case "status":
-            return try status(store, json: json)
+            let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+            return try status(store, db: dbOption ?? env, json: json)
         case "privacy":
             return try privacy(store, erase: erase, db: dbOption, json: json)
         default:
@@ -270,6 +273,20 @@ enum CreditCommand: SanadCommand {
         let start = Date()
         let report = Outbox.flush(store) { try CreditReceiver(conninfo: db, crypto: lib) }
         let milliseconds = Int(Date().timeIntervalSince(start) * 1000)
+        for c in report.confirmed {
+            store.log([
+                "kind": .string("confirmed"), "recordId": .string(c.recordID), "id": .number(Double(c.id)),
+                "digest": .string(c.digest), "milliseconds": .number(Double(milliseconds)),
+            ])
+        }
+        for r in report.rejected {
+            store.log(["kind": .string("rejected"), "recordId": .string(r.recordID), "reason": .string(r.reason)])
+        }
+        if let reason = report.unreachable {
+            store.log([
+                "kind": .string("unreachable"), "reason": .string(reason), "waiting": .number(Double(report.waiting)),
+            ])
+        }
         if json {
             print(
                 JSONValue.object([
@@ -318,10 +335,13 @@ enum CreditCommand: SanadCommand {
         return ExitCode.success
     }
 
-    static func status(_ store: RecordStore, json: Bool) throws -> Int32 {
+    static func status(_ store: RecordStore, db: String?, json: Bool) throws -> Int32 {
         var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
+        let latest = store.files(in: store.records).last?.deletingPathExtension().lastPathComponent
+        fields.append(("processing", .string("idle; last analysis \(latest ?? "none")")))
         switch LibCrypto.load() {
         case .success(let lib):
+            if let db { fields.append(("database", databaseProbe(db, lib: lib))) }
             fields.append(("libcrypto", .string("\(lib.version) — \(lib.path)")))
             let keyFile = keyDirectory(store).appendingPathComponent(DeviceKey.fileName)
             if FileManager.default.fileExists(atPath: keyFile.path) {
@@ -337,12 +357,40 @@ enum CreditCommand: SanadCommand {
         fields.append(("records", .number(Double(store.files(in: store.records).count))))
         fields.append(("outbox", .number(Double(store.files(in: store.outbox).count))))
         fields.append(("confirmed", .number(Double(store.files(in: store.confirmations).count))))
+        fields.append(("recent", .array(store.recentEvents(5))))
         if json {
             print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
         } else {
-            for (k, v) in fields { print("\(k): \(v.stringValue ?? v.jsonString)") }
+            for (k, v) in fields where k != "recent" { print("\(k): \(v.stringValue ?? v.jsonString)") }
+            let recent = store.recentEvents(5)
+            print("recent sends:\(recent.isEmpty ? " none" : "")")
+            for e in recent { print("  \(e.jsonString)") }
         }
         return ExitCode.success
+    }
+
+    /// The database as the debug status shows it: reachable or why not, the connection time and the median of
+    /// three `SELECT 1` round trips, the server's version.
+    static func databaseProbe(_ db: String, lib: LibCrypto) -> JSONValue {
+        let start = Date()
+        do {
+            let receiver = try CreditReceiver(conninfo: db, crypto: lib)
+            let connect = Date().timeIntervalSince(start) * 1000
+            var trips: [Double] = []
+            for _ in 0..<3 {
+                let t = Date()
+                try receiver.ping()
+                trips.append(Date().timeIntervalSince(t) * 1000)
+            }
+            let version = try receiver.serverVersion()
+            return .object([
+                "reachable": .bool(true), "connectMilliseconds": .number(rounded3(connect)),
+                "roundTripMilliseconds": .number(rounded3(trips.sorted()[1])),
+                "serverVersion": .string(version),
+            ])
+        } catch {
+            return .object(["reachable": .bool(false), "error": .string("\(error)")])
+        }
     }
 
     static let privacyText = """

@@ -11,7 +11,8 @@ enum ChatCommand: SanadCommand {
     static let summary = "Chat with the tier's model and plugins (suggestions, streamed replies, deep links)"
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
-                          [--template NAME] [--now DATE] [--no-memory-check] [--allow-long-context]
+                          [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
+                          [--allow-long-context]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).

@@ -48,4 +48,54 @@ struct CreditCLITests {
         let malformed = try SanadCLI.run(["credit", "analyze", "-"], stdin: "hello\n", environment: env)
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
     }
+
+    @Test("a background job reports progress, stops on cancel without a record, and resumed runs to a signed record")
+    func backgroundJob() throws {
+        let dir = Self.temporary()
+        let env = ["SANAD_DATA": dir]
+        // A million messages: long enough that the cancel below arrives while the job runs, on any machine.
+        var data = Data()
+        let lines = [
+            "2024-03-01T10:15 | Mom | did you pay the rent?\n", "2024-03-01T10:16 | me | paid, thanks\n",
+            "2024-03-02T09:00 | Ali | can you lend me 200?\n", "2024-03-02T09:05 | me | I will pay you back Friday\n",
+        ].map { Data($0.utf8) }
+        for i in 0..<1_000_000 { data.append(lines[i % 4]) }
+        let input = dir + "/big.txt"
+        try data.write(to: URL(fileURLWithPath: input))
+        func credit(_ args: [String]) throws -> SanadCLI.Result {
+            try SanadCLI.run(["credit"] + args, environment: env)
+        }
+        func jobs() throws -> [JSONValue] {
+            try JSONValue.parse(try credit(["jobs", "--json"]).stdout).arrayValue ?? []
+        }
+
+        let started = try credit(["analyze", input, "--background"])
+        #expect(started.status == 0 && started.stdout.hasPrefix("job job-"), "\(started.stdout)\(started.stderr)")
+        let id = try #require(try jobs().first?["id"]?.stringValue)
+        let cancelled = try credit(["cancel", id])
+        #expect(
+            cancelled.status == 0 && cancelled.stdout.contains("cancelled; no record was written"),
+            "\(cancelled.stdout)")
+        #expect(try credit(["history"]).stdout.hasPrefix("no records"))
+        let stopped = try #require(try jobs().first)
+        #expect(stopped["state"]?.stringValue == "cancelled" && stopped["estimatedTotal"]?.intValue == 1_000_000)
+
+        #expect(try credit(["resume", id]).status == 0)
+        var finished: JSONValue?
+        for _ in 0..<1200 {  // a generous bound for a loaded machine, not a speed check
+            if let j = try jobs().first, j["state"]?.stringValue != "running" {
+                finished = j
+                break
+            }
+            usleep(250_000)
+        }
+        let done = try #require(finished)
+        #expect(done["state"]?.stringValue == "done" && done["done"]?.intValue == 1_000_000, "\(done)")
+        let record = try #require(done["recordId"]?.stringValue)
+        #expect(try credit(["history"]).stdout.contains(record))
+        #expect(try credit(["verify", dir + "/credit-scoring/records/\(record).json"]).status == 0)
+        #expect(try credit(["resume", id]).status == 64)
+        #expect(try credit(["analyze", "-", "--background"]).status == 64)
+        #expect(try credit(["cancel", "job-none"]).status != 0)
+    }
 }

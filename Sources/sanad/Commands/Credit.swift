@@ -9,7 +9,10 @@ enum CreditCommand: SanadCommand {
     static let summary = "Analyse your messages on the device into a signed credit record; verify, history, privacy"
     static let help = """
         Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
-                                    [--model FILE] [--threads N] [--out FILE] [--json]
+                                    [--model FILE] [--threads N] [--out FILE] [--progress] [--background] [--json]
+               sanad credit jobs [--json]
+               sanad credit cancel JOB-ID
+               sanad credit resume JOB-ID
                sanad credit verify FILE|- [--json]
                sanad credit send [RECORD-ID|latest] --db CONNINFO [--json]
                sanad credit register-key --db CONNINFO
@@ -44,6 +47,10 @@ enum CreditCommand: SanadCommand {
           --threads N         threads for the feature pass (default 2; the result does not depend on it)
           --out FILE          also write the signed record to FILE
           --progress          progress (done, rate) on standard error once a second
+          --background        run the analysis of FILE as a job in a process of its own and return at once: its
+                              progress (done of about how many, rate, ETA) is in 'jobs' at least once a second;
+                              'cancel JOB-ID' stops it within a batch without writing a record; 'resume JOB-ID'
+                              runs a cancelled, interrupted or failed job again from the start
           --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
@@ -66,6 +73,8 @@ enum CreditCommand: SanadCommand {
         let skipBad = arguments.flag("--skip-bad")
         let erase = arguments.flag("--erase")
         let showProgress = arguments.flag("--progress")
+        let background = arguments.flag("--background")
+        let job = try arguments.option("--job")
         let me = try arguments.list("--me")
         let dateOrderText = try arguments.option("--date-order")
         let scopeText = try arguments.option("--scope")
@@ -80,7 +89,8 @@ enum CreditCommand: SanadCommand {
         let analyzeOnly: [(String, Bool)] = [
             ("--skip-bad", skipBad), ("--me", me != nil), ("--date-order", dateOrderText != nil),
             ("--scope", scopeText != nil), ("--model", modelPath != nil), ("--out", outPath != nil),
-            ("--threads", threads != nil), ("--progress", showProgress),
+            ("--threads", threads != nil), ("--progress", showProgress), ("--background", background),
+            ("--job", job != nil),
         ]
         if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
             throw UsageError("'\(f.0)' does not apply to '\(sub)'")
@@ -89,7 +99,7 @@ enum CreditCommand: SanadCommand {
             throw UsageError("'--db' does not apply to '\(sub)'\(sub == "privacy" ? " without --erase" : "")")
         }
         if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
-        if sub != "analyze" && sub != "verify" && sub != "send", rest.count > 1 {
+        if !["analyze", "verify", "send", "cancel", "resume"].contains(sub), rest.count > 1 {
             throw UsageError("unexpected argument '\(rest[1])'")
         }
         let store = RecordStore(
@@ -112,9 +122,25 @@ enum CreditCommand: SanadCommand {
                 }
                 settings.scope = scope
             }
+            let path = rest.count > 1 ? rest[1] : "-"
+            if background {
+                var options: [String] = ["--now", CreditJobs.iso(clock()), "--threads", "\(settings.threads)"]
+                if skipBad { options.append("--skip-bad") }
+                if let me { options += ["--me", me.joined(separator: ",")] }
+                if let dateOrderText { options += ["--date-order", dateOrderText] }
+                if let scopeText { options += ["--scope", scopeText] }
+                if let modelPath { options += ["--model", URL(fileURLWithPath: modelPath).standardizedFileURL.path] }
+                if let outPath { options += ["--out", URL(fileURLWithPath: outPath).standardizedFileURL.path] }
+                return try CreditJobs.start(path: path, arguments: options, store: store, now: clock())
+            }
             return try analyze(
-                path: rest.count > 1 ? rest[1] : "-", settings: settings, model: modelPath, out: outPath,
-                store: store, now: clock(), progress: showProgress, json: json)
+                path: path, settings: settings, model: modelPath, out: outPath, store: store, now: clock(),
+                progress: showProgress, job: job, json: json)
+        case "jobs":
+            return CreditJobs.jobs(store, json: json)
+        case "cancel", "resume":
+            guard rest.count == 2 else { throw UsageError("missing the job ID ('sanad credit jobs' lists them)") }
+            return try sub == "cancel" ? CreditJobs.cancel(store, id: rest[1]) : CreditJobs.resume(store, id: rest[1])
         case "verify":
             guard rest.count == 2 else { throw UsageError("missing the record FILE (or '-')") }
             return try verify(path: rest[1], json: json)
@@ -140,20 +166,29 @@ enum CreditCommand: SanadCommand {
 
     static func analyze(
         path: String, settings: AnalysisSettings, model: String?, out: String?, store: RecordStore, now: Date,
-        progress: Bool, json: Bool
+        progress: Bool, job: String? = nil, json: Bool
     ) throws -> Int32 {
         let start = Date()
         var lastReport = start
-        let signed = try CreditScoring.analyzeAndSign(
-            path: path, settings: settings, model: model.map { URL(fileURLWithPath: $0) }, store: store, now: now
-        ) { done in
-            if progress, Date().timeIntervalSince(lastReport) >= 1 {
-                lastReport = Date()
-                let rate = Double(done) / max(1e-9, lastReport.timeIntervalSince(start))
-                printError("[\(done) messages, \(Int(rate)) messages/s]")
+        let report = try job.map { try CreditJobs.reporter(store: store, id: $0) }
+        let signed: SignedAnalysis
+        do {
+            signed = try CreditScoring.analyzeAndSign(
+                path: path, settings: settings, model: model.map { URL(fileURLWithPath: $0) }, store: store, now: now
+            ) { done in
+                if progress, Date().timeIntervalSince(lastReport) >= 1 {
+                    lastReport = Date()
+                    let rate = Double(done) / max(1e-9, lastReport.timeIntervalSince(start))
+                    printError("[\(done) messages, \(Int(rate)) messages/s]")
+                }
+                // A job stops when asked; SIGINT ends the process. The record is written only at the end.
+                return report?(done) ?? true
             }
-            return true  // SIGINT ends the process; the record is written only at the end, atomically
+        } catch {
+            if let job { CreditJobs.finish(store: store, id: job, outcome: .failure(error)) }
+            throw error
         }
+        if let job { CreditJobs.finish(store: store, id: job, outcome: .success(signed)) }
         let result = signed.result
         let seconds = signed.seconds
         for problem in result.input.problems { printError("skipped line \(problem.line): \(problem.reason)") }

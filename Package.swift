@@ -176,7 +176,7 @@ let package = Package(
         // Credit scoring (issue 23): message input, a deterministic feature pass, a record signed with Ed25519
         // (libcrypto, dlopen) and its verification.
         .target(
-            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative"],
+            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative"],
             path: "Plugins/CreditScoring",
             exclude: ["README.md"]),
         .testTarget(

@@ -21,16 +21,22 @@ public enum CreditScoring {
     /// `store` (created on first use) and saves it in `store.records`. `progress` gets the messages read so far;
     /// returning false stops the analysis (nothing is written). The record names `model` by id and SHA-256 when one
     /// is given.
+    /// With `session` (the engine running `model`), the model pass labels the prioritised messages and the labels
+    /// are folded into the result (`ModelPass`).
     public static func analyzeAndSign(
-        path: String, settings: AnalysisSettings, model: URL?, store: RecordStore, now: Date,
-        progress: (Int) -> Bool = { _ in true }
-    ) throws -> SignedAnalysis {
+        path: String, settings: AnalysisSettings, model: URL?, session: (any InferenceSession)? = nil,
+        store: RecordStore, now: Date, progress: (Int) -> Bool = { _ in true }
+    ) async throws -> SignedAnalysis {
         let lib = try LibCrypto.shared()
         let key = try DeviceKey.loadOrCreate(directory: DeviceKey.directory(dataDirectory: store.directory), lib: lib)
         let modelIdentity = try model.map { try ModelIdentity.of(file: $0, lib: lib) }
         let digest = try SHA256Digest(lib)
         let start = Date()
-        let result = try CreditAnalysis.run(path: path, settings: settings, digest: digest, progress: progress)
+        var result = try CreditAnalysis.run(path: path, settings: settings, digest: digest, progress: progress)
+        if let session {
+            result = ModelPass.combine(
+                result, labels: try await ModelPass.label(result.prioritisedTexts, session: session))
+        }
         let recordID = recordIdentifier(now, random: try lib.random(6))
         let body = try CreditRecord.body(
             result, inputSHA256: try digest.hex(), model: modelIdentity, createdAt: now, recordID: recordID, lib: lib)
@@ -137,7 +143,7 @@ public final class CreditScoringPlugin: FeaturePlugin {
             guard path != "-", FileManager.default.isReadableFile(atPath: path) else {
                 throw ToolError(tool: "credit_analyze", "cannot read the message file '\(path)'")
             }
-            let signed = try CreditScoring.analyzeAndSign(
+            let signed = try await CreditScoring.analyzeAndSign(
                 path: path, settings: settings, model: nil, store: store, now: now())
             return .object([
                 "record": try JSONValue.parse(Data(signed.bytes)), "file": .string(signed.file.path),

@@ -43,8 +43,11 @@ public struct AnalysisResult: Sendable {
     public var explanations: [Explanation]
     public var lovedOnes: [LovedOne]
     public var contacts: [ContactSummary]
-    /// Message ids with financial or emotional content first (what a model pass would read first).
+    /// Message ids with financial or emotional content first (what the model pass reads).
     public var prioritised: [String]
+    /// The texts of `prioritised`, in the same order: for the model pass on the device only, never written to the
+    /// record.
+    public var prioritisedTexts: [String] = []
     /// Feature counts over the messages in scope.
     public var counts: [String: Int]
 }
@@ -131,7 +134,7 @@ final class PartResults: @unchecked Sendable {  // every access holds `lock`
 /// The per-contact sums while reading, in input order.
 struct FoldState {
     var contacts: [String: ContactStats] = [:]
-    var priority: [String: [(score: Int, example: Example)]] = [:]
+    var priority: [String: [(score: Int, example: Example, text: String)]] = [:]
     var lastDate = Int64.min
 
     mutating func add(_ message: Message, _ f: MessageFeatures) {
@@ -144,7 +147,7 @@ struct FoldState {
         var list = priority[message.contact, default: []]
         if list.count < CreditAnalysis.prioritisedLimit || score > (list.last?.score ?? 0) {
             let at = list.firstIndex { $0.score < score } ?? list.count
-            list.insert((score, Example(line: message.line, id: message.id)), at: at)
+            list.insert((score, Example(line: message.line, id: message.id), message.text), at: at)
             if list.count > CreditAnalysis.prioritisedLimit { list.removeLast() }
         }
         priority[message.contact] = list
@@ -164,10 +167,11 @@ struct FoldState {
         let scope = settings.scope == .all ? named : named.filter { lovedNames.contains($0.name) }
         let stats = ContactStats.sum(scope.map(\.stats))
         let (traits, score, explanations) = TraitModel.evaluate(.init(stats: stats, contactsInScope: scope.count))
-        var candidates: [(score: Int, example: Example)] = []
+        var candidates: [(score: Int, example: Example, text: String)] = []
         for contact in scope { candidates += priority[contact.name] ?? [] }
         candidates.sort { a, b in a.score != b.score ? a.score > b.score : a.example.line < b.example.line }
-        let prioritised: [String] = candidates.prefix(CreditAnalysis.prioritisedLimit).map { $0.example.id }
+        let top = candidates.prefix(CreditAnalysis.prioritisedLimit)
+        let prioritised: [String] = top.map { $0.example.id }
         var counts: [String: Int] = [:]
         counts["messages"] = stats.total
         counts["fromMe"] = stats.fromMe
@@ -191,7 +195,7 @@ struct FoldState {
                 ContactSummary(
                     name: $0.name, pseudonym: $0.pseudonym, messages: $0.stats.total, fromMe: $0.stats.fromMe)
             },
-            prioritised: prioritised, counts: counts)
+            prioritised: prioritised, prioritisedTexts: top.map(\.text), counts: counts)
     }
 }
 

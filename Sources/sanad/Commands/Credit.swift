@@ -1,6 +1,7 @@
 import CreditScoringPlugin
 import Foundation
 import SanadCore
+import SanadHost
 
 /// `sanad credit`: analyse one's own message history on the device into a signed record (Big Five, a
 /// trustworthiness score, explanations citing message ids); verify, list and erase records.
@@ -9,7 +10,8 @@ enum CreditCommand: SanadCommand {
     static let summary = "Analyse your messages on the device into a signed credit record; verify, history, privacy"
     static let help = """
         Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
-                                    [--model FILE] [--threads N] [--out FILE] [--progress] [--background] [--json]
+                                    [--model MODEL [--backend ID]] [--threads N] [--out FILE] [--progress]
+                                    [--background] [--json]
                sanad credit jobs [--json]
                sanad credit cancel JOB-ID
                sanad credit resume JOB-ID
@@ -43,7 +45,11 @@ enum CreditCommand: SanadCommand {
           --date-order ORDER  day-first (dmy, default) or month-first (mdy) dates in chat exports
           --skip-bad          skip malformed lines/records (reported with line numbers) instead of refusing
           --scope SCOPE       all messages (default) or only those with loved ones
-          --model FILE        record this model file's id and SHA-256 (the deterministic method uses no model)
+          --model MODEL       run the model pass with MODEL (a .gguf path or a name in the models folder): it labels
+                              the prioritised messages through the structured-output API and the labels move the
+                              score by at most 10 (README: model-labels-v1); the record names the model and its
+                              SHA-256. Without it the deterministic method alone runs.
+          --backend ID        the engine of the model pass (default: the tier's first available)
           --threads N         threads for the feature pass (default 2; the result does not depend on it)
           --out FILE          also write the signed record to FILE
           --progress          progress (done, rate) on standard error once a second
@@ -83,14 +89,16 @@ enum CreditCommand: SanadCommand {
         let storeOption = try arguments.option("--store")
         let threads = try arguments.int("--threads", range: 1...64)
         let dbOption = try arguments.option("--db")
+        let backendID = try arguments.option("--backend")
         let clock = try PluginHost.clock(&arguments)
+        let host = try HostContext.load(&arguments)
         let rest = try arguments.positionals(min: 1, max: 2, names: "a subcommand (analyze, verify, history, …)")
         let sub = rest[0]
         let analyzeOnly: [(String, Bool)] = [
             ("--skip-bad", skipBad), ("--me", me != nil), ("--date-order", dateOrderText != nil),
             ("--scope", scopeText != nil), ("--model", modelPath != nil), ("--out", outPath != nil),
             ("--threads", threads != nil), ("--progress", showProgress), ("--background", background),
-            ("--job", job != nil),
+            ("--job", job != nil), ("--backend", backendID != nil),
         ]
         if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
             throw UsageError("'\(f.0)' does not apply to '\(sub)'")
@@ -129,12 +137,25 @@ enum CreditCommand: SanadCommand {
                 if let me { options += ["--me", me.joined(separator: ",")] }
                 if let dateOrderText { options += ["--date-order", dateOrderText] }
                 if let scopeText { options += ["--scope", scopeText] }
-                if let modelPath { options += ["--model", URL(fileURLWithPath: modelPath).standardizedFileURL.path] }
+                if let modelPath {
+                    // The job loads the model the way this command would: by its resolved path and engine.
+                    try host.validateBackendID(backendID)
+                    let plan = try host.planModel(
+                        ModelRequest(model: modelPath, backend: backendID, contextLength: 1024))
+                    options += ["--model", plan.url.path, "--backend", plan.backend.id]
+                }
                 if let outPath { options += ["--out", URL(fileURLWithPath: outPath).standardizedFileURL.path] }
                 return try CreditJobs.start(path: path, arguments: options, store: store, now: clock())
             }
-            return try analyze(
-                path: path, settings: settings, model: modelPath, out: outPath, store: store, now: clock(),
+            var model: (url: URL, session: any InferenceSession)?
+            if let modelPath {
+                try host.validateBackendID(backendID)
+                let plan = try host.planModel(ModelRequest(model: modelPath, backend: backendID, contextLength: 1024))
+                printError("[model pass: \(plan.url.lastPathComponent) on \(plan.backend.id)]")
+                model = (plan.url, try await host.opener.open(plan))
+            }
+            return try await analyze(
+                path: path, settings: settings, model: model, out: outPath, store: store, now: clock(),
                 progress: showProgress, job: job, json: json)
         case "jobs":
             return CreditJobs.jobs(store, json: json)
@@ -165,16 +186,16 @@ enum CreditCommand: SanadCommand {
     static func keyDirectory(_ store: RecordStore) -> URL { DeviceKey.directory(dataDirectory: store.directory) }
 
     static func analyze(
-        path: String, settings: AnalysisSettings, model: String?, out: String?, store: RecordStore, now: Date,
-        progress: Bool, job: String? = nil, json: Bool
-    ) throws -> Int32 {
+        path: String, settings: AnalysisSettings, model: (url: URL, session: any InferenceSession)?, out: String?,
+        store: RecordStore, now: Date, progress: Bool, job: String? = nil, json: Bool
+    ) async throws -> Int32 {
         let start = Date()
         var lastReport = start
         let report = try job.map { try CreditJobs.reporter(store: store, id: $0) }
         let signed: SignedAnalysis
         do {
-            signed = try CreditScoring.analyzeAndSign(
-                path: path, settings: settings, model: model.map { URL(fileURLWithPath: $0) }, store: store, now: now
+            signed = try await CreditScoring.analyzeAndSign(
+                path: path, settings: settings, model: model?.url, session: model?.session, store: store, now: now
             ) { done in
                 if progress, Date().timeIntervalSince(lastReport) >= 1 {
                     lastReport = Date()

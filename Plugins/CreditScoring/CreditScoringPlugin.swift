@@ -25,14 +25,17 @@ public enum CreditScoring {
     /// are folded into the result (`ModelPass`).
     public static func analyzeAndSign(
         path: String, settings: AnalysisSettings, model: URL?, session: (any InferenceSession)? = nil,
-        store: RecordStore, now: Date, progress: (Int) -> Bool = { _ in true }
+        store: RecordStore, now: Date, resumeFrom: AnalysisCheckpoint? = nil,
+        checkpoint: CheckpointSink? = nil, progress: (Int) -> Bool = { _ in true }
     ) async throws -> SignedAnalysis {
         let lib = try LibCrypto.shared()
         let key = try DeviceKey.loadOrCreate(directory: DeviceKey.directory(dataDirectory: store.directory), lib: lib)
         let modelIdentity = try model.map { try ModelIdentity.of(file: $0, lib: lib) }
         let digest = try SHA256Digest(lib)
         let start = Date()
-        var result = try CreditAnalysis.run(path: path, settings: settings, digest: digest, progress: progress)
+        var result = try CreditAnalysis.run(
+            path: path, settings: settings, digest: digest, resumeFrom: resumeFrom, checkpoint: checkpoint,
+            progress: progress)
         if let session {
             result = ModelPass.combine(
                 result, labels: try await ModelPass.label(result.prioritisedTexts, session: session))

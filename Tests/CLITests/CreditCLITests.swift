@@ -49,7 +49,9 @@ struct CreditCLITests {
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
     }
 
-    @Test("a background job reports progress, stops on cancel without a record, and resumed runs to a signed record")
+    @Test(
+        "a background job reports progress, stops on cancel without a record, and resumes from its checkpoint to the record an uninterrupted run writes"
+    )
     func backgroundJob() throws {
         let dir = Self.temporary()
         let env = ["SANAD_DATA": dir]
@@ -80,7 +82,8 @@ struct CreditCLITests {
         let stopped = try #require(try jobs().first)
         #expect(stopped["state"]?.stringValue == "cancelled" && stopped["estimatedTotal"]?.intValue == 1_000_000)
 
-        #expect(try credit(["resume", id]).status == 0)
+        let resumed = try credit(["resume", id])
+        #expect(resumed.status == 0 && resumed.stdout.contains("from its checkpoint at message"), "\(resumed.stdout)")
         var finished: JSONValue?
         for _ in 0..<1200 {  // a generous bound for a loaded machine, not a speed check
             if let j = try jobs().first, j["state"]?.stringValue != "running" {
@@ -93,7 +96,16 @@ struct CreditCLITests {
         #expect(done["state"]?.stringValue == "done" && done["done"]?.intValue == 1_000_000, "\(done)")
         let record = try #require(done["recordId"]?.stringValue)
         #expect(try credit(["history"]).stdout.contains(record))
-        #expect(try credit(["verify", dir + "/credit-scoring/records/\(record).json"]).status == 0)
+        let file = dir + "/credit-scoring/records/\(record).json"
+        #expect(try credit(["verify", file]).status == 0)
+        // Resumed from the checkpoint, the record is the one an uninterrupted run writes.
+        let whole = try JSONValue.parse(
+            try SanadCLI.run(["credit", "analyze", input, "--json"], environment: ["SANAD_DATA": Self.temporary()])
+                .stdout)
+        let resumedRecord = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: file)))
+        for key in ["trustworthiness", "traits", "counts", "input", "explanations", "prioritisedMessageIds"] {
+            #expect(resumedRecord[key] == whole["record"]?[key], "\(key)")
+        }
         #expect(try credit(["resume", id]).status == 64)
         #expect(try credit(["analyze", "-", "--background"]).status == 64)
         #expect(try credit(["cancel", "job-none"]).status != 0)

@@ -66,4 +66,40 @@ struct AnalysisTests {
             try CreditAnalysis.run(path: url.path, settings: AnalysisSettings()) { _ in false }
         }
     }
+
+    @Test("a pass cancelled after a checkpoint and resumed from it gives the uninterrupted result and input digest")
+    func checkpointResume() throws {
+        var text = ""
+        for i in 0..<30000 {
+            let day = String(format: "%02d", 1 + i % 28)
+            text +=
+                i % 3 == 0
+                ? "2024-01-\(day)T10:00 | me | I will pay you back the loan \(i)\n"
+                : "2024-01-\(day)T11:00 | Sam | thanks habibi, paid \(i)\n"
+        }
+        let url = try CreditFixtures.file(text)
+        let lib = try LibCrypto.shared()
+        let wholeDigest = try SHA256Digest(lib)
+        let whole = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(), digest: wholeDigest)
+        var saved: AnalysisCheckpoint?
+        #expect(throws: CreditError.cancelled) {
+            try CreditAnalysis.run(
+                path: url.path, settings: AnalysisSettings(), checkpoint: CheckpointSink { saved = $0 }
+            ) { done in done < 16384 }
+        }
+        let checkpoint = try #require(saved)
+        #expect(checkpoint.messagesDone == 16384)
+        let resumedDigest = try SHA256Digest(lib)
+        let resumed = try CreditAnalysis.run(
+            path: url.path, settings: AnalysisSettings(), digest: resumedDigest, resumeFrom: checkpoint)
+        #expect(resumed.trustworthiness == whole.trustworthiness && resumed.traits == whole.traits)
+        #expect(resumed.counts == whole.counts && resumed.explanations == whole.explanations)
+        #expect(resumed.prioritised == whole.prioritised && resumed.input == whole.input)
+        #expect(try resumedDigest.hex() == (try wholeDigest.hex()))
+        var truncated = checkpoint
+        truncated.messagesDone = 40000
+        #expect(throws: CreditError.self) {
+            try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(), resumeFrom: truncated)
+        }
+    }
 }

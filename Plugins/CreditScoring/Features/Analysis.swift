@@ -60,14 +60,32 @@ public enum CreditAnalysis {
     static let prioritisedLimit = 20
 
     /// `progress(messagesSoFar)` is called after every batch; returning false cancels (nothing is returned).
+    /// `checkpoint` gets the state after batches (at most once a second, and before a cancel); `resumeFrom` takes
+    /// one back: its first `messagesDone` messages are read again for the input digest only, their features come
+    /// from the saved fold. The result equals an uninterrupted run's.
     public static func run(
         path: String, settings: AnalysisSettings, digest: (any InputDigest)? = nil,
+        resumeFrom: AnalysisCheckpoint? = nil, checkpoint: CheckpointSink? = nil,
         progress: (Int) -> Bool = { _ in true }
     ) throws -> AnalysisResult {
         var state = FoldState()
+        let skip = resumeFrom?.messagesDone ?? 0
+        if let resumeFrom {
+            do {
+                state = try JSONDecoder().decode(FoldState.self, from: resumeFrom.fold)
+            } catch {
+                throw CreditError.io("the job's checkpoint cannot be read (\(error)); run the analysis again")
+            }
+        }
         var batch: [Message] = []
         batch.reserveCapacity(batchSize)
         var seen = 0
+        var lastCheckpoint = Date()
+        func save() {
+            guard let checkpoint, let fold = try? JSONEncoder().encode(state) else { return }
+            checkpoint.save(AnalysisCheckpoint(messagesDone: seen, fold: fold))
+            lastCheckpoint = Date()
+        }
         func flush() throws {
             let (features, canonical) = compute(batch, threads: settings.threads, canonical: digest != nil)
             for (i, message) in batch.enumerated() {
@@ -76,11 +94,24 @@ public enum CreditAnalysis {
             }
             seen += batch.count
             batch.removeAll(keepingCapacity: true)
-            guard progress(seen) else { throw CreditError.cancelled }
+            let go = progress(seen)
+            if checkpoint != nil, !go || Date().timeIntervalSince(lastCheckpoint) >= 1 { save() }
+            guard go else { throw CreditError.cancelled }
         }
         let summary = try MessageReader.read(path: path, settings: settings.reader) { message in
+            if seen < skip {
+                // Already folded before the checkpoint: only the input digest needs it again.
+                if let digest { try digest.update(CanonicalMessage.bytes(message)) }
+                seen += 1
+                if seen % batchSize == 0 || seen == skip { guard progress(seen) else { throw CreditError.cancelled } }
+                return
+            }
             batch.append(message)
             if batch.count == batchSize { try flush() }
+        }
+        guard seen >= skip else {
+            throw CreditError.io(
+                "the input has fewer messages (\(seen)) than the job's checkpoint (\(skip)); it changed")
         }
         if !batch.isEmpty { try flush() }
         return state.result(summary: summary, settings: settings)
@@ -132,9 +163,29 @@ final class PartResults: @unchecked Sendable {  // every access holds `lock`
 }
 
 /// The per-contact sums while reading, in input order.
-struct FoldState {
+/// A message the model pass may read: its priority score, where it is, and its text (kept on the device only).
+struct Prioritised: Sendable, Codable {
+    var score: Int
+    var example: Example
+    var text: String
+}
+
+/// Where an interrupted pass stands: how many messages were folded and the fold so far (JSON), for a background job
+/// to continue from (`CreditAnalysis.run(resumeFrom:)`).
+public struct AnalysisCheckpoint: Sendable, Codable, Equatable {
+    public var messagesDone: Int
+    public var fold: Data
+}
+
+/// Where checkpoints go (a type of its own, so that a trailing closure of `run` is always its `progress`).
+public struct CheckpointSink {
+    public let save: (AnalysisCheckpoint) -> Void
+    public init(_ save: @escaping (AnalysisCheckpoint) -> Void) { self.save = save }
+}
+
+struct FoldState: Codable {
     var contacts: [String: ContactStats] = [:]
-    var priority: [String: [(score: Int, example: Example, text: String)]] = [:]
+    var priority: [String: [Prioritised]] = [:]
     var lastDate = Int64.min
 
     mutating func add(_ message: Message, _ f: MessageFeatures) {
@@ -147,7 +198,9 @@ struct FoldState {
         var list = priority[message.contact, default: []]
         if list.count < CreditAnalysis.prioritisedLimit || score > (list.last?.score ?? 0) {
             let at = list.firstIndex { $0.score < score } ?? list.count
-            list.insert((score, Example(line: message.line, id: message.id), message.text), at: at)
+            list.insert(
+                Prioritised(score: score, example: Example(line: message.line, id: message.id), text: message.text),
+                at: at)
             if list.count > CreditAnalysis.prioritisedLimit { list.removeLast() }
         }
         priority[message.contact] = list
@@ -167,7 +220,7 @@ struct FoldState {
         let scope = settings.scope == .all ? named : named.filter { lovedNames.contains($0.name) }
         let stats = ContactStats.sum(scope.map(\.stats))
         let (traits, score, explanations) = TraitModel.evaluate(.init(stats: stats, contactsInScope: scope.count))
-        var candidates: [(score: Int, example: Example, text: String)] = []
+        var candidates: [Prioritised] = []
         for contact in scope { candidates += priority[contact.name] ?? [] }
         candidates.sort { a, b in a.score != b.score ? a.score > b.score : a.example.line < b.example.line }
         let top = candidates.prefix(CreditAnalysis.prioritisedLimit)

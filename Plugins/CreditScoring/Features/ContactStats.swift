@@ -1,12 +1,12 @@
 /// A message id with its input line, so that examples merged from several contacts stay in input order.
-struct Example: Sendable, Comparable {
+struct Example: Sendable, Comparable, Codable {
     var line: Int
     var id: String
     static func < (a: Example, b: Example) -> Bool { a.line < b.line }
 }
 
 /// The first few examples of one feature (bounded: explanations cite at most `limit` ids).
-struct Examples: Sendable {
+struct Examples: Sendable, Codable {
     static let limit = 5
     private(set) var items: [Example] = []
     mutating func add(_ example: Example) { if items.count < Self.limit { items.append(example) } }
@@ -18,7 +18,7 @@ struct Examples: Sendable {
 
 /// Everything the feature pass keeps about one contact: sums, never text. Personal totals are sums over the
 /// contacts in scope, so "loved ones only" needs no second pass over the input.
-struct ContactStats: Sendable {
+struct ContactStats: Sendable, Codable {
     var fromMe = 0
     var fromThem = 0
     /// My words per category and in all.

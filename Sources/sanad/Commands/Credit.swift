@@ -56,7 +56,7 @@ enum CreditCommand: SanadCommand {
           --background        run the analysis of FILE as a job in a process of its own and return at once: its
                               progress (done of about how many, rate, ETA) is in 'jobs' at least once a second;
                               'cancel JOB-ID' stops it within a batch without writing a record; 'resume JOB-ID'
-                              runs a cancelled, interrupted or failed job again from the start
+                              continues a cancelled, interrupted or failed job from its checkpoint
           --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
@@ -195,7 +195,9 @@ enum CreditCommand: SanadCommand {
         let signed: SignedAnalysis
         do {
             signed = try await CreditScoring.analyzeAndSign(
-                path: path, settings: settings, model: model?.url, session: model?.session, store: store, now: now
+                path: path, settings: settings, model: model?.url, session: model?.session, store: store, now: now,
+                resumeFrom: job.flatMap { CreditJobs.checkpoint(store, id: $0, input: path) },
+                checkpoint: job.map { id in CheckpointSink { CreditJobs.save($0, store: store, id: id, input: path) } }
             ) { done in
                 if progress, Date().timeIntervalSince(lastReport) >= 1 {
                     lastReport = Date()

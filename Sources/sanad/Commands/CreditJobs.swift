@@ -8,10 +8,12 @@ import SanadCore
 
 /// `sanad credit analyze --background`, `jobs`, `cancel`, `resume`: an analysis in a process of its own that writes
 /// its progress to `<store>/jobs/<id>.json` at least once a second, stops within a batch (about 8,000 messages) of a
-/// cancel request without writing a record, and can be run again with the same input and settings.
+/// cancel request without writing a record, and can be resumed.
 ///
-/// A resumed job runs the pass again from the start (the pass is deterministic, so the record is the one the first
-/// run would have written); it does not continue from a checkpoint.
+/// The job saves a checkpoint (`<id>.checkpoint`: messages folded and the fold, at most once a second and when it
+/// stops); a resumed job reads its first messages again for the input digest only and continues the fold from
+/// there, so the record equals an uninterrupted run's. A checkpoint of an input that has changed since (size or
+/// modification time) is not used: the job starts again from the beginning and says so.
 enum CreditJobs {
     static func folder(_ store: RecordStore) -> URL { store.directory.appendingPathComponent("jobs") }
     static func stateFile(_ store: RecordStore, _ id: String) -> URL {
@@ -19,6 +21,42 @@ enum CreditJobs {
     }
     static func cancelFile(_ store: RecordStore, _ id: String) -> URL {
         folder(store).appendingPathComponent("\(id).cancel")
+    }
+    static func checkpointFile(_ store: RecordStore, _ id: String) -> URL {
+        folder(store).appendingPathComponent("\(id).checkpoint")
+    }
+
+    /// What identifies the input a checkpoint belongs to: its size and modification time.
+    static func fingerprint(_ path: String) -> String {
+        let a = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (a?[.size] as? NSNumber)?.int64Value ?? -1
+        let time = (a?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? -1
+        return "\(size)@\(time)"
+    }
+
+    /// The job's saved checkpoint for `input`, when there is one and the input has not changed.
+    static func checkpoint(_ store: RecordStore, id: String, input: String) -> AnalysisCheckpoint? {
+        guard let data = FileManager.default.contents(atPath: checkpointFile(store, id).path),
+            let saved = try? JSONDecoder().decode(SavedCheckpoint.self, from: data)
+        else { return nil }
+        guard saved.input == fingerprint(input) else {
+            printError("[the input changed since the checkpoint; the analysis starts again from the beginning]")
+            return nil
+        }
+        printError("[resuming from message \(saved.checkpoint.messagesDone)]")
+        return saved.checkpoint
+    }
+
+    /// Saves `checkpoint` of `input` for job `id` (atomically).
+    static func save(_ checkpoint: AnalysisCheckpoint, store: RecordStore, id: String, input: String) {
+        guard let data = try? JSONEncoder().encode(SavedCheckpoint(input: fingerprint(input), checkpoint: checkpoint))
+        else { return }
+        try? data.write(to: checkpointFile(store, id), options: .atomic)
+    }
+
+    struct SavedCheckpoint: Codable {
+        var input: String
+        var checkpoint: AnalysisCheckpoint
     }
 
     /// Starts the analysis of `path` as a background job with `arguments` (the analyze options, without
@@ -102,6 +140,7 @@ enum CreditJobs {
         state["pid"] = nil
         switch outcome {
         case .success(let signed):
+            try? FileManager.default.removeItem(at: checkpointFile(store, id))
             state["state"] = .string("done")
             state["done"] = .number(Double(signed.result.input.messages))
             state["recordId"] = .string(signed.recordID)
@@ -176,10 +215,14 @@ enum CreditJobs {
         guard ["cancelled", "interrupted", "failed"].contains(now) else {
             throw UsageError("job \(id) is \(now); only a cancelled, interrupted or failed job can be resumed")
         }
-        state["done"] = .number(0)
         state["error"] = nil
+        let input = state["input"]?.stringValue ?? ""
+        let from = checkpoint(store, id: id, input: input)?.messagesDone ?? 0
+        if from == 0 { state["done"] = .number(0) }
         let pid = try launch(id: id, store: store, state: state)
-        print("job \(id) resumed (process \(pid)); it runs the analysis again from the start")
+        print(
+            "job \(id) resumed (process \(pid)) "
+                + (from > 0 ? "from its checkpoint at message \(from)" : "from the beginning (no usable checkpoint)"))
         return ExitCode.success
     }
 

@@ -87,6 +87,32 @@ struct PostgresTests {
         try server.start()
     }
 
+    /// The receiver's goal: every tampered record refused and logged, the valid one stored. 200 cases here;
+    /// `CREDIT_TAMPER_CASES=2000 swift test -c release --filter tamperedRecordsAreRefusedAndLogged` runs more.
+    @Test func tamperedRecordsAreRefusedAndLogged() throws {
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let f = try SignedFixture()
+        let receiver = try CreditReceiver(conninfo: server.conninfo, crypto: f.lib)
+        try receiver.register(publicKey: f.key.publicKey)
+        let count = Int(ProcessInfo.processInfo.environment["CREDIT_TAMPER_CASES"] ?? "") ?? 200
+        var refused = 0
+        var stored: [Int] = []
+        for (i, tampered) in try TamperCases.cases(f.bytes, count: count, lib: f.lib, seed: 29).enumerated() {
+            do {
+                _ = try receiver.receive(tampered)
+                stored.append(i)
+            } catch is RecordRejection {
+                refused += 1
+            }
+        }
+        #expect(stored.isEmpty, "stored tampered cases \(stored.prefix(5))")
+        let logged = try receiver.rejections().count
+        #expect(refused == count && logged == count)
+        #expect(try receiver.rejections().allSatisfy { !$0.reason.isEmpty })
+        #expect(try receiver.receive(f.bytes).newlyStored)
+    }
+
     @Test func outboxWaitsWhileTheDatabaseIsDown() throws {
         let server = try PostgresServer()
         defer { server.destroy() }

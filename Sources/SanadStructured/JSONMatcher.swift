@@ -91,6 +91,24 @@ public struct JSONMatcher: Sendable, Hashable {
         return next
     }
 
+    /// Inside a string with one reading followed: the string's rule and progress, for walking many continuations
+    /// without copying the matcher (`VocabularyTrie`); nil otherwise.
+    var stringContext: (rule: StringRule, progress: StringProgress)? {
+        guard threads.count == 1, let top = threads[0].stack.last, case .string(let node, let progress) = top,
+            case .string(let rule) = schema[node]
+        else { return nil }
+        return (rule, progress)
+    }
+
+    /// This matcher with the string of `stringContext` at `progress` (the continuation walked so far).
+    func withString(_ progress: StringProgress) -> JSONMatcher {
+        guard let top = threads.first?.stack.last, case .string(let node, _) = top else { return self }
+        var next = self
+        next.threads[0].stack[next.threads[0].stack.count - 1] = .string(node: node, progress)
+        next.threads[0].space = false
+        return next
+    }
+
     /// The common case inside a string, when one reading is followed: the byte only updates the string's progress
     /// (no closing quote, no fork), without the general step's allocations. Nil when the case does not apply; a
     /// matcher without threads when the byte is refused.
@@ -286,7 +304,7 @@ public struct JSONMatcher: Sendable, Hashable {
     }
 
     /// A string's progress after byte `b` (not an unescaped closing quote), or nil.
-    private func stringStep(_ p: StringProgress, _ rule: StringRule, _ b: UInt8) -> StringProgress? {
+    func stringStep(_ p: StringProgress, _ rule: StringRule, _ b: UInt8) -> StringProgress? {
         var p = p
         if let pattern = rule.pattern {
             // Patterns match printable ASCII without escapes.

@@ -59,7 +59,41 @@ final class VocabularyTrie: Sendable {
 
     /// Calls `allow` for every token whose bytes `matcher` accepts whole.
     func forEachAccepted(from matcher: JSONMatcher, _ allow: (Int32) -> Void) {
-        var stack: [(node: Int32, state: JSONMatcher)] = [(0, matcher)]
+        if let (rule, progress) = matcher.stringContext {
+            forEachAcceptedInString(matcher, rule, progress, allow)
+        } else {
+            forEachAccepted(fromNode: 0, matcher, allow)
+        }
+    }
+
+    /// Inside a string (most of a JSON document's tokens), the walk carries only the string's progress, a small
+    /// value, instead of a matcher per node: only a closing quote goes back to the matcher for what follows it.
+    private func forEachAcceptedInString(
+        _ matcher: JSONMatcher, _ rule: StringRule, _ start: StringProgress, _ allow: (Int32) -> Void
+    ) {
+        var stack: [(node: Int32, progress: StringProgress)] = [(0, start)]
+        while let (node, progress) = stack.popLast() {
+            let n = Int(node)
+            for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {
+                let byte = edgeByte[e]
+                let child = edgeTarget[e]
+                if byte == UInt8(ascii: "\""), progress.escape == 0, progress.continuation == 0 {
+                    // The string ends here: the rest of the token is checked by the full matcher.
+                    guard let after = matcher.withString(progress).advanced(by: byte) else { continue }
+                    for t in Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1]) { allow(tokens[t]) }
+                    forEachAccepted(fromNode: child, after, allow)
+                    continue
+                }
+                guard let next = matcher.stringStep(progress, rule, byte) else { continue }
+                for t in Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1]) { allow(tokens[t]) }
+                stack.append((child, next))
+            }
+        }
+    }
+
+    /// The general walk below `start`, a matcher per node.
+    private func forEachAccepted(fromNode start: Int32, _ matcher: JSONMatcher, _ allow: (Int32) -> Void) {
+        var stack: [(node: Int32, state: JSONMatcher)] = [(start, matcher)]
         while let (node, state) = stack.popLast() {
             let n = Int(node)
             for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {

@@ -1,5 +1,6 @@
 import SanadCore
 import SanadStructured
+import SanadTestSupport
 import Testing
 
 @Suite("JSON schema constraint stage")
@@ -42,6 +43,49 @@ struct SchemaConstraintTests {
         var logits = [Float](repeating: 0, count: 8)
         #expect(throws: SanadError.self) {
             try logits.withUnsafeMutableBufferPointer { try sampler.sample($0, history: []) }
+        }
+    }
+
+    @Test(
+        "the full mask (the vocabulary trie, with its walk inside strings) allows exactly the tokens that can continue (200 cases)"
+    )
+    func fullMaskIsExact() throws {
+        // Every single byte (so any document can be fed token by token), then random pieces over JSON's bytes,
+        // UTF-8 sequences, escapes and closing quotes in the middle of a piece.
+        var pieces: [[UInt8]] = (0...255).map { [UInt8($0)] }
+        var vocabularyRNG = SeededGenerator(seed: 11)
+        let alphabet = Array("abcxyz019 .,:{}[]\"\\/-enutrfl".utf8) + [0xD8, 0xB4, 0xE2, 0x80, 0x94, 0xF0, 0x9F]
+        let fragments = ["\", \"", "\":", "\"}", "\"]", "\\u00", "\\n", "ش", "—", "null", "true", "\"a", "1.5e"]
+        pieces += fragments.map { Array($0.utf8) }
+        for _ in 0..<1500 {
+            pieces.append((0..<vocabularyRNG.int(2...6)).map { _ in vocabularyRNG.pick(alphabet) })
+        }
+        let end = Int32(pieces.count)
+        pieces.append([])
+        let vocabulary = ConstraintVocabulary(pieces: pieces, endOfGeneration: [end])
+        try forAll(cases: 200) { rng, c in
+            let schema = SchemaMaker.make(&rng)
+            let compiled = try CompiledSchema(schema: schema)
+            var documents = DocumentMaker(root: schema, rng: rng)
+            let text = Array(documents.text(schema, depth: 0).utf8)
+            rng = documents.rng
+            let prefix = Array(text.prefix(rng.int(0...text.count)))
+            let stage = try SchemaConstraint(compiled).makeStage(
+                vocabulary: vocabulary, sampling: SamplingParameters(temperature: 1, topK: 0))
+            for b in prefix { stage.accept(Int32(b)) }
+            var logits = [Float](repeating: 0, count: pieces.count)
+            try logits.withUnsafeMutableBufferPointer { try stage.mask($0) }
+            let masked = Set(logits.indices.filter { logits[$0] > -.infinity }.map(Int32.init))
+            let state = try #require(JSONMatcher(compiled).advanced(by: prefix), c.label)
+            var expected = Set<Int32>()
+            for (i, piece) in pieces.enumerated() where !piece.isEmpty && state.advanced(by: piece) != nil {
+                expected.insert(Int32(i))
+            }
+            if state.isComplete { expected.insert(end) }
+            #expect(
+                masked == expected,
+                "\(c.label): \(masked.symmetricDifference(expected).prefix(5).map { String(decoding: pieces[Int($0)], as: UTF8.self) })"
+            )
         }
     }
 }

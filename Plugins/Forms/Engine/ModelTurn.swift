@@ -1,0 +1,67 @@
+import Foundation
+
+/// A turn answered through a model: what was saved or refused, and why the rules provider took over, if it did.
+public struct ModelTurnResult: Sendable {
+    /// The outcomes of the model's accepted proposals, or of the rules provider's after a fallback.
+    public var outcomes: [AnswerOutcome]
+    /// The model's proposals refused by the field checks (nothing of them was saved).
+    public var refused: [AnswerProblem]
+    /// Set when the rules provider answered instead: for the person ("the model's answer did not validate; …").
+    public var notice: String?
+}
+
+extension FormSession {
+    /// The person's text through `model`; each proposal is checked like a typed answer first, and the valid ones that
+    /// `confirm` returns (with the source to record, e.g. `.modelConfirmed` after the person said yes; nil = not
+    /// saved) are saved. When the model throws (no engine, generation failed) or none of its proposals validates,
+    /// the rules provider answers the current question and `notice` says so.
+    public mutating func respond(
+        _ text: String, model: any FormAnswerProvider,
+        confirm: (FormProposal) -> FormProposal? = { $0 }
+    ) async throws -> ModelTurnResult {
+        let proposals: [FormProposal]
+        do {
+            proposals = try await model.proposals(for: text, turn: turn)
+        } catch {
+            return try await fallBack(text, refused: [], because: "the model could not answer (\(error))")
+        }
+        var valid: [FormProposal] = []
+        var refused: [AnswerProblem] = []
+        for p in proposals {
+            switch vet(p) {
+            case .success(let value): valid.append(FormProposal(fieldID: p.fieldID, value: value, source: p.source, detail: p.detail))
+            case .failure(let problem): refused.append(problem)
+            }
+        }
+        guard !valid.isEmpty else {
+            let why =
+                proposals.isEmpty
+                ? "the model proposed no answer" : "the model's answer did not validate"
+            return try await fallBack(text, refused: refused, because: why)
+        }
+        var outcomes: [AnswerOutcome] = []
+        for p in valid {
+            guard let accepted = confirm(p) else { continue }
+            outcomes.append(try apply(accepted))
+        }
+        return ModelTurnResult(outcomes: outcomes, refused: refused, notice: nil)
+    }
+
+    /// The normal form of `proposal`'s value when its field is pending now and the value passes the field's checks.
+    func vet(_ proposal: FormProposal) -> Result<String, AnswerProblem> {
+        guard let q = turn.pending.first(where: { $0.field.id == proposal.fieldID }) else {
+            return .failure(
+                AnswerProblem(
+                    field: proposal.fieldID, message: "\(proposal.fieldID): not a pending field of this step.",
+                    suggestion: "Answer the current question."))
+        }
+        return check(proposal.value, field: q.field)
+    }
+
+    mutating func fallBack(_ text: String, refused: [AnswerProblem], because reason: String) async throws
+        -> ModelTurnResult
+    {
+        let outcomes = try await respond(text, provider: RulesAnswerProvider())
+        return ModelTurnResult(outcomes: outcomes, refused: refused, notice: "\(reason); used the rules provider")
+    }
+}

@@ -155,7 +155,8 @@ let package = Package(
         // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
         // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.
         .target(
-            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative", "SanadArchive", "SanadStructured"],
+            name: "FormsPlugin",
+            dependencies: ["SanadCore", "SanadChat", "SanadNative", "SanadArchive", "SanadStructured"],
             path: "Plugins/Forms",
             exclude: ["README.md"], resources: [.copy("Resources")]),
         .testTarget(

@@ -96,4 +96,19 @@ struct ModelAnswerProviderTests {
         let result = try await s.respond("Sara", model: model) { _ in nil }
         #expect(result.outcomes.isEmpty && result.notice == nil && s.storedAnswers["fullName"] == nil)
     }
+
+    @Test("rules first: a valid answer to the current question is saved without the model; a refused one goes to it")
+    func rulesFirst() async throws {
+        var s = try Self.identitySession()
+        let failing = ScriptedProvider(reply: [], failure: "must not be asked")
+        let direct = try await s.respondRulesFirst("Emily Stone", model: failing)
+        #expect(direct.notice == nil && s.storedAnswers["fullName"] == "Emily Stone")
+        let model = ScriptedProvider(reply: [
+            FormProposal(fieldID: "dob", value: "1991-03-03"),
+            FormProposal(fieldID: "licenseNumber", value: "D4471209"),
+        ])
+        let free = try await s.respondRulesFirst("licence D4471209, born in the spring", model: model)
+        #expect(free.notice == nil && s.storedAnswers["dob"] == "1991-03-03")
+        #expect(s.storedAnswers["licenseNumber"] == "D4471209")
+    }
 }

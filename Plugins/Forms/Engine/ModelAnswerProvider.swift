@@ -14,8 +14,9 @@ public struct ModelAnswerProvider: FormAnswerProvider {
     public let chatTemplate: ChatTemplate?
     public let maxTokens: Int
 
-    public init(session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160)
-    {
+    public init(
+        session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160
+    ) {
         self.session = session
         self.modelName = modelName
         self.chatTemplate = chatTemplate
@@ -25,7 +26,8 @@ public struct ModelAnswerProvider: FormAnswerProvider {
     public func proposals(for text: String, turn: FormTurn) async throws -> [FormProposal] {
         guard !turn.pending.isEmpty else { return [] }
         let messages = Self.messages(for: text, turn: turn)
-        let prompt = try chatTemplate.map { $0.apply(messages, addAssistantPrompt: true) }
+        let prompt =
+            try chatTemplate.map { $0.apply(messages, addAssistantPrompt: true) }
             ?? session.applyChatTemplate(messages, addAssistantPrompt: true)
         let reply = try await StructuredGeneration.generate(
             session: session, prompt: prompt, schema: Self.schema(for: turn),

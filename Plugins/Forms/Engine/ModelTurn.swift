@@ -29,7 +29,8 @@ extension FormSession {
         var refused: [AnswerProblem] = []
         for p in proposals {
             switch vet(p) {
-            case .success(let value): valid.append(FormProposal(fieldID: p.fieldID, value: value, source: p.source, detail: p.detail))
+            case .success(let value):
+                valid.append(FormProposal(fieldID: p.fieldID, value: value, source: p.source, detail: p.detail))
             case .failure(let problem): refused.append(problem)
             }
         }
@@ -45,6 +46,20 @@ extension FormSession {
             outcomes.append(try apply(accepted))
         }
         return ModelTurnResult(outcomes: outcomes, refused: refused, notice: nil)
+    }
+
+    /// The rules provider first: when its answer to the current question passes the field's checks it is saved and
+    /// the model is not asked; otherwise the text goes to `model` as in `respond(_:model:confirm:)`. (On the
+    /// evaluation set the rules provider is right on one-field answers, the model only helps where they are refused.)
+    public mutating func respondRulesFirst(
+        _ text: String, model: any FormAnswerProvider,
+        confirm: (FormProposal) -> FormProposal? = { $0 }
+    ) async throws -> ModelTurnResult {
+        let rules = try await RulesAnswerProvider().proposals(for: text, turn: turn)
+        if !rules.isEmpty, rules.allSatisfy({ (try? vet($0).get()) != nil }) {
+            return ModelTurnResult(outcomes: try rules.map { try apply($0) }, refused: [], notice: nil)
+        }
+        return try await respond(text, model: model, confirm: confirm)
     }
 
     /// The normal form of `proposal`'s value when its field is pending now and the value passes the field's checks.

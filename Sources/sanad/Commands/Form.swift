@@ -14,8 +14,8 @@ enum FormCommand: SanadCommand {
                sanad form start TEMPLATE [--lang en|ar|es] [--id ID] [--json]
                sanad form resume SESSION [--json]
                sanad form answer SESSION [--field FIELD] TEXT [--json]
-               sanad form answer SESSION TEXT --provider model [-m MODEL] [--backend ID] [--template NAME] [--yes]
-               sanad form eval FILE [--provider model -m MODEL …] [--verbose]
+               sanad form answer SESSION TEXT --provider model|rules-then-model [-m MODEL] [--backend ID] [--template NAME] [--yes]
+               sanad form eval FILE [--provider model|rules-then-model -m MODEL …] [--verbose]
                sanad form back SESSION
                sanad form review SESSION [--json]
                sanad form fill SESSION FILE|- [--kind auto|mrz|aamva] [--ocr-lang LANGS] [--yes]
@@ -67,7 +67,8 @@ enum FormCommand: SanadCommand {
           --lang LANG       the language of questions and labels (start; default en)
           --id ID           the new session's id (start; default TEMPLATE-<random>)
           --field FIELD     the field to answer (answer; default: the current question)
-          --provider P      answer, eval: rules (default: the text answers the current question) or model
+          --provider P      answer, eval: rules (default: the text answers the current question), model, or
+                            rules-then-model (the model reads the text only when the rules answer is refused)
           -m, --model M     --provider model: a .gguf path or a name in the models folder (default: the tier's)
           --backend ID      --provider model: the engine (default: the first available of the tier's list)
           --template NAME   --provider model: chat template family instead of the model's own (chatml, gemma, …)
@@ -135,7 +136,8 @@ enum FormCommand: SanadCommand {
             ("--verbose", verbose && rest[0] != "eval"),
         ])
         try unused([
-            ("--wipe", wipe && rest[0] != "privacy"), ("--yes", yes && !wipe && rest[0] != "fill" && modelOptions == nil),
+            ("--wipe", wipe && rest[0] != "privacy"),
+            ("--yes", yes && !wipe && rest[0] != "fill" && modelOptions == nil),
             ("--kind", kindOption != nil && rest[0] != "fill"), ("--ocr-lang", ocrLanguage != nil && rest[0] != "fill"),
             ("--export", exportOption != nil && rest[0] != "privacy"),
         ])
@@ -227,7 +229,8 @@ enum FormCommand: SanadCommand {
             return outcomes.contains { if case .refused = $0 { return true } else { return false } }
                 ? ExitCode.failure : ExitCode.success
         case "eval":
-            return try await evaluate(file: try args(1, "FILE (the evaluation set)")[0], options: modelOptions, verbose: verbose)
+            return try await evaluate(
+                file: try args(1, "FILE (the evaluation set)")[0], options: modelOptions, verbose: verbose)
         case "back":
             var s = try resume(try args(1, "SESSION")[0])
             let field = try s.back()

@@ -14,6 +14,8 @@ extension FormCommand {
         var template: ChatTemplate?
         var maxTokens: Int
         var host: HostContext
+        /// `--provider rules-then-model`: the model only reads text the rules provider's answer does not fit.
+        var rulesFirst: Bool
 
         /// The model options of `arguments`, or nil (and none of them allowed) unless `--provider model` is given.
         static func parse(_ arguments: inout Arguments, provider: String?) throws -> ModelOptions? {
@@ -27,11 +29,11 @@ extension FormCommand {
                     throw UsageError("-m, --backend and --template need --provider model")
                 }
                 return nil
-            case "model":
+            case "model", "rules-then-model":
                 return ModelOptions(
                     model: model, backend: backend, template: template, maxTokens: maxTokens,
-                    host: try HostContext.load(&arguments))
-            default: throw UsageError("--provider '\(provider ?? "")' is not one of rules, model")
+                    host: try HostContext.load(&arguments), rulesFirst: provider == "rules-then-model")
+            default: throw UsageError("--provider '\(provider ?? "")' is not one of rules, model, rules-then-model")
             }
         }
 
@@ -54,8 +56,10 @@ extension FormCommand {
             s.template.sections.flatMap(\.fields).map { ($0.id, $0.label.text(s.language)) },
             uniquingKeysWith: { a, _ in a })
         var decider = ProposalDecider(acceptAll: acceptAll)
-        let result = try await s.respond(text, model: provider) { p in
-            print("\(labels[p.fieldID] ?? p.fieldID) = \(p.value)   ← \(p.detail.components(separatedBy: ":").first ?? "")")
+        let result = try await respond(&s, text, provider, rulesFirst: options.rulesFirst) { p in
+            print(
+                "\(labels[p.fieldID] ?? p.fieldID) = \(p.value)   ← \(p.detail.components(separatedBy: ":").first ?? "")"
+            )
             guard decider.accept() else { return nil }
             return FormProposal(fieldID: p.fieldID, value: p.value, source: .modelConfirmed, detail: p.detail)
         }
@@ -64,12 +68,22 @@ extension FormCommand {
         return result.outcomes
     }
 
+    static func respond(
+        _ s: inout FormSession, _ text: String, _ model: ModelAnswerProvider, rulesFirst: Bool,
+        confirm: (FormProposal) -> FormProposal? = { $0 }
+    ) async throws -> ModelTurnResult {
+        rulesFirst
+            ? try await s.respondRulesFirst(text, model: model, confirm: confirm)
+            : try await s.respond(text, model: model, confirm: confirm)
+    }
+
     /// `sanad form eval FILE`: field-level precision, recall and F1 of the rules provider and, with `--provider
     /// model`, of the model provider (rules after a model failure), as a Markdown table.
     static func evaluate(file: String, options: ModelOptions?, verbose: Bool) async throws -> Int32 {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw FormError.invalidRequest("\(file): cannot be read (give the evaluation set, e.g. "
-                + "Tests/Fixtures/forms-eval/utterances.json)")
+            throw FormError.invalidRequest(
+                "\(file): cannot be read (give the evaluation set, e.g. "
+                    + "Tests/Fixtures/forms-eval/utterances.json)")
         }
         let set = try FormEvalSet.load(data, file: file)
         let catalog = try FormCatalog.bundled()
@@ -87,17 +101,29 @@ extension FormCommand {
             s, text in
             _ = try await s.respond(text, provider: RulesAnswerProvider())
             return false
-        } progress: { show($0, $1) }
+        } progress: {
+            show($0, $1)
+        }
         rows.append(("rules", "-", "-", rules))
         if let options {
             let provider = try await options.open()
             let parts = provider.modelName.components(separatedBy: " on ")
             let start = Date()
             let model = try await set.score(catalog: catalog, directory: directory.appendingPathComponent("model")) {
-                s, text in try await s.respond(text, model: provider).notice != nil
-            } progress: { show($0, $1) }
-            rows.append(("model (rules on failure)", parts.last ?? "", parts.first ?? "", model))
-            printError(String(format: "model turns: %.1f s each", Date().timeIntervalSince(start) / Double(max(1, set.cases.count))))
+                s, text in
+                try await respond(&s, text, provider, rulesFirst: options.rulesFirst).notice != nil
+            } progress: {
+                show($0, $1)
+            }
+            rows.append(
+                (
+                    options.rulesFirst ? "rules, then model when refused" : "model (rules on failure)",
+                    parts.last ?? "", parts.first ?? "", model
+                ))
+            printError(
+                String(
+                    format: "model turns: %.1f s each",
+                    Date().timeIntervalSince(start) / Double(max(1, set.cases.count))))
         }
         print(table(rows, maxTokens: options?.maxTokens))
         return ExitCode.success

@@ -111,4 +111,13 @@ struct ModelAnswerProviderTests {
         #expect(free.notice == nil && s.storedAnswers["dob"] == "1991-03-03")
         #expect(s.storedAnswers["licenseNumber"] == "D4471209")
     }
+
+    @Test("a model that could not be opened: the rules provider answers and the notice gives the reason")
+    func unavailableModel() async throws {
+        var s = try Self.identitySession()
+        let result = try await s.respond(
+            "Emily Stone", model: UnavailableAnswerProvider(reason: "no engine loads x.gguf"))
+        #expect(result.notice?.contains("no engine loads x.gguf") == true)
+        #expect(s.storedAnswers["fullName"] == "Emily Stone")
+    }
 }

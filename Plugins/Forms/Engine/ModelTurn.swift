@@ -10,6 +10,18 @@ public struct ModelTurnResult: Sendable {
     public var notice: String?
 }
 
+/// A model that could not be opened (no engine, missing file): every turn falls back to the rules provider with
+/// `reason` in the notice.
+public struct UnavailableAnswerProvider: FormAnswerProvider {
+    public var reason: String
+
+    public init(reason: String) { self.reason = reason }
+
+    public func proposals(for text: String, turn: FormTurn) async throws -> [FormProposal] {
+        throw FormError.invalidRequest(reason)
+    }
+}
+
 extension FormSession {
     /// The person's text through `model`; each proposal is checked like a typed answer first, and the valid ones that
     /// `confirm` returns (with the source to record, e.g. `.modelConfirmed` after the person said yes; nil = not

@@ -51,7 +51,14 @@ extension FormCommand {
     static func answerWithModel(_ s: inout FormSession, text: String, options: ModelOptions, acceptAll: Bool)
         async throws -> [AnswerOutcome]
     {
-        let provider = try await options.open()
+        let provider: any FormAnswerProvider
+        do {
+            provider = try await options.open()
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            provider = UnavailableAnswerProvider(reason: "\(error)")
+        }
         let labels = Dictionary(
             s.template.sections.flatMap(\.fields).map { ($0.id, $0.label.text(s.language)) },
             uniquingKeysWith: { a, _ in a })
@@ -69,7 +76,7 @@ extension FormCommand {
     }
 
     static func respond(
-        _ s: inout FormSession, _ text: String, _ model: ModelAnswerProvider, rulesFirst: Bool,
+        _ s: inout FormSession, _ text: String, _ model: any FormAnswerProvider, rulesFirst: Bool,
         confirm: (FormProposal) -> FormProposal? = { $0 }
     ) async throws -> ModelTurnResult {
         rulesFirst

@@ -106,6 +106,24 @@ public struct FormEvalScore: Sendable, Equatable {
     }
 }
 
+/// Scores over the whole set and over two slices: utterances that answer just the question asked (where the rules
+/// provider is built to be right) and the others (several fields, or a field other than the one asked).
+public struct FormEvalScores: Sendable, Equatable {
+    public var all = FormEvalScore()
+    public var oneField = FormEvalScore()
+    public var otherwise = FormEvalScore()
+
+    public init() {}
+
+    mutating func add(_ c: FormEvalSet.Case, saved: [String: String], fellBack: Bool) {
+        let direct = c.expected.count == 1 && c.expected[c.current] != nil
+        for path in [\FormEvalScores.all, direct ? \.oneField : \.otherwise] {
+            self[keyPath: path].add(saved: saved, expected: c.expected)
+            if fellBack { self[keyPath: path].fallbacks += 1 }
+        }
+    }
+}
+
 extension FormEvalSet {
     /// Scores `answer` (a turn: the session and the text; returns whether the rules provider took over) over every
     /// case; `progress` is told each case's id and the answers it saved.
@@ -113,16 +131,16 @@ extension FormEvalSet {
         catalog: FormCatalog, directory: URL,
         answer: (inout FormSession, String) async throws -> Bool,
         progress: (Case, [String: String]) -> Void = { _, _ in }
-    ) async throws -> FormEvalScore {
-        var score = FormEvalScore()
+    ) async throws -> FormEvalScores {
+        var scores = FormEvalScores()
         for c in cases {
             var s = try session(for: c, catalog: catalog, directory: directory)
             let before = s.storedAnswers
-            if try await answer(&s, c.text) { score.fallbacks += 1 }
+            let fellBack = try await answer(&s, c.text)
             let saved = s.storedAnswers.filter { before[$0.key] != $0.value }
-            score.add(saved: saved, expected: c.expected)
+            scores.add(c, saved: saved, fellBack: fellBack)
             progress(c, saved)
         }
-        return score
+        return scores
     }
 }

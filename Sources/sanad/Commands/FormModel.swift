@@ -103,7 +103,7 @@ extension FormCommand {
             let want = c.expected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
             printError("\(c.id): saved [\(got)] expected [\(want)]")
         }
-        var rows: [(String, String, String, FormEvalScore)] = []
+        var rows: [(String, String, String, FormEvalScores)] = []
         let rules = try await set.score(catalog: catalog, directory: directory.appendingPathComponent("rules")) {
             s, text in
             _ = try await s.respond(text, provider: RulesAnswerProvider())
@@ -136,15 +136,20 @@ extension FormCommand {
         return ExitCode.success
     }
 
-    static func table(_ rows: [(String, String, String, FormEvalScore)], maxTokens: Int?) -> String {
+    static func table(_ rows: [(String, String, String, FormEvalScores)], maxTokens: Int?) -> String {
         var lines = [
-            "| provider | engine | model | utterances | precision | recall | F1 | fallbacks to rules |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "| provider | engine | model | utterances | slice | precision | recall | F1 | fallbacks to rules |",
+            "|---|---|---|---:|---|---:|---:|---:|---:|",
         ]
-        for (provider, engine, model, s) in rows {
-            lines.append(
-                "| \(provider) | \(engine) | \(model) | \(s.utterances) | "
-                    + String(format: "%.2f | %.2f | %.2f", s.precision, s.recall, s.f1) + " | \(s.fallbacks) |")
+        for (provider, engine, model, scores) in rows {
+            for (slice, s) in [
+                ("all", scores.all), ("one field, the one asked", scores.oneField),
+                ("several fields or another one", scores.otherwise),
+            ] {
+                lines.append(
+                    "| \(provider) | \(engine) | \(model) | \(s.utterances) | \(slice) | "
+                        + String(format: "%.2f | %.2f | %.2f", s.precision, s.recall, s.f1) + " | \(s.fallbacks) |")
+            }
         }
         if let maxTokens { lines.append("\n(model replies limited to \(maxTokens) tokens, greedy decoding)") }
         return lines.joined(separator: "\n")

@@ -14,7 +14,8 @@ enum FormCommand: SanadCommand {
                sanad form start TEMPLATE [--lang en|ar|es] [--id ID] [--json]
                sanad form resume SESSION [--json]
                sanad form answer SESSION [--field FIELD] TEXT [--json]
-               sanad form answer SESSION TEXT --provider model|rules-then-model [-m MODEL] [--backend ID] [--template NAME] [--yes]
+               sanad form answer SESSION TEXT --provider model|rules-then-model [-m MODEL] [--backend ID]
+                                 [--template NAME] [--max-tokens N] [--yes]
                sanad form eval FILE [--provider model|rules-then-model -m MODEL …] [--verbose]
                sanad form back SESSION
                sanad form review SESSION [--json]
@@ -35,8 +36,10 @@ enum FormCommand: SanadCommand {
         into the step's pending fields through structured output (only pending fields can be named); each valid
         value is shown with the model as its evidence and saved, as model-confirmed, when you accept it (a line
         yes, no, all or quit; --yes accepts all). When no engine can run the model, or none of its values passes
-        the field checks, the rules provider answers the current question and a note says so. The default
-        provider is rules: on the evaluation set the small models do not beat it (Plugins/Forms/README.md).
+        the field checks, the rules provider answers the current question and a note says so. With --provider
+        rules-then-model the model reads the text only when it does not fit the current question. The default
+        provider is rules: on the evaluation set the small models beat it only on text that carries several
+        fields, and with low precision (Plugins/Forms/README.md).
         'eval' scores field-level precision, recall and F1 on an evaluation set (Tests/Fixtures/forms-eval/
         utterances.json) for the rules provider and, with --provider model, for the model; a Markdown table.
         'fill' reads a document (a passport's machine-readable zone for the DS-160, a driver licence's barcode

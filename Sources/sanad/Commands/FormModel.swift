@@ -22,16 +22,17 @@ extension FormCommand {
             let model = try arguments.option("-m", "--model")
             let backend = try arguments.option("--backend")
             let template = try arguments.option("--template").map(parseTemplate)
-            let maxTokens = try arguments.int("--max-tokens", range: 16...4096) ?? 160
+            let maxTokens = try arguments.int("--max-tokens", range: 16...4096)
             switch provider ?? "rules" {
             case "rules":
-                if model != nil || backend != nil || template != nil {
-                    throw UsageError("-m, --backend and --template need --provider model")
+                if model != nil || backend != nil || template != nil || maxTokens != nil {
+                    throw UsageError(
+                        "-m, --backend, --template and --max-tokens need --provider model or rules-then-model")
                 }
                 return nil
             case "model", "rules-then-model":
                 return ModelOptions(
-                    model: model, backend: backend, template: template, maxTokens: maxTokens,
+                    model: model, backend: backend, template: template, maxTokens: maxTokens ?? 160,
                     host: try HostContext.load(&arguments), rulesFirst: provider == "rules-then-model")
             default: throw UsageError("--provider '\(provider ?? "")' is not one of rules, model, rules-then-model")
             }

@@ -155,12 +155,15 @@ let package = Package(
         // Conversational forms (issue 21): templates as data, a generic engine, SQLite (dlopen) or JSON-file
         // persistence, backup/restore and exports; `sanad form` and the `forms` plugin.
         .target(
-            name: "FormsPlugin", dependencies: ["SanadCore", "SanadChat", "SanadNative", "SanadArchive"],
+            name: "FormsPlugin",
+            dependencies: ["SanadCore", "SanadChat", "SanadNative", "SanadArchive", "SanadStructured"],
             path: "Plugins/Forms",
             exclude: ["README.md"], resources: [.copy("Resources")]),
         .testTarget(
             name: "FormsTests",
-            dependencies: ["FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport", "SanadArchive"],
+            dependencies: [
+                "FormsPlugin", "SanadCore", "SanadChat", "SanadTestSupport", "SanadArchive", "PureSwiftBackend",
+            ],
             path: "Tests/FormsTests"),
         // `sanad serve` (issue 24): an HTTP/1.1 server on POSIX sockets and the OpenAI-compatible API over it.
         .target(

@@ -29,7 +29,7 @@ extension FormCommand {
             return ExitCode.failure
         }
         var saved = 0
-        var decideAll = acceptAll
+        var decider = ProposalDecider(acceptAll: acceptAll)
         for (n, p) in proposals.enumerated() {
             let label = session.template.field(p.fieldID)?.label.text(session.language) ?? p.fieldID
             let current = session.storedAnswers[p.fieldID]
@@ -38,20 +38,9 @@ extension FormCommand {
                     + (current.map { $0 == p.value ? "  (already saved)" : "  (replaces '\($0)')" } ?? ""))
             for r in p.evidence.repairs { print("    repaired: \(r)") }
             for note in p.evidence.notes { print("    note: \(note)") }
-            if !decideAll {
-                print("  accept? (yes / no / all / quit)")
-                guard let line = readLine()?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() else {
-                    print("(input ended: the \(proposals.count - n) undecided field(s) are not saved)")
-                    break
-                }
-                if isatty(0) == 0 { print("> \(line)") }
-                if ["q", "quit"].contains(line) { break }
-                if ["a", "all"].contains(line) {
-                    decideAll = true
-                } else if !["y", "yes"].contains(line) {
-                    print("  – not saved")
-                    continue
-                }
+            guard decider.accept() else {
+                if decider.stopped { break }
+                continue
             }
             let detail =
                 ([

@@ -1,0 +1,102 @@
+import SanadCore
+import SanadStructured
+
+/// Reads free text ("I'm Sara Al-Harbi, born 3 March 1991") into several pending fields at once through a model and
+/// constrained decoding (issue 22 item 6). The reply is `{"updates":[{"fieldId","value"}],"nextStepId","notes"}`;
+/// `fieldId` is an `enum` of the step's pending fields, so the model cannot name any other field. The proposals are
+/// raw text: the engine checks each one like a typed answer (`FormSession.respond(_:model:confirm:)`), and a
+/// proposal's `detail` names the model, which the review shows as the evidence.
+public struct ModelAnswerProvider: FormAnswerProvider {
+    public let session: any InferenceSession
+    /// The model's name in the evidence (`model SmolLM2-135M-Instruct.Q4_1.gguf on pure-swift`).
+    public let modelName: String
+    /// The chat template family to use instead of the model's own (Gemma GGUFs without a template); nil = the model's.
+    public let chatTemplate: ChatTemplate?
+    public let maxTokens: Int
+
+    public init(
+        session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160
+    ) {
+        self.session = session
+        self.modelName = modelName
+        self.chatTemplate = chatTemplate
+        self.maxTokens = maxTokens
+    }
+
+    public func proposals(for text: String, turn: FormTurn) async throws -> [FormProposal] {
+        guard !turn.pending.isEmpty else { return [] }
+        let messages = Self.messages(for: text, turn: turn)
+        let prompt =
+            try chatTemplate.map { $0.apply(messages, addAssistantPrompt: true) }
+            ?? session.applyChatTemplate(messages, addAssistantPrompt: true)
+        let reply = try await StructuredGeneration.generate(
+            session: session, prompt: prompt, schema: Self.schema(for: turn),
+            parameters: GenerationParameters(maxTokens: maxTokens, sampling: .greedy))
+        return Self.proposals(from: reply, turn: turn, evidence: "model \(modelName)")
+    }
+
+    /// Core instructions for every form; a template's own system prompt would follow them (the shipped templates
+    /// have none).
+    static let coreInstructions = """
+        You fill in a form from what the person wrote. Reply with JSON only. For each pending field that the text \
+        answers, add {"fieldId": ID, "value": VALUE} to "updates", with the value as written in the text (dates as \
+        YYYY-MM-DD, yes/no as yes or no, choices by their value). Leave out fields the text does not answer; never \
+        invent a value. Put anything unclear in "notes".
+        """
+
+    /// The system turn (core instructions) and the user turn: the missing fields with their prompts, types and
+    /// choices, the known answers, and the person's text.
+    public static func messages(for text: String, turn: FormTurn) -> [ChatMessage] {
+        var lines = ["Form: \(turn.templateID) (language \(turn.language))", "Missing fields:"]
+        for q in turn.pending {
+            var line = "- \(q.field.id) (\(q.field.type.rawValue)): \(q.prompt)"
+            if !q.field.options.isEmpty { line += " [values: \(q.field.options.map(\.value).joined(separator: ", "))]" }
+            lines.append(line)
+        }
+        let known = turn.answers.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+        if !known.isEmpty {
+            lines.append("Known answers: " + known.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        if let q = turn.question { lines.append("Question asked: \(q.prompt)") }
+        lines.append("Person's text: \(text)")
+        return [.system(coreInstructions), .user(lines.joined(separator: "\n"))]
+    }
+
+    /// The reply's schema: updates name only pending fields; `nextStepId` is the current step or null.
+    public static func schema(for turn: FormTurn) -> JSONValue {
+        let ids = turn.pending.map { JSONValue.string($0.field.id) }
+        let steps = Array(Set(turn.pending.map(\.stepID))).sorted().map(JSONValue.string) + [.null]
+        func string(_ maxLength: Double) -> JSONValue {
+            .object(["type": .string("string"), "maxLength": .number(maxLength)])
+        }
+        func array(_ items: JSONValue, _ maxItems: Int) -> JSONValue {
+            .object(["type": .string("array"), "items": items, "maxItems": .number(Double(maxItems))])
+        }
+        func object(_ properties: [String: JSONValue], _ order: [String]) -> JSONValue {
+            .object([
+                "type": .string("object"), "properties": .object(properties),
+                "required": .array(order.map(JSONValue.string)), "additionalProperties": .bool(false),
+                "propertyOrdering": .array(order.map(JSONValue.string)),
+            ])
+        }
+        let update = object(["fieldId": .object(["enum": .array(ids)]), "value": string(120)], ["fieldId", "value"])
+        return object(
+            [
+                "updates": array(update, ids.count), "nextStepId": .object(["enum": .array(steps)]),
+                "notes": array(string(120), 2),
+            ], ["updates", "nextStepId", "notes"])
+    }
+
+    /// The updates of `reply` for pending fields (the first per field), each with `evidence` as its detail.
+    public static func proposals(from reply: JSONValue, turn: FormTurn, evidence: String) -> [FormProposal] {
+        guard case .array(let updates) = reply["updates"] ?? .null else { return [] }
+        let pending = Set(turn.pending.map(\.field.id))
+        var seen: Set<String> = []
+        return updates.compactMap { update in
+            guard let id = update["fieldId"]?.stringValue, let value = update["value"]?.stringValue,
+                pending.contains(id), seen.insert(id).inserted
+            else { return nil }
+            return FormProposal(fieldID: id, value: value, source: .typed, detail: "\(evidence): \(value)")
+        }
+    }
+}

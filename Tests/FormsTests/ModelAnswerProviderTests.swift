@@ -24,6 +24,31 @@ struct ModelAnswerProviderTests {
         return s
     }
 
+    @Test("retrieved passages go into the prompt, numbered; the evidence cites the passages that state a value")
+    func retrievedContext() throws {
+        let turn = try Self.identitySession().turn
+        let passages = [
+            RetrievedPassage(citation: "licence.txt#0 bytes 0-64", text: "DL NO T6423579 EXP 2027-01-06", score: 0.8),
+            RetrievedPassage(citation: "bill.txt#1 bytes 90-180", text: "Sara Al-Harbi, 12 Elm St, Fresno", score: 0.5),
+        ]
+        let messages = ModelAnswerProvider.messages(
+            for: "my licence number is on the card", turn: turn, passages: passages)
+        let user = messages.last?.content ?? ""
+        #expect(user.contains("From the person's documents:\n[1] DL NO T6423579 EXP 2027-01-06\n[2] Sara Al-Harbi"))
+        let plain = ModelAnswerProvider.messages(for: "x", turn: turn).last?.content ?? ""
+        #expect(!plain.contains("From the person's documents"))
+        let proposals = [
+            FormProposal(fieldID: "licenseNumber", value: "t6423579", detail: "model m"),
+            FormProposal(fieldID: "fullName", value: "Sara Al-Harbi", detail: "model m"),
+            FormProposal(fieldID: "dob", value: "1991-03-03", detail: "model m"),
+        ]
+        let cited = ModelAnswerProvider.cite(proposals, passages)
+        #expect(
+            cited.map(\.detail) == [
+                "model m; cites licence.txt#0 bytes 0-64", "model m; cites bill.txt#1 bytes 90-180", "model m",
+            ])
+    }
+
     @Test("the reply schema names only the step's pending fields")
     func schemaLimitsFields() throws {
         let turn = try Self.identitySession().turn

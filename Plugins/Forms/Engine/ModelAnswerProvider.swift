@@ -6,6 +6,23 @@ import SanadStructured
 /// `fieldId` is an `enum` of the step's pending fields, so the model cannot name any other field. The proposals are
 /// raw text: the engine checks each one like a typed answer (`FormSession.respond(_:model:confirm:)`), and a
 /// proposal's `detail` names the model, which the review shows as the evidence.
+/// A passage of the person's documents retrieved for a turn (an OCR text chunk from a vector index), with the id
+/// the evidence cites (`bill.txt#2 bytes 120-388`).
+public struct RetrievedPassage: Sendable, Equatable {
+    public var citation: String
+    public var text: String
+    public var score: Float
+
+    public init(citation: String, text: String, score: Float) {
+        self.citation = citation
+        self.text = text
+        self.score = score
+    }
+}
+
+/// Finds the passages that bear on the person's text (the CLI: cosine search in `sanad ingest --index`'s file).
+public typealias PassageRetriever = @Sendable (String) async throws -> [RetrievedPassage]
+
 public struct ModelAnswerProvider: FormAnswerProvider {
     public let session: any InferenceSession
     /// The model's name in the evidence (`model SmolLM2-135M-Instruct.Q4_1.gguf on pure-swift`).
@@ -13,26 +30,43 @@ public struct ModelAnswerProvider: FormAnswerProvider {
     /// The chat template family to use instead of the model's own (Gemma GGUFs without a template); nil = the model's.
     public let chatTemplate: ChatTemplate?
     public let maxTokens: Int
+    /// Retrieves context from the person's documents for each turn; nil = none.
+    public let retrieve: PassageRetriever?
 
     public init(
-        session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160
+        session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160,
+        retrieve: PassageRetriever? = nil
     ) {
         self.session = session
         self.modelName = modelName
         self.chatTemplate = chatTemplate
         self.maxTokens = maxTokens
+        self.retrieve = retrieve
     }
 
     public func proposals(for text: String, turn: FormTurn) async throws -> [FormProposal] {
         guard !turn.pending.isEmpty else { return [] }
-        let messages = Self.messages(for: text, turn: turn)
+        let passages = try await retrieve?(text) ?? []
+        let messages = Self.messages(for: text, turn: turn, passages: passages)
         let prompt =
             try chatTemplate.map { $0.apply(messages, addAssistantPrompt: true) }
             ?? session.applyChatTemplate(messages, addAssistantPrompt: true)
         let reply = try await StructuredGeneration.generate(
             session: session, prompt: prompt, schema: Self.schema(for: turn),
             parameters: GenerationParameters(maxTokens: maxTokens, sampling: .greedy))
-        return Self.proposals(from: reply, turn: turn, evidence: "model \(modelName)")
+        return Self.cite(Self.proposals(from: reply, turn: turn, evidence: "model \(modelName)"), passages)
+    }
+
+    /// Each proposal's evidence with the passages that state its value (case-insensitive): `…; cites bill.txt#2`.
+    public static func cite(_ proposals: [FormProposal], _ passages: [RetrievedPassage]) -> [FormProposal] {
+        proposals.map { proposal in
+            let value = proposal.value.lowercased()
+            let sources = passages.filter { !value.isEmpty && $0.text.lowercased().contains(value) }.map(\.citation)
+            guard !sources.isEmpty else { return proposal }
+            var cited = proposal
+            cited.detail += "; cites " + sources.joined(separator: ", ")
+            return cited
+        }
     }
 
     /// Core instructions for every form; a template's own system prompt would follow them (the shipped templates
@@ -46,7 +80,7 @@ public struct ModelAnswerProvider: FormAnswerProvider {
 
     /// The system turn (core instructions) and the user turn: the missing fields with their prompts, types and
     /// choices, the known answers, and the person's text.
-    public static func messages(for text: String, turn: FormTurn) -> [ChatMessage] {
+    public static func messages(for text: String, turn: FormTurn, passages: [RetrievedPassage] = []) -> [ChatMessage] {
         var lines = ["Form: \(turn.templateID) (language \(turn.language))", "Missing fields:"]
         for q in turn.pending {
             var line = "- \(q.field.id) (\(q.field.type.rawValue)): \(q.prompt)"
@@ -56,6 +90,10 @@ public struct ModelAnswerProvider: FormAnswerProvider {
         let known = turn.answers.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
         if !known.isEmpty {
             lines.append("Known answers: " + known.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        if !passages.isEmpty {
+            lines.append("From the person's documents:")
+            for (i, p) in passages.enumerated() { lines.append("[\(i + 1)] \(p.text)") }
         }
         if let q = turn.question { lines.append("Question asked: \(q.prompt)") }
         lines.append("Person's text: \(text)")

@@ -15,7 +15,7 @@ enum FormCommand: SanadCommand {
                sanad form resume SESSION [--json]
                sanad form answer SESSION [--field FIELD] TEXT [--json]
                sanad form answer SESSION TEXT --provider model|rules-then-model [-m MODEL] [--backend ID]
-                                 [--template NAME] [--max-tokens N] [--yes]
+                                 [--template NAME] [--max-tokens N] [--index FILE [--context K]] [--yes]
                sanad form eval FILE [--provider model|rules-then-model -m MODEL …] [--verbose]
                sanad form back SESSION
                sanad form review SESSION [--json]
@@ -76,6 +76,10 @@ enum FormCommand: SanadCommand {
           --backend ID      --provider model: the engine (default: the first available of the tier's list)
           --template NAME   --provider model: chat template family instead of the model's own (chatml, gemma, …)
           --max-tokens N    --provider model: the reply's token limit (default 160)
+          --index FILE      --provider model: a vector index of the person's documents ('sanad ingest --index');
+                            the passages closest to the text go into the prompt, and a proposal's evidence cites
+                            those that state its value (bill.txt#2 bytes 120-388)
+          --context K       --provider model with --index: passages per turn (default 3)
           --verbose         eval: each utterance's saved and expected values on standard error
           --json            machine-readable output
           --dry-run         restore: check and describe, write nothing

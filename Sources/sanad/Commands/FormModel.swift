@@ -2,6 +2,7 @@ import FormsPlugin
 import Foundation
 import SanadCore
 import SanadHost
+import SanadIndex
 
 /// `sanad form answer … --provider model` and `sanad form eval`: free text read into several fields by a model
 /// (issue 22 items 6 and 7), each proposal shown and checked like a typed answer, the rules provider when the model
@@ -16,6 +17,10 @@ extension FormCommand {
         var host: HostContext
         /// `--provider rules-then-model`: the model only reads text the rules provider's answer does not fit.
         var rulesFirst: Bool
+        /// `--index FILE` (from `sanad ingest --index`): the `context` passages closest to the person's text go into
+        /// the prompt, and the evidence cites those that state a proposed value.
+        var index: String? = nil
+        var context = 3
 
         /// The model options of `arguments`, or nil (and none of them allowed) unless `--provider model` is given.
         static func parse(_ arguments: inout Arguments, provider: String?) throws -> ModelOptions? {
@@ -23,17 +28,23 @@ extension FormCommand {
             let backend = try arguments.option("--backend")
             let template = try arguments.option("--template").map(parseTemplate)
             let maxTokens = try arguments.int("--max-tokens", range: 16...4096)
+            let index = try arguments.option("--index")
+            let context = try arguments.int("--context", range: 1...20)
             switch provider ?? "rules" {
             case "rules":
-                if model != nil || backend != nil || template != nil || maxTokens != nil {
+                if model != nil || backend != nil || template != nil || maxTokens != nil || index != nil
+                    || context != nil
+                {
                     throw UsageError(
-                        "-m, --backend, --template and --max-tokens need --provider model or rules-then-model")
+                        "-m, --backend, --template, --max-tokens, --index and --context need --provider model or rules-then-model"
+                    )
                 }
                 return nil
             case "model", "rules-then-model":
                 return ModelOptions(
                     model: model, backend: backend, template: template, maxTokens: maxTokens ?? 160,
-                    host: try HostContext.load(&arguments), rulesFirst: provider == "rules-then-model")
+                    host: try HostContext.load(&arguments), rulesFirst: provider == "rules-then-model", index: index,
+                    context: context ?? 3)
             default: throw UsageError("--provider '\(provider ?? "")' is not one of rules, model, rules-then-model")
             }
         }
@@ -43,7 +54,24 @@ extension FormCommand {
             let (session, plan) = try await host.openModel(ModelRequest(model: model, backend: backend))
             return ModelAnswerProvider(
                 session: session, modelName: "\(plan.url.lastPathComponent) on \(plan.backend.id)",
-                chatTemplate: template, maxTokens: maxTokens)
+                chatTemplate: template, maxTokens: maxTokens, retrieve: try await retriever())
+        }
+
+        /// The search over `--index`, with the tier's embedding model; nil without `--index`.
+        func retriever() async throws -> PassageRetriever? {
+            guard let index else { return nil }
+            let vectors = try VectorIndexFile.load(index)
+            let embedder = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
+            let k = context
+            printError("[context: up to \(k) passages of \(vectors.count) in \(index)]")
+            return { text in
+                let query = try await embedder.embed([text])[0]
+                return try vectors.search(query, k: k, minimumScore: 0.2).map { m in
+                    RetrievedPassage(
+                        citation: m.entry.id + (m.entry.metadata["bytes"].map { " bytes \($0)" } ?? ""),
+                        text: m.entry.text, score: m.score)
+                }
+            }
         }
     }
 

@@ -30,6 +30,21 @@ struct FormModelCLITests {
         #expect(r.stdout.contains("✓ saved fullName = Emily Stone"), "\(r.stdout)")
     }
 
+    @Test(
+        "a conversation with --provider model: each answer goes through the provider (here a missing model, so rules)")
+    func conversationWithProvider() throws {
+        let store = try TestPaths.temporaryDirectory().path
+        let r = try form(
+            [
+                "start", "dmv-renewal", "--id", "c", "--store", store, "--provider", "model", "-m",
+                "no-such-model.gguf", "--yes",
+            ],
+            stdin: "yes\nCA\n/quit\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.components(separatedBy: "used the rules provider").count - 1 == 2, "\(r.stdout)")
+        #expect(r.stdout.contains("✓ saved consent = yes") && r.stdout.contains("✓ saved state = CA"), "\(r.stdout)")
+    }
+
     @Test("model options without --provider model, and an unknown provider, are usage errors")
     func usage() throws {
         for args in [

@@ -70,7 +70,7 @@ enum FormCommand: SanadCommand {
           --lang LANG       the language of questions and labels (start; default en)
           --id ID           the new session's id (start; default TEMPLATE-<random>)
           --field FIELD     the field to answer (answer; default: the current question)
-          --provider P      answer, eval: rules (default: the text answers the current question), model, or
+          --provider P      answer, eval, start, resume: rules (default: the text answers the current question), model, or
                             rules-then-model (the model reads the text only when the rules answer is refused)
           -m, --model M     --provider model: a .gguf path or a name in the models folder (default: the tier's)
           --backend ID      --provider model: the engine (default: the first available of the tier's list)
@@ -139,7 +139,7 @@ enum FormCommand: SanadCommand {
         ])
         try unused([("--dry-run", dryRun && rest[0] != "restore"), ("--all", all && rest[0] != "backup")])
         try unused([
-            ("--provider", provider != nil && !["answer", "eval"].contains(rest[0])),
+            ("--provider", provider != nil && !["answer", "eval", "start", "resume"].contains(rest[0])),
             ("--verbose", verbose && rest[0] != "eval"),
         ])
         try unused([
@@ -205,10 +205,10 @@ enum FormCommand: SanadCommand {
             var s = try FormSession.start(
                 template: template, store: try openStore(), language: lang, id: idOption, today: today, now: clock)
             print("session \(s.id) started (\(template.metadata.name.text(lang)))")
-            return try await converse(&s, json: json)
+            return try await converse(&s, json: json, model: try await conversationModel(modelOptions), acceptAll: yes)
         case "resume":
             var s = try resume(try args(1, "SESSION")[0])
-            return try await converse(&s, json: json)
+            return try await converse(&s, json: json, model: try await conversationModel(modelOptions), acceptAll: yes)
         case "answer":
             let a = try args(2, "SESSION and TEXT")
             var s = try resume(a[0])
@@ -343,8 +343,12 @@ enum FormCommand: SanadCommand {
         }
     }
 
-    /// The question-and-answer loop over standard input.
-    static func converse(_ s: inout FormSession, json: Bool) async throws -> Int32 {
+    /// The question-and-answer loop over standard input; with `model` (`--provider model`), each answer is read by
+    /// the model provider as in `sanad form answer`.
+    static func converse(
+        _ s: inout FormSession, json: Bool, model: (any FormAnswerProvider, ModelOptions)? = nil,
+        acceptAll: Bool = false
+    ) async throws -> Int32 {
         func show(_ value: JSONValue) { print(value.jsonString) }
         while true {
             guard let q = s.nextQuestion else {
@@ -385,7 +389,14 @@ enum FormCommand: SanadCommand {
                             "  \(step.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(step.title)")
                     }
                 default:
-                    for o in try await s.respond(text) {
+                    let outcomes: [AnswerOutcome]
+                    if let (provider, options) = model {
+                        outcomes = try await answerWithModel(
+                            &s, text: text, provider: provider, options: options, acceptAll: acceptAll)
+                    } else {
+                        outcomes = try await s.respond(text)
+                    }
+                    for o in outcomes {
                         if json { show(o.json) } else { print(describe(o)) }
                     }
                 }

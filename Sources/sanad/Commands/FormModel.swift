@@ -80,14 +80,31 @@ extension FormCommand {
     static func answerWithModel(_ s: inout FormSession, text: String, options: ModelOptions, acceptAll: Bool)
         async throws -> [AnswerOutcome]
     {
-        let provider: any FormAnswerProvider
+        try await answerWithModel(
+            &s, text: text, provider: try await openOrFallBack(options), options: options, acceptAll: acceptAll)
+    }
+
+    /// The model provider, or (when the model cannot be opened) one that says why so the rules provider answers.
+    static func openOrFallBack(_ options: ModelOptions) async throws -> any FormAnswerProvider {
         do {
-            provider = try await options.open()
+            return try await options.open()
         } catch let error as UsageError {
             throw error
         } catch {
-            provider = UnavailableAnswerProvider(reason: "\(error)")
+            return UnavailableAnswerProvider(reason: "\(error)")
         }
+    }
+
+    /// The provider of a `start`/`resume` conversation with `--provider model`, opened once.
+    static func conversationModel(_ options: ModelOptions?) async throws -> (any FormAnswerProvider, ModelOptions)? {
+        guard let options else { return nil }
+        return (try await openOrFallBack(options), options)
+    }
+
+    /// One answer read by `provider`.
+    static func answerWithModel(
+        _ s: inout FormSession, text: String, provider: any FormAnswerProvider, options: ModelOptions, acceptAll: Bool
+    ) async throws -> [AnswerOutcome] {
         let labels = Dictionary(
             s.template.sections.flatMap(\.fields).map { ($0.id, $0.label.text(s.language)) },
             uniquingKeysWith: { a, _ in a })

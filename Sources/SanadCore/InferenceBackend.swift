@@ -141,14 +141,19 @@ public struct GenerationStats: Sendable, Equatable, Codable {
     public var promptSeconds: Double
     /// Seconds spent generating (after the prompt).
     public var generationSeconds: Double
+    /// Of `generationSeconds`, the time a constraint stage spent masking the logits (0 without one, or when the
+    /// engine constrains inside its own sampler).
+    public var constraintSeconds: Double
 
     public init(
-        promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0
+        promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0,
+        constraintSeconds: Double = 0
     ) {
         self.promptTokens = promptTokens
         self.generatedTokens = generatedTokens
         self.promptSeconds = promptSeconds
         self.generationSeconds = generationSeconds
+        self.constraintSeconds = constraintSeconds
     }
 
     public var promptTokensPerSecond: Double { promptSeconds > 0 ? Double(promptTokens) / promptSeconds : 0 }

@@ -93,11 +93,11 @@ public struct JSONMatcher: Sendable, Hashable {
 
     /// Inside a string with one reading followed: the string's rule and progress, for walking many continuations
     /// without copying the matcher (`VocabularyTrie`); nil otherwise.
-    var stringContext: (rule: StringRule, progress: StringProgress)? {
+    var stringContext: (node: Int, rule: StringRule, progress: StringProgress)? {
         guard threads.count == 1, let top = threads[0].stack.last, case .string(let node, let progress) = top,
             case .string(let rule) = schema[node]
         else { return nil }
-        return (rule, progress)
+        return (node, rule, progress)
     }
 
     /// This matcher with the string of `stringContext` at `progress` (the continuation walked so far).

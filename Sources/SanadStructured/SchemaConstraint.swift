@@ -36,6 +36,7 @@ final class SchemaMask: LogitConstraint {
     private var allowed: [Bool]
     private var candidates: [SamplingCandidate] = []
     private var broken = false
+    private var stringWalks = VocabularyTrie.StringWalkCache()
 
     init(matcher: JSONMatcher, vocabulary: ConstraintVocabulary, sampling: SamplingParameters) {
         self.matcher = matcher
@@ -59,7 +60,7 @@ final class SchemaMask: LogitConstraint {
         if keep > 0 && keep * 8 < logits.count && maskTop(logits) { return }
         for i in allowed.indices { allowed[i] = false }
         if matcher.isComplete { for t in vocabulary.endOfGeneration { allowed[Int(t)] = true } }
-        trie.forEachAccepted(from: matcher) { allowed[Int($0)] = true }
+        trie.forEachAccepted(from: matcher, cache: &stringWalks) { allowed[Int($0)] = true }
         var any = false
         for i in 0..<min(logits.count, allowed.count) {
             if allowed[i] { any = any || logits[i] > -.infinity } else { logits[i] = -.infinity }

@@ -57,20 +57,54 @@ final class VocabularyTrie: Sendable {
         self.tokens = tokens
     }
 
+    /// What the trie allows from a string state, apart from what follows the string: the tokens whose bytes stay
+    /// inside it, and the nodes where a closing quote ends it (with the string's progress there).
+    struct StringWalk {
+        var inside: [Int32] = []
+        var exits: [(child: Int32, progress: StringProgress)] = []
+    }
+
+    /// String walks by (string node, progress), kept for one generation: a state inside a string (an unbounded
+    /// string's progress does not count its length) recurs, from item to item of an array and within a long string.
+    struct StringWalkCache {
+        static let capacity = 48
+        fileprivate var walks: [StringKey: StringWalk] = [:]
+        init() {}
+    }
+
+    fileprivate struct StringKey: Hashable {
+        var node: Int
+        var progress: StringProgress
+    }
+
     /// Calls `allow` for every token whose bytes `matcher` accepts whole.
-    func forEachAccepted(from matcher: JSONMatcher, _ allow: (Int32) -> Void) {
-        if let (rule, progress) = matcher.stringContext {
-            forEachAcceptedInString(matcher, rule, progress, allow)
-        } else {
+    func forEachAccepted(from matcher: JSONMatcher, cache: inout StringWalkCache, _ allow: (Int32) -> Void) {
+        guard let (node, rule, progress) = matcher.stringContext else {
             forEachAccepted(fromNode: 0, matcher, allow)
+            return
+        }
+        let key = StringKey(node: node, progress: progress)
+        let walk: StringWalk
+        if let cached = cache.walks[key] {
+            walk = cached
+        } else {
+            walk = walkString(matcher, rule, progress)
+            if cache.walks.count < StringWalkCache.capacity { cache.walks[key] = walk }
+        }
+        for t in walk.inside { allow(t) }
+        for exit in walk.exits {
+            // The string ends here: the rest of the token is checked by the full matcher.
+            guard let after = matcher.withString(exit.progress).advanced(by: UInt8(ascii: "\"")) else { continue }
+            let child = Int(exit.child)
+            for t in Int(firstToken[child])..<Int(firstToken[child + 1]) { allow(tokens[t]) }
+            forEachAccepted(fromNode: exit.child, after, allow)
         }
     }
 
     /// Inside a string (most of a JSON document's tokens), the walk carries only the string's progress, a small
-    /// value, instead of a matcher per node: only a closing quote goes back to the matcher for what follows it.
-    private func forEachAcceptedInString(
-        _ matcher: JSONMatcher, _ rule: StringRule, _ start: StringProgress, _ allow: (Int32) -> Void
-    ) {
+    /// value, instead of a matcher per node, and records where a closing quote would end the string.
+    func walkString(_ matcher: JSONMatcher, _ rule: StringRule, _ start: StringProgress) -> StringWalk {
+        var walk = StringWalk()
         var stack: [(node: Int32, progress: StringProgress)] = [(0, start)]
         while let (node, progress) = stack.popLast() {
             let n = Int(node)
@@ -78,17 +112,15 @@ final class VocabularyTrie: Sendable {
                 let byte = edgeByte[e]
                 let child = edgeTarget[e]
                 if byte == UInt8(ascii: "\""), progress.escape == 0, progress.continuation == 0 {
-                    // The string ends here: the rest of the token is checked by the full matcher.
-                    guard let after = matcher.withString(progress).advanced(by: byte) else { continue }
-                    for t in Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1]) { allow(tokens[t]) }
-                    forEachAccepted(fromNode: child, after, allow)
+                    walk.exits.append((child, progress))
                     continue
                 }
                 guard let next = matcher.stringStep(progress, rule, byte) else { continue }
-                for t in Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1]) { allow(tokens[t]) }
+                walk.inside.append(contentsOf: tokens[Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1])])
                 stack.append((child, next))
             }
         }
+        return walk
     }
 
     /// The general walk below `start`, a matcher per node.

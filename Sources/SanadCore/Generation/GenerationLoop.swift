@@ -134,12 +134,15 @@ public final class GenerationLoop: @unchecked Sendable {
         stats.promptSeconds = seconds(since: promptStart)
 
         let generationStart = DispatchTime.now()
+        var chain: (any TokenSampler)?
         func finish(_ reason: StopReason) {
             stats.generationSeconds = seconds(since: generationStart)
+            stats.constraintSeconds = chain?.constraintSeconds ?? 0
             emit(.finished(reason, stats))
         }
         guard parameters.maxTokens > 0 else { return finish(.maxTokens) }
         let sampler = try evaluator.makeSampler(parameters.sampling, history: history)
+        chain = sampler
         if let constraint = parameters.constraint { try attach(constraint, parameters.sampling, to: sampler) }
         var decoder = UTF8StreamDecoder()
         var filter = StopStringFilter(parameters.stopStrings)

@@ -39,6 +39,12 @@ public protocol TokenSampler: AnyObject {
     /// The next token; `history` holds the tokens in the context (the last evaluated one last). Throws when a
     /// constraint stage allows no token.
     func next(history: [Int32]) throws -> Int32
+    /// Seconds a constraint stage has spent masking (0 when the sampler does not measure it).
+    var constraintSeconds: Double { get }
+}
+
+extension TokenSampler {
+    public var constraintSeconds: Double { 0 }
 }
 
 /// The core's sampling chain (`Sampler`) reading an engine's logits of the last evaluated position: the sampler of
@@ -62,4 +68,6 @@ public final class LogitsSampler: TokenSampler {
     public func next(history: [Int32]) throws -> Int32 {
         try chain.sample(logits, history: history)
     }
+
+    public var constraintSeconds: Double { chain.constraintSeconds }
 }

@@ -129,8 +129,11 @@ enum GenerateCommand: SanadCommand {
                         "prompt: \(stats.promptTokens) tokens, \(format(stats.promptSeconds)) s, "
                             + "\(format(stats.promptTokensPerSecond)) tokens/s | generation: \(stats.generatedTokens) "
                             + "tokens, \(format(stats.generationSeconds)) s, "
-                            + "\(format(stats.generationTokensPerSecond)) tokens/s | stop: \(reason.rawValue) | "
-                            + "backend: \(engineID)")
+                            + "\(format(stats.generationTokensPerSecond)) tokens/s | "
+                            + (stats.constraintSeconds > 0 && stats.generatedTokens > 0
+                                ? "constraint: \(format(1000 * stats.constraintSeconds / Double(stats.generatedTokens))) ms/token | "
+                                : "")
+                            + "stop: \(reason.rawValue) | backend: \(engineID)")
                     return (true, reason == .endOfGeneration, generated, Date().timeIntervalSince(start))
                 }
             }

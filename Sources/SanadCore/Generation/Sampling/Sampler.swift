@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The sampling chain of `SamplingParameters`, in its documented order: repetition penalty → constraint mask →
 /// top-k → top-p → min-p → temperature → pick. With `temperature ≤ 0` the pick is the argmax after the penalty and
 /// the constraint. Seeded: the same seed and the same logits give the same tokens.
@@ -7,6 +9,8 @@ public final class Sampler {
     public var constraint: LogitConstraint?
     private var generator: SeededGenerator
     private var candidates: [SamplingCandidate] = []
+    /// Seconds the constraint stage has spent masking, since this sampler was made.
+    public private(set) var constraintSeconds: Double = 0
 
     public init(parameters: SamplingParameters, constraint: LogitConstraint? = nil) {
         self.parameters = parameters
@@ -26,7 +30,11 @@ public final class Sampler {
         if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
             applyRepetitionPenalty(logits, recent: history.suffix(p.repetitionWindow), penalty: p.repetitionPenalty)
         }
-        try constraint?.mask(logits)
+        if let constraint {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try constraint.mask(logits)
+            constraintSeconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        }
         let token: Int32
         if p.isGreedy {
             token = Int32(argmax(UnsafeBufferPointer(logits)))

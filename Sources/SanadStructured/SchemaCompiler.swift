@@ -171,7 +171,11 @@ struct SchemaCompiler {
                 guard format == .string("date") else {
                     throw SchemaError(pointer: pointer + "/format", problem: "only format \"date\" is supported")
                 }
-                pattern = SimplePattern.date
+                do {
+                    pattern = try SimplePattern(SimplePattern.dateSource)
+                } catch {
+                    throw SchemaError(pointer: pointer + "/format", problem: error.description)
+                }
             }
             if let source = keywords["pattern"] {
                 guard pattern == nil else {

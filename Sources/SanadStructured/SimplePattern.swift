@@ -36,9 +36,8 @@ public struct SimplePattern: Sendable, Hashable {
     let start: Bits
     public let source: String
 
-    /// ISO 8601 calendar date `YYYY-MM-DD` (month 01–12, day 01–31).
-    // A fixed pattern, known valid (JSONMatcherTests compiles it through `format: date`).
-    static let date = try! SimplePattern("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")
+    /// ISO 8601 calendar date `YYYY-MM-DD` (month 01–12, day 01–31): the pattern `format: "date"` stands for.
+    static let dateSource = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
 
     /// Compiles `source`; the error says what is not supported.
     public init(_ source: String) throws(PatternError) {

@@ -173,7 +173,14 @@ public final class OpenAIService: Sendable {
             channel.send(error.response)
             return 503
         }
-        defer { pool.release(session) }
+        // The slot goes back before the last bytes of the answer leave, so a client that sends its next request as
+        // soon as this one is answered finds it free.
+        var held = true
+        func giveBack() {
+            if held { pool.release(session) }
+            held = false
+        }
+        defer { giveBack() }
         session.reset()
         let prompt: String
         switch request.prompt {
@@ -222,6 +229,7 @@ public final class OpenAIService: Sendable {
                 }
                 return outcome
             } ?? GenerationOutcome()
+        giveBack()
         metrics.tokens(prompt: outcome.stats.promptTokens, generated: outcome.tokens)
         if let error = outcome.error {
             return reply.fail(generationError(error, constrained: parameters.constraint != nil && outcome.tokens == 0))

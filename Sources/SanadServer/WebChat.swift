@@ -101,10 +101,15 @@ public final class WebChatService: Sendable {
             return 503
         }
         conversation.borrowed.lend(session)
-        defer {
-            conversation.borrowed.lend(nil)
-            pool.release(session)
+        var held = true
+        func giveBack() {  // before the last event leaves, so the browser's next turn finds the slot free
+            if held {
+                conversation.borrowed.lend(nil)
+                pool.release(session)
+            }
+            held = false
         }
+        defer { giveBack() }
         channel.startStream(
             status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
         let linkFormat = linkFormat
@@ -127,6 +132,7 @@ public final class WebChatService: Sendable {
                         JSONValue.object(["type": .string("error"), "message": .string("\(error)")]).jsonString))
             }
         }
+        giveBack()
         channel.write(serverSentEvent("[DONE]"))
         channel.endStream()
         return 200

@@ -144,16 +144,20 @@ public struct GenerationStats: Sendable, Equatable, Codable {
     /// Of `generationSeconds`, the time a constraint stage spent masking the logits (0 without one, or when the
     /// engine constrains inside its own sampler).
     public var constraintSeconds: Double
+    /// Of `generationSeconds`, the time a constraint stage spent once on the model's vocabulary (indexing it), which
+    /// later generations in the same process do not pay; not part of `constraintSeconds`.
+    public var constraintPreparationSeconds: Double
 
     public init(
         promptTokens: Int = 0, generatedTokens: Int = 0, promptSeconds: Double = 0, generationSeconds: Double = 0,
-        constraintSeconds: Double = 0
+        constraintSeconds: Double = 0, constraintPreparationSeconds: Double = 0
     ) {
         self.promptTokens = promptTokens
         self.generatedTokens = generatedTokens
         self.promptSeconds = promptSeconds
         self.generationSeconds = generationSeconds
         self.constraintSeconds = constraintSeconds
+        self.constraintPreparationSeconds = constraintPreparationSeconds
     }
 
     public var promptTokensPerSecond: Double { promptSeconds > 0 ? Double(promptTokens) / promptSeconds : 0 }

@@ -118,7 +118,7 @@ public struct JSONMatcher: Sendable, Hashable {
             byte != UInt8(ascii: "\"") || progress.escape != 0 || progress.continuation != 0
         else { return nil }
         var next = self
-        guard let p = stringStep(progress, rule, byte) else {
+        guard let p = Self.stringStep(progress, rule, byte) else {
             next.threads = []
             return next
         }
@@ -245,7 +245,7 @@ public struct JSONMatcher: Sendable, Hashable {
                 }
                 return
             }
-            if let next = stringStep(progress, rule, b) {
+            if let next = Self.stringStep(progress, rule, b) {
                 out.append(replacingTop(thread, .string(node: node, next)))
             }
         case .number(let node, let progress):
@@ -304,7 +304,7 @@ public struct JSONMatcher: Sendable, Hashable {
     }
 
     /// A string's progress after byte `b` (not an unescaped closing quote), or nil.
-    func stringStep(_ p: StringProgress, _ rule: StringRule, _ b: UInt8) -> StringProgress? {
+    static func stringStep(_ p: StringProgress, _ rule: StringRule, _ b: UInt8) -> StringProgress? {
         var p = p
         if let pattern = rule.pattern {
             // Patterns match printable ASCII without escapes.
@@ -372,7 +372,7 @@ public struct JSONMatcher: Sendable, Hashable {
     }
 
     /// `p` with one more character, or nil past `maxLength`. Lengths past both bounds are clamped.
-    private func counted(_ p: StringProgress, _ rule: StringRule) -> StringProgress? {
+    private static func counted(_ p: StringProgress, _ rule: StringRule) -> StringProgress? {
         var p = p
         if let maxLength = rule.maxLength, p.length >= maxLength { return nil }
         p.length = min(p.length + 1, max(rule.minLength, rule.maxLength ?? 0))

@@ -1,3 +1,4 @@
+import Dispatch
 import SanadCore
 
 /// A JSON schema as a `TokenConstraint`: generation produces one JSON document valid for the schema
@@ -30,19 +31,35 @@ public final class SchemaConstraint: GrammarConstraint {
 final class SchemaMask: LogitConstraint {
     private var matcher: JSONMatcher
     private let vocabulary: ConstraintVocabulary
-    /// Made on the first full mask (once per vocabulary): the top-k path never needs it.
-    private lazy var trie = vocabulary.derived("SanadStructured.VocabularyTrie") { VocabularyTrie(vocabulary) }
+    /// The vocabulary's trie and the walk of a plain string's start, made on the first full mask (once per
+    /// vocabulary): the top-k path never needs them.
+    private lazy var index = vocabulary.derived("SanadStructured.VocabularyTrie") {
+        () -> (trie: VocabularyTrie, plain: VocabularyTrie.StringWalk) in
+        prepared {
+            let trie = VocabularyTrie(vocabulary)
+            return (trie, trie.plainStringWalk())
+        }
+    }
     private let keep: Int
     private var allowed: [Bool]
     private var candidates: [SamplingCandidate] = []
     private var broken = false
-    private var stringWalks = VocabularyTrie.StringWalkCache()
+    private lazy var stringWalks = VocabularyTrie.StringWalkCache(plain: index.plain)
+    private(set) var preparationSeconds: Double = 0
 
     init(matcher: JSONMatcher, vocabulary: ConstraintVocabulary, sampling: SamplingParameters) {
         self.matcher = matcher
         self.vocabulary = vocabulary
         keep = sampling.isGreedy ? 1 : max(0, sampling.topK)
         allowed = Array(repeating: false, count: vocabulary.pieces.count)
+    }
+
+    /// `make()`, timed as preparation: what it derives from the vocabulary is made once (by the first stage that
+    /// needs it) and shared.
+    private func prepared<T>(_ make: () -> T) -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { preparationSeconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        return make()
     }
 
     /// Whether `token` may come next.
@@ -58,12 +75,17 @@ final class SchemaMask: LogitConstraint {
                 "the JSON-schema constraint lost track of the output (a token it had forbidden was chosen)")
         }
         if keep > 0 && keep * 8 < logits.count && maskTop(logits) { return }
-        for i in allowed.indices { allowed[i] = false }
-        if matcher.isComplete { for t in vocabulary.endOfGeneration { allowed[Int(t)] = true } }
-        trie.forEachAccepted(from: matcher, cache: &stringWalks) { allowed[Int($0)] = true }
-        var any = false
-        for i in 0..<min(logits.count, allowed.count) {
-            if allowed[i] { any = any || logits[i] > -.infinity } else { logits[i] = -.infinity }
+        let trie = index.trie
+        let complete = matcher.isComplete
+        let any = allowed.withUnsafeMutableBufferPointer { allowed in
+            allowed.update(repeating: false)
+            if complete { for t in vocabulary.endOfGeneration { allowed[Int(t)] = true } }
+            if let base = allowed.baseAddress { trie.markAccepted(from: matcher, cache: &stringWalks, into: base) }
+            var any = false
+            for i in 0..<min(logits.count, allowed.count) {
+                if allowed[i] { any = any || logits[i] > -.infinity } else { logits[i] = -.infinity }
+            }
+            return any
         }
         guard any else { throw noToken() }
     }

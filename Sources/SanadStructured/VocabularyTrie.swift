@@ -11,6 +11,7 @@ final class VocabularyTrie: Sendable {
     /// Tokens whose bytes end at node `n`: `tokens[firstToken[n] ..< firstToken[n + 1]]`.
     let firstToken: [Int32]
     let tokens: [Int32]
+    let vocabularySize: Int
 
     init(_ vocabulary: ConstraintVocabulary) {
         // Build with sorted token order: sibling subtrees become contiguous runs of sorted pieces.
@@ -55,57 +56,140 @@ final class VocabularyTrie: Sendable {
         self.edgeTarget = edgeTarget
         self.firstToken = firstToken
         self.tokens = tokens
+        vocabularySize = vocabulary.pieces.count
     }
 
-    /// What the trie allows from a string state, apart from what follows the string: the tokens whose bytes stay
-    /// inside it, and the nodes where a closing quote ends it (with the string's progress there).
-    struct StringWalk {
+    /// What the trie allows below one node from a string state, apart from what follows the string: the tokens
+    /// whose bytes stay inside it, and the nodes where a closing quote ends it. Lengths count from the walk's start,
+    /// so one walk serves every string with the same pattern at every length it has reached; the caller applies
+    /// `minLength` and `maxLength`.
+    struct StringWalk: Sendable {
         var inside: [Int32] = []
+        /// For each token of `inside`: the characters it adds, plus one when it ends inside an escape (whose
+        /// character must still fit).
+        var need: [UInt16] = []
+        /// `need` by token id (`notInside` for the others), when the walk holds much of the vocabulary: one pass
+        /// over it marks them.
+        var needByToken: [UInt16]?
+        /// Where a closing quote ends the string, with the progress there (`length`: characters since the start).
         var exits: [(child: Int32, progress: StringProgress)] = []
+
+        static let notInside = UInt16.max
     }
 
-    /// String walks by (string node, progress), kept for one generation: a state inside a string (an unbounded
-    /// string's progress does not count its length) recurs, from item to item of an array and within a long string.
+    /// The walk from the root at the start of a string without a pattern (after a token that ends with its opening
+    /// quote), the state most string tokens are chosen in.
+    func plainStringWalk() -> StringWalk {
+        walkString(from: 0, StringRule(minLength: 0, maxLength: nil, pattern: nil), StringProgress())
+    }
+
+    /// String walks by (pattern, trie node, progress apart from its length), kept for one generation: a state inside
+    /// a string recurs, from item to item of an array, at every length of a bounded string, and where a token opens
+    /// a string. `plain` (`plainStringWalk`) is made once per vocabulary and shared by every generation.
     struct StringWalkCache {
-        static let capacity = 48
+        static let capacity = 64
+        let plain: StringWalk
         fileprivate var walks: [StringKey: StringWalk] = [:]
-        init() {}
+        init(plain: StringWalk) { self.plain = plain }
     }
 
     fileprivate struct StringKey: Hashable {
-        var node: Int
+        var pattern: SimplePattern?
+        var trieNode: Int32
         var progress: StringProgress
     }
 
-    /// Calls `allow` for every token whose bytes `matcher` accepts whole.
-    func forEachAccepted(from matcher: JSONMatcher, cache: inout StringWalkCache, _ allow: (Int32) -> Void) {
-        guard let (node, rule, progress) = matcher.stringContext else {
-            forEachAccepted(fromNode: 0, matcher, allow)
+    /// Sets `allowed[t]` for every token whose bytes `matcher` accepts whole (and leaves the others as they are).
+    func markAccepted(from matcher: JSONMatcher, cache: inout StringWalkCache, into allowed: UnsafeMutablePointer<Bool>)
+    {
+        markAccepted(fromNode: 0, matcher, cache: &cache, allowed)
+    }
+
+    /// Marks the tokens ending at node `n`.
+    @inline(__always)
+    private func markTokens(at n: Int32, _ allowed: UnsafeMutablePointer<Bool>) {
+        for t in Int(firstToken[Int(n)])..<Int(firstToken[Int(n) + 1]) { allowed[Int(tokens[t])] = true }
+    }
+
+    /// The walk below `start` (whose own tokens the caller has decided about): inside a string by a string walk,
+    /// elsewhere with a matcher per node until a byte opens a string.
+    private func markAccepted(
+        fromNode start: Int32, _ matcher: JSONMatcher, cache: inout StringWalkCache,
+        _ allowed: UnsafeMutablePointer<Bool>
+    ) {
+        if let context = matcher.stringContext {
+            markInString(fromNode: start, matcher, context, cache: &cache, allowed)
             return
         }
-        let key = StringKey(node: node, progress: progress)
-        let walk: StringWalk
-        if let cached = cache.walks[key] {
-            walk = cached
-        } else {
-            walk = walkString(matcher, rule, progress)
-            if cache.walks.count < StringWalkCache.capacity { cache.walks[key] = walk }
+        var stack: [(node: Int32, state: JSONMatcher)] = [(start, matcher)]
+        while let (node, state) = stack.popLast() {
+            let n = Int(node)
+            for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {
+                guard let next = state.advanced(by: edgeByte[e]) else { continue }
+                markTokens(at: edgeTarget[e], allowed)
+                if let context = next.stringContext {
+                    markInString(fromNode: edgeTarget[e], next, context, cache: &cache, allowed)
+                } else {
+                    stack.append((edgeTarget[e], next))
+                }
+            }
         }
-        for t in walk.inside { allow(t) }
-        for exit in walk.exits {
+    }
+
+    /// The tokens below `start` that `matcher`, inside the string `context` describes, accepts: those that stay in
+    /// the string and fit its `maxLength`, and those that end it and go on as the matcher allows.
+    private func markInString(
+        fromNode start: Int32, _ matcher: JSONMatcher,
+        _ context: (node: Int, rule: StringRule, progress: StringProgress),
+        cache: inout StringWalkCache, _ allowed: UnsafeMutablePointer<Bool>
+    ) {
+        let rule = context.rule
+        var relative = context.progress
+        relative.length = 0
+        let walk: StringWalk
+        if start == 0 && rule.pattern == nil && relative == StringProgress() {
+            walk = cache.plain
+        } else {
+            let key = StringKey(pattern: rule.pattern, trieNode: start, progress: relative)
+            if let cached = cache.walks[key] {
+                walk = cached
+            } else {
+                walk = walkString(from: start, rule, relative)
+                if cache.walks.count < StringWalkCache.capacity { cache.walks[key] = walk }
+            }
+        }
+        let length = context.progress.length
+        let room = rule.maxLength.map { $0 - length } ?? Int.max
+        if let dense = walk.needByToken {
+            let limit = UInt16(clamping: min(room, Int(StringWalk.notInside) - 1))
+            dense.withUnsafeBufferPointer { need in
+                for i in need.indices where need[i] <= limit { allowed[i] = true }
+            }
+        } else {
+            walk.inside.withUnsafeBufferPointer { inside in
+                walk.need.withUnsafeBufferPointer { need in
+                    for i in inside.indices where Int(need[i]) <= room { allowed[Int(inside[i])] = true }
+                }
+            }
+        }
+        for exit in walk.exits where exit.progress.length <= room {
             // The string ends here: the rest of the token is checked by the full matcher.
-            guard let after = matcher.withString(exit.progress).advanced(by: UInt8(ascii: "\"")) else { continue }
-            let child = Int(exit.child)
-            for t in Int(firstToken[child])..<Int(firstToken[child + 1]) { allow(tokens[t]) }
-            forEachAccepted(fromNode: exit.child, after, allow)
+            var progress = exit.progress
+            progress.length = min(length + progress.length, max(rule.minLength, rule.maxLength ?? 0))
+            guard let after = matcher.withString(progress).advanced(by: UInt8(ascii: "\"")) else { continue }
+            markTokens(at: exit.child, allowed)
+            markAccepted(fromNode: exit.child, after, cache: &cache, allowed)
         }
     }
 
     /// Inside a string (most of a JSON document's tokens), the walk carries only the string's progress, a small
-    /// value, instead of a matcher per node, and records where a closing quote would end the string.
-    func walkString(_ matcher: JSONMatcher, _ rule: StringRule, _ start: StringProgress) -> StringWalk {
+    /// value, instead of a matcher per node; it counts characters without bounds (the caller applies them) and
+    /// records where a closing quote would end the string.
+    func walkString(from start: Int32, _ rule: StringRule, _ progress: StringProgress) -> StringWalk {
+        // Counts every character (a minimum no length reaches keeps `length` from being clamped) and bounds none.
+        let counting = StringRule(minLength: .max, maxLength: nil, pattern: rule.pattern)
         var walk = StringWalk()
-        var stack: [(node: Int32, progress: StringProgress)] = [(0, start)]
+        var stack: [(node: Int32, progress: StringProgress)] = [(start, progress)]
         while let (node, progress) = stack.popLast() {
             let n = Int(node)
             for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {
@@ -115,25 +199,22 @@ final class VocabularyTrie: Sendable {
                     walk.exits.append((child, progress))
                     continue
                 }
-                guard let next = matcher.stringStep(progress, rule, byte) else { continue }
-                walk.inside.append(contentsOf: tokens[Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1])])
+                guard let next = JSONMatcher.stringStep(progress, counting, byte) else { continue }
+                let ending = tokens[Int(firstToken[Int(child)])..<Int(firstToken[Int(child) + 1])]
+                walk.inside.append(contentsOf: ending)
+                let need = UInt16(
+                    clamping: min(next.length + (next.escape == 0 ? 0 : 1), Int(StringWalk.notInside) - 1))
+                walk.need.append(contentsOf: repeatElement(need, count: ending.count))
                 stack.append((child, next))
             }
         }
-        return walk
-    }
-
-    /// The general walk below `start`, a matcher per node.
-    private func forEachAccepted(fromNode start: Int32, _ matcher: JSONMatcher, _ allow: (Int32) -> Void) {
-        var stack: [(node: Int32, state: JSONMatcher)] = [(start, matcher)]
-        while let (node, state) = stack.popLast() {
-            let n = Int(node)
-            for e in Int(firstEdge[n])..<Int(firstEdge[n + 1]) {
-                guard let next = state.advanced(by: edgeByte[e]) else { continue }
-                let child = Int(edgeTarget[e])
-                for t in Int(firstToken[child])..<Int(firstToken[child + 1]) { allow(tokens[t]) }
-                stack.append((edgeTarget[e], next))
-            }
+        if walk.inside.count * 8 > vocabularySize {
+            var dense = [UInt16](repeating: StringWalk.notInside, count: vocabularySize)
+            for (t, n) in zip(walk.inside, walk.need) { dense[Int(t)] = n }
+            walk.needByToken = dense
+            walk.inside = []
+            walk.need = []
         }
+        return walk
     }
 }

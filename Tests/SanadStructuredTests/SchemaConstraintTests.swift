@@ -46,6 +46,27 @@ struct SchemaConstraintTests {
         }
     }
 
+    @Test("indexing the vocabulary is paid once, by the first stage that needs a full mask, and reported apart")
+    func preparationIsCountedOnce() throws {
+        let vocabulary = ConstraintVocabulary(
+            pieces: Self.vocabulary.pieces, endOfGeneration: Self.vocabulary.endOfGeneration)
+        let constraint = try SchemaConstraint(schema: .object(["type": .string("string")]))
+        let full = SamplingParameters(temperature: 1, topK: 0)
+        var logits = [Float](repeating: 0, count: vocabulary.pieces.count)
+        let first = Sampler(
+            parameters: full, constraint: try constraint.makeStage(vocabulary: vocabulary, sampling: full))
+        _ = try logits.withUnsafeMutableBufferPointer { try first.sample($0, history: []) }
+        #expect(first.constraintPreparationSeconds > 0)
+        #expect(first.constraintPreparationSeconds == first.constraint?.preparationSeconds)
+        // A second generation over the same vocabulary finds the index made.
+        let second = Sampler(
+            parameters: full, constraint: try constraint.makeStage(vocabulary: vocabulary, sampling: full))
+        logits = [Float](repeating: 0, count: vocabulary.pieces.count)
+        _ = try logits.withUnsafeMutableBufferPointer { try second.sample($0, history: []) }
+        #expect(second.constraintPreparationSeconds == 0)
+        #expect(second.constraintSeconds > 0)
+    }
+
     @Test(
         "the full mask (the vocabulary trie, with its walk inside strings) allows exactly the tokens that can continue (200 cases)"
     )

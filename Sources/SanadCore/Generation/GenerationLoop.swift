@@ -138,6 +138,7 @@ public final class GenerationLoop: @unchecked Sendable {
         func finish(_ reason: StopReason) {
             stats.generationSeconds = seconds(since: generationStart)
             stats.constraintSeconds = chain?.constraintSeconds ?? 0
+            stats.constraintPreparationSeconds = chain?.constraintPreparationSeconds ?? 0
             emit(.finished(reason, stats))
         }
         guard parameters.maxTokens > 0 else { return finish(.maxTokens) }

@@ -39,12 +39,15 @@ public protocol TokenSampler: AnyObject {
     /// The next token; `history` holds the tokens in the context (the last evaluated one last). Throws when a
     /// constraint stage allows no token.
     func next(history: [Int32]) throws -> Int32
-    /// Seconds a constraint stage has spent masking (0 when the sampler does not measure it).
+    /// Seconds a constraint stage has spent masking (0 when the sampler does not measure it), apart from its
+    /// one-off preparation of the vocabulary, `constraintPreparationSeconds`.
     var constraintSeconds: Double { get }
+    var constraintPreparationSeconds: Double { get }
 }
 
 extension TokenSampler {
     public var constraintSeconds: Double { 0 }
+    public var constraintPreparationSeconds: Double { 0 }
 }
 
 /// The core's sampling chain (`Sampler`) reading an engine's logits of the last evaluated position: the sampler of
@@ -70,4 +73,5 @@ public final class LogitsSampler: TokenSampler {
     }
 
     public var constraintSeconds: Double { chain.constraintSeconds }
+    public var constraintPreparationSeconds: Double { chain.constraintPreparationSeconds }
 }

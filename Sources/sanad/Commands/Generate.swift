@@ -131,7 +131,10 @@ enum GenerateCommand: SanadCommand {
                             + "tokens, \(format(stats.generationSeconds)) s, "
                             + "\(format(stats.generationTokensPerSecond)) tokens/s | "
                             + (stats.constraintSeconds > 0 && stats.generatedTokens > 0
-                                ? "constraint: \(format(1000 * stats.constraintSeconds / Double(stats.generatedTokens))) ms/token | "
+                                ? "constraint: \(format(1000 * stats.constraintSeconds / Double(stats.generatedTokens))) ms/token"
+                                    + (stats.constraintPreparationSeconds > 0
+                                        ? " (+ \(format(stats.constraintPreparationSeconds)) s once to index the vocabulary)"
+                                        : "") + " | "
                                 : "")
                             + "stop: \(reason.rawValue) | backend: \(engineID)")
                     return (true, reason == .endOfGeneration, generated, Date().timeIntervalSince(start))

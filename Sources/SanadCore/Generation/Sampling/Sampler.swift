@@ -9,8 +9,10 @@ public final class Sampler {
     public var constraint: LogitConstraint?
     private var generator: SeededGenerator
     private var candidates: [SamplingCandidate] = []
-    /// Seconds the constraint stage has spent masking, since this sampler was made.
+    /// Seconds the constraint stage has spent masking, since this sampler was made, apart from its one-off
+    /// preparation of the vocabulary (`constraintPreparationSeconds`).
     public private(set) var constraintSeconds: Double = 0
+    public private(set) var constraintPreparationSeconds: Double = 0
 
     public init(parameters: SamplingParameters, constraint: LogitConstraint? = nil) {
         self.parameters = parameters
@@ -32,8 +34,13 @@ public final class Sampler {
         }
         if let constraint {
             let start = DispatchTime.now().uptimeNanoseconds
+            let prepared = constraint.preparationSeconds
+            defer {
+                let preparation = constraint.preparationSeconds - prepared
+                constraintPreparationSeconds += preparation
+                constraintSeconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 - preparation
+            }
             try constraint.mask(logits)
-            constraintSeconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
         let token: Int32
         if p.isGreedy {

@@ -8,6 +8,13 @@ public protocol LogitConstraint: AnyObject {
     func mask(_ logits: UnsafeMutableBufferPointer<Float>) throws
     /// Tells the constraint which token was chosen.
     func accept(_ token: Int32)
+    /// Of the time `mask` has taken, the seconds spent once per vocabulary (indexing it for the constraint), which
+    /// later generations over the same vocabulary do not pay again.
+    var preparationSeconds: Double { get }
+}
+
+extension LogitConstraint {
+    public var preparationSeconds: Double { 0 }
 }
 
 /// A constraint on what a generation may produce (a JSON schema, a grammar), set in

@@ -93,6 +93,29 @@ struct SamplerTests {
         #expect(k.map(\.token) == [2, 9])  // equal logits: lower id first
     }
 
+    @Test("without top-k, top-p over min-p's survivors keeps what the whole chain keeps, in order (300 cases)")
+    func topPAboveMinPMatchesTheChain() {
+        var rng = SeededGenerator(seed: 7)
+        for c in 0..<300 {
+            // Logits on a coarse grid, so ties are common.
+            let count = 1 + Int(rng.nextUnitFloat() * 400)
+            var candidates = (0..<count).map {
+                SamplingCandidate(token: Int32($0), logit: (rng.nextUnitFloat() * 24).rounded() / 2 - 6)
+            }
+            candidates.shuffle(using: &rng)
+            let p = [Float(1), 0.95, 0.5, 0.9, 0.01][c % 5]
+            let floor = [Float(0.05), 0.1, 0.001, 0.5][c % 4]
+            var chain = candidates
+            topK(&chain, k: 0)
+            topP(&chain, p: p)
+            minP(&chain, minP: floor)
+            var fast = candidates
+            topPAboveMinP(&fast, p: p, minP: floor)
+            minP(&fast, minP: floor)
+            #expect(fast.map(\.token) == chain.map(\.token), "case \(c): p \(p), min-p \(floor), \(count) candidates")
+        }
+    }
+
     @Test("a constraint stage can forbid tokens before the pick")
     func constraintMask() throws {
         final class Forbid: LogitConstraint {

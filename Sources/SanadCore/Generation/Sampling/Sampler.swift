@@ -53,8 +53,12 @@ public final class Sampler {
             if candidates.isEmpty {
                 token = Int32(argmax(UnsafeBufferPointer(logits)))
             } else {
-                topK(&candidates, k: p.topK)
-                topP(&candidates, p: p.topP)
+                if p.minP > 0 && (p.topK <= 0 || p.topK >= candidates.count) {
+                    topPAboveMinP(&candidates, p: p.topP, minP: p.minP)  // top-k keeps all: no full sort
+                } else {
+                    topK(&candidates, k: p.topK)
+                    topP(&candidates, p: p.topP)
+                }
                 minP(&candidates, minP: p.minP)
                 applyTemperature(&candidates, temperature: p.temperature)
                 token = pick(&candidates, using: &generator)

@@ -108,6 +108,35 @@ public func topP(_ candidates: inout [SamplingCandidate], p: Float) {
     candidates.removeSubrange(keep...)
 }
 
+/// `topK(k: 0)`, `topP(p:)` then `minP(minP:)` — the same candidates in the same order — without sorting the ones
+/// min-p drops (most of a 262k vocabulary): min-p's threshold comes from the best logit, which top-p always keeps,
+/// so only the candidates above it are sorted; top-p's probabilities are still normalized over all of them.
+public func topPAboveMinP(_ candidates: inout [SamplingCandidate], p: Float, minP: Float) {
+    guard minP > 0, candidates.count > 1, let maxLogit = candidates.map(\.logit).max() else {
+        topK(&candidates, k: 0)
+        topP(&candidates, p: p)
+        return
+    }
+    let threshold = maxLogit + logf(minP)
+    var kept = candidates.filter { $0.logit >= threshold }
+    sortDescending(&kept)
+    if p < 1 {
+        var sum: Double = 0
+        for c in candidates { sum += Double(expf(c.logit - maxLogit)) }
+        let inverse = Float(1 / sum)
+        var cumulative: Float = 0
+        for i in kept.indices {
+            kept[i].probability = expf(kept[i].logit - maxLogit) * inverse
+            cumulative += kept[i].probability
+            if cumulative >= p {
+                kept.removeSubrange((i + 1)...)
+                break
+            }
+        }
+    }
+    candidates = kept
+}
+
 /// Drops candidates whose probability is below `minP` times the largest (compared on logits, as llama.cpp does).
 public func minP(_ candidates: inout [SamplingCandidate], minP: Float) {
     guard minP > 0, candidates.count > 1, let maxLogit = candidates.map(\.logit).max() else { return }

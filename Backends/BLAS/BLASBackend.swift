@@ -56,11 +56,27 @@ public struct BLASBackend: OptionsValidatingBackend {
     }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {
+        let (sessionOptions, products) = try sessionSettings(options)
+        return try PureSwiftSession(path: url.path, options: sessionOptions, batchedProducts: products)
+    }
+
+    /// One model and runner for `count` sessions, whose concurrent generations are batched (as the pure-Swift
+    /// engine's, `PureSwiftSession.sharing`).
+    public func loadModels(at url: URL, options: ModelLoadOptions, count: Int) async throws -> [any InferenceSession] {
+        let (sessionOptions, products) = try sessionSettings(options)
+        return try PureSwiftSession.sharing(
+            count: count, path: url.path, options: sessionOptions, batchedProducts: products)
+    }
+
+    public var sharesForwardPasses: Bool { true }
+
+    /// The pure-Swift session's options and the products this engine hands it.
+    private func sessionSettings(_ options: ModelLoadOptions) throws -> (ModelLoadOptions, any BatchedProducts) {
         let settings = try self.settings(options.engineOptions)
         let products = try makeProducts(threads: options.threads, options: options.engineOptions)
         var sessionOptions = options
         sessionOptions.engineOptions = settings.sessionOptions
-        return try PureSwiftSession(path: url.path, options: sessionOptions, batchedProducts: products)
+        return (sessionOptions, products)
     }
 
     /// The matrix products a session of this engine hands its runner, on `threads` of the engine's workers. Throws

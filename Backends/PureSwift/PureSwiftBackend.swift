@@ -37,6 +37,14 @@ public struct PureSwiftBackend: OptionsValidatingBackend, EmbeddingBackend {
         try PureSwiftSession(path: url.path, options: options)
     }
 
+    /// One model and runner for `count` sessions, whose concurrent generations are batched
+    /// (`PureSwiftSession.sharing`).
+    public func loadModels(at url: URL, options: ModelLoadOptions, count: Int) async throws -> [any InferenceSession] {
+        try PureSwiftSession.sharing(count: count, path: url.path, options: options)
+    }
+
+    public var sharesForwardPasses: Bool { true }
+
     /// A sentence-transformers BERT folder (config.json, model.safetensors, tokenizer.json, vocab.txt).
     public func loadEmbeddingModel(at url: URL, options: ModelLoadOptions) async throws -> any EmbeddingModel {
         try PureSwiftEmbeddingModel(at: url, options: options)

@@ -28,46 +28,57 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// "portable"; also the environment variable SANAD_KERNELS); `options.engineOptions["repack-weights"]` (default
     /// true) whether Q4_1 matrices are regrouped into private memory for faster products (`RepackedWeights`).
     /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).
-    public init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil) throws {
-        let file = try GGUFFile(path: path)
-        // Before the tokenizer and the weights are read: plausible, consistent (the check every engine runs).
-        try ModelValidation.validate(file)
-        let settings = try PureSwiftOptions(parsing: options.engineOptions)
-        // The tokenizer's tables are built on another thread while the weights load (and are repacked).
-        let tokenizerResult = TokenizerLoad()
-        let tokenizerGroup = DispatchGroup()
-        DispatchQueue.global(qos: .userInitiated).async(group: tokenizerGroup) {
-            tokenizerResult.value = Result { try Tokenizer.load(from: file) }
+    public convenience init(path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil)
+        throws
+    {
+        let loaded = try LoadedModel(path: path, options: options)
+        try self.init(
+            loaded,
+            runner: loaded.network.makeRunner(
+                contextLength: loaded.context, batchSize: min(options.batchSize, loaded.context),
+                threads: options.threads,
+                options: RunnerOptions(kernels: loaded.kernels, batchedProducts: batchedProducts)))
+    }
+
+    /// `count` sessions of the model at `path` (loaded once) that share one runner, its scratch and its threads,
+    /// each with its own KV cache for `options.contextLength`: generations running at the same time in different
+    /// sessions run their steps as one forward pass (continuous batching, `SharedDecoder`), each token computed as a
+    /// session of its own computes it where the kernels do not round by the batch's size (Q4_1, Q8_0; llama.cpp's
+    /// K-quant kernels do). For a server's slots.
+    public static func sharing(
+        count: Int, path: String, options: ModelLoadOptions, batchedProducts: (any BatchedProducts)? = nil
+    ) throws -> [PureSwiftSession] {
+        let loaded = try LoadedModel(path: path, options: options)
+        let runner = try loaded.network.makeRunner(
+            contextLength: loaded.context, batchSize: min(options.batchSize, loaded.context),
+            threads: options.threads, options: RunnerOptions(kernels: loaded.kernels, batchedProducts: batchedProducts))
+        guard let decoderRunner = runner as? any DecoderRunner else {
+            throw SanadError.engine(
+                "pure-swift: the \(loaded.network.architecture) architecture cannot share its runner between sessions")
         }
-        let network: any LanguageModel
-        do {
-            network = try ArchitectureRegistry.load(file, repackWeights: settings.repackWeights)
-        } catch {
-            tokenizerGroup.wait()
-            throw error
-        }
-        tokenizerGroup.wait()
-        let tokenizer = try tokenizerResult.value!.get()
-        let context = options.contextLength ?? network.trainingContextLength
-        guard context > 0 else {
-            throw SanadError.engine("the context length must be positive (got \(context)); pass -c N")
-        }
-        let kernels = try settings.selectKernels()
-        self.file = file
-        self.network = network
-        self.tokenizer = tokenizer
-        self.options = options
-        runner = try network.makeRunner(
-            contextLength: context, batchSize: min(options.batchSize, context), threads: options.threads,
-            options: RunnerOptions(kernels: kernels, batchedProducts: batchedProducts))
+        let decoder = try SharedDecoder(runner: decoderRunner, streams: count)
+        return try (0..<max(1, count)).map { _ in try PureSwiftSession(loaded, runner: SharedDecoderSlot(decoder)) }
+    }
+
+    private init(_ loaded: LoadedModel, runner: any ModelRunner) throws {
+        file = loaded.file
+        network = loaded.network
+        tokenizer = loaded.tokenizer
+        options = loaded.options
+        self.runner = runner
         evaluator = PureSwiftEvaluator(runner: runner, tokenizer: tokenizer)
         loop = GenerationLoop(evaluator: evaluator)
         model = ModelDescription(
-            name: file.string("general.name") ?? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,
+            name: file.string("general.name")
+                ?? URL(fileURLWithPath: loaded.path).deletingPathExtension().lastPathComponent,
             architecture: network.architecture, parameterCount: file.parameterCount, fileSize: file.mapping.count,
-            contextLength: context, trainingContextLength: network.trainingContextLength,
+            contextLength: loaded.context, trainingContextLength: network.trainingContextLength,
             vocabularySize: network.vocabularySize, addsBOS: tokenizer.addsBOS, bosToken: tokenizer.bos)
     }
+
+    /// For sessions made by `sharing`: the most generations one forward pass has taken so far (1 when none ran
+    /// together); 1 for a session of its own.
+    public var largestSharedPass: Int { (runner as? SharedDecoderSlot)?.decoder.largestPass ?? 1 }
 
     /// Tokens the session holds (in its KV cache, or generated and not yet run through the model). Waits for a
     /// running request to finish.
@@ -208,4 +219,52 @@ final class PureSwiftEvaluator: TokenEvaluator {
 // @unchecked Sendable: written once by the loading thread, read after the wait
 private final class TokenizerLoad: @unchecked Sendable {
     var value: Result<Tokenizer, any Error>?
+}
+
+/// A model file read for the engine: its GGUF file, the architecture's weights, the tokenizer, the context and the
+/// kernel build the options pick.
+private struct LoadedModel {
+    let path: String
+    let options: ModelLoadOptions
+    let file: GGUFFile
+    let network: any LanguageModel
+    let tokenizer: Tokenizer
+    let context: Int
+    let kernels: any KernelSet
+
+    /// Loads the model at `path`: GGUF header and metadata, the architecture's weights (mapped; Q4_1 projections
+    /// copied into the kernels' paired layout) and the tokenizer (built on a second thread meanwhile).
+    init(path: String, options: ModelLoadOptions) throws {
+        self.path = path
+        self.options = options
+        let file = try GGUFFile(path: path)
+        // Before the tokenizer and the weights are read: plausible, consistent (the check every engine runs).
+        try ModelValidation.validate(file)
+        let settings = try PureSwiftOptions(parsing: options.engineOptions)
+        // The tokenizer's tables are built on another thread while the weights load (and are repacked).
+        let tokenizerResult = TokenizerLoad()
+        let tokenizerGroup = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: tokenizerGroup) {
+            tokenizerResult.value = Result { try Tokenizer.load(from: file) }
+        }
+        let network: any LanguageModel
+        do {
+            network = try ArchitectureRegistry.load(file, repackWeights: settings.repackWeights)
+        } catch {
+            tokenizerGroup.wait()
+            throw error
+        }
+        tokenizerGroup.wait()
+        guard let tokenizerLoad = tokenizerResult.value else {
+            throw SanadError.engine("pure-swift: the tokenizer of \(path) did not load")
+        }
+        tokenizer = try tokenizerLoad.get()
+        context = options.contextLength ?? network.trainingContextLength
+        guard context > 0 else {
+            throw SanadError.engine("the context length must be positive (got \(context)); pass -c N")
+        }
+        kernels = try settings.selectKernels()
+        self.file = file
+        self.network = network
+    }
 }

@@ -49,6 +49,13 @@ public protocol InferenceBackend: Sendable {
     var availability: BackendAvailability { get }
     /// Loads the model file at `url` into a new session.
     func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession
+    /// `count` sessions of the model at `url` for requests served at the same time (a server's slots). Default:
+    /// `count` independent loads. An engine that batches (`sharesForwardPasses`) loads the model once and runs the
+    /// steps of generations in different sessions together.
+    func loadModels(at url: URL, options: ModelLoadOptions, count: Int) async throws -> [any InferenceSession]
+    /// Whether `loadModels` gives sessions that share one model, its threads and its forward passes (so each should
+    /// have all the threads, not a share of them). Default: false.
+    var sharesForwardPasses: Bool { get }
     /// Availability with a host config's engine options (a `library` path, for example); the detail may say how
     /// the options make the engine run. Default: `availability`.
     func availability(options: [String: JSONValue]) -> BackendAvailability
@@ -58,6 +65,12 @@ public protocol InferenceBackend: Sendable {
 }
 
 extension InferenceBackend {
+    public func loadModels(at url: URL, options: ModelLoadOptions, count: Int) async throws -> [any InferenceSession] {
+        var sessions: [any InferenceSession] = []
+        for _ in 0..<max(1, count) { sessions.append(try await loadModel(at: url, options: options)) }
+        return sessions
+    }
+    public var sharesForwardPasses: Bool { false }
     public func availability(options: [String: JSONValue]) -> BackendAvailability { availability }
     public func additionalMemory(model: GGUFFile, options: [String: JSONValue]) -> EngineMemory? { nil }
 }

@@ -145,6 +145,11 @@ public struct ModelOpener: Sendable {
     public func open(_ plan: ModelPlan) async throws -> any InferenceSession {
         try await plan.backend.loadModel(at: plan.url, options: plan.options)
     }
+
+    /// `count` sessions of a planned model for requests served at the same time (`InferenceBackend.loadModels`).
+    public func open(_ plan: ModelPlan, count: Int) async throws -> [any InferenceSession] {
+        try await plan.backend.loadModels(at: plan.url, options: plan.options, count: count)
+    }
 }
 
 /// The host's own errors (config and engine errors are `SanadError`s).

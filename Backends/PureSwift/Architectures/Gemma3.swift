@@ -156,8 +156,8 @@ final class Gemma3Runner: DecoderRunner {
     }
 
     func forward(
-        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
-        tiledAttention: Bool
+        _ tokens: UnsafeBufferPointer<Int32>, pass: PassSequences, outputs: Range<Int>,
+        logits: UnsafeMutablePointer<Float>, tiledAttention: Bool
     ) {
         let c = model.configuration
         let s = state
@@ -165,11 +165,10 @@ final class Gemma3Runner: DecoderRunner {
         let dim = c.embedding
         let hd = c.headDimension
         var n = tokens.count
-        let start = s.cache.count
 
         s.embed(tokens, from: model.weights.tokenEmbedding, scale: Float(dim).squareRoot())
-        rope.prepare(start: start, count: n)
-        localRoPE.prepare(start: start, count: n)
+        rope.prepare(pass, count: n)
+        localRoPE.prepare(pass, count: n)
         let global = AttentionMask()
         let local = AttentionMask(window: c.slidingWindow)
 
@@ -186,10 +185,9 @@ final class Gemma3Runner: DecoderRunner {
                 (isLocal ? localRoPE : rope).apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
             }
             for i in 0..<n * c.queryDimensions { q[i] *= c.queryScale }
-            s.cache.store(keys: k, values: v, layer: l, position: start, count: n)
-            s.attention.attend(
-                q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention,
-                mask: isLocal ? local : global, into: attended)
+            s.storeAndAttend(
+                q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention, mask: isLocal ? local : global,
+                into: attended)
             if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
             s.projector.project(layer.output, attended, rows: n, into: xb)
             layer.attentionPostNorm.apply(xb, into: xb, rows: n, width: dim)

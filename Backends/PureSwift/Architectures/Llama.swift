@@ -131,18 +131,17 @@ final class LlamaRunner: DecoderRunner {
     }
 
     func forward(
-        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
-        tiledAttention: Bool
+        _ tokens: UnsafeBufferPointer<Int32>, pass: PassSequences, outputs: Range<Int>,
+        logits: UnsafeMutablePointer<Float>, tiledAttention: Bool
     ) {
         let c = model.configuration
         let s = state
         let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
         let dim = c.embedding
         var n = tokens.count
-        let start = s.cache.count
 
         s.embed(tokens, from: model.weights.tokenEmbedding)
-        rope.prepare(start: start, count: n)
+        rope.prepare(pass, count: n)
 
         var outputRows = outputs
         for (l, layer) in model.layers.enumerated() {
@@ -153,9 +152,7 @@ final class LlamaRunner: DecoderRunner {
                 rope.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
                 rope.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
             }
-            s.cache.store(keys: k, values: v, layer: l, position: start, count: n)
-            s.attention.attend(
-                q, cache: s.cache, layer: l, tokens: n, start: start, tiled: tiledAttention, into: attended)
+            s.storeAndAttend(q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention, into: attended)
             if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
             s.projector.project(layer.output, attended, rows: n, into: xb)
             addResidual(xb, to: x, count: n * dim)

@@ -18,6 +18,23 @@ struct DecoderShape {
     var kvDimensions: Int { kvHeads * headDimension }
 }
 
+/// The sequences the rows of one forward pass belong to: one sequence in `cache` from its count on (a session's own
+/// evaluation), or one new token of each of several sequences, row b in `caches[b]` (a batched decoding step of
+/// sessions that share a runner, `SharedDecoder`).
+enum PassSequences {
+    case one(KVCache)
+    case decoding([KVCache])
+
+    /// The position of row `b`.
+    @inline(__always)
+    func position(row b: Int) -> Int {
+        switch self {
+        case .one(let cache): return cache.count + b
+        case .decoding(let caches): return caches[b].count
+        }
+    }
+}
+
 /// What every decoder runner owns, whatever its architecture: the KV cache, the shared blocks (projections,
 /// attention, feed-forward) and the scratch of one micro-batch, all allocated up front.
 final class DecoderState {
@@ -88,6 +105,27 @@ final class DecoderState {
         return n > 0
     }
 
+    /// Stores the keys and values of the pass's `rows` rows (`k`, `v`) in their caches, and attends each query row
+    /// of `q` to its sequence into `attended`. Leaves the caches' counts alone.
+    func storeAndAttend(
+        _ q: UnsafePointer<Float>, _ k: UnsafePointer<Float>, _ v: UnsafePointer<Float>, layer l: Int,
+        pass: PassSequences, rows n: Int, tiled: Bool, mask: AttentionMask = AttentionMask(),
+        into attended: UnsafeMutablePointer<Float>
+    ) {
+        switch pass {
+        case .one(let cache):
+            cache.store(keys: k, values: v, layer: l, position: cache.count, count: n)
+            attention.attend(
+                q, cache: cache, layer: l, tokens: n, start: cache.count, tiled: tiled, mask: mask, into: attended)
+        case .decoding(let caches):
+            let kv = shape.kvDimensions
+            for (b, cache) in caches.enumerated() {
+                cache.store(keys: k + b * kv, values: v + b * kv, layer: l, position: cache.count, count: 1)
+            }
+            attention.attendDecoding(q, caches: caches, layer: l, mask: mask, into: attended)
+        }
+    }
+
     /// `logits` = `output` · `norm`(rows `outputs` of `x`).
     func logits(
         _ outputs: Range<Int>, norm: RMSNorm, output: WeightMatrix, into logits: UnsafeMutablePointer<Float>
@@ -102,11 +140,11 @@ final class DecoderState {
 /// `ModelRunner` (positions, reset, micro-batch slicing).
 protocol DecoderRunner: ModelRunner {
     var state: DecoderState { get }
-    /// The forward pass of at most `state.microBatch` tokens at positions `state.cache.count…`, with attention on
-    /// llama.cpp's tiled path or its vector path; stores their keys and values but leaves `cache.count` alone.
+    /// The forward pass of at most `state.microBatch` tokens of `pass`, with attention on llama.cpp's tiled path or
+    /// its vector path; stores their keys and values but leaves the caches' counts alone.
     func forward(
-        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>,
-        tiledAttention: Bool)
+        _ tokens: UnsafeBufferPointer<Int32>, pass: PassSequences, outputs: Range<Int>,
+        logits: UnsafeMutablePointer<Float>, tiledAttention: Bool)
 }
 
 extension DecoderRunner {
@@ -118,14 +156,33 @@ extension DecoderRunner {
     func reset() { state.cache.count = 0 }
 
     func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>) {
-        let cache = state.cache
-        precondition(tokens.count <= batchSize && cache.count + tokens.count <= contextLength, "batch does not fit")
+        evaluate(tokens, outputs: outputs, logits: logits, cache: state.cache)
+    }
+
+    /// `evaluate` for the sequence in `cache` (a session sharing this runner, `SharedDecoder`).
+    func evaluate(
+        _ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>, cache: KVCache
+    ) {
+        precondition(tokens.count <= batchSize && cache.count + tokens.count <= cache.capacity, "batch does not fit")
         MicroBatches.run(
             tokens, outputs: outputs, logits: logits, size: state.microBatch, vocabularySize: vocabularySize
         ) { slice, sliceOutputs, sliceLogits, tiled in
             guard !slice.isEmpty else { return }
-            self.forward(slice, outputs: sliceOutputs, logits: sliceLogits, tiledAttention: tiled)
+            self.forward(
+                slice, pass: .one(cache), outputs: sliceOutputs, logits: sliceLogits, tiledAttention: tiled)
             cache.count += slice.count
         }
+    }
+
+    /// One decoding step of several sequences: token b goes at the next position of `caches[b]` (at most
+    /// `state.microBatch` of them, each with room for one more), and its logits are row b of `logits`. Each row is
+    /// computed as a single-token `evaluate` of its sequence computes it, on the same kernels' paths for the
+    /// batch's size.
+    func decode(_ tokens: UnsafeBufferPointer<Int32>, caches: [KVCache], logits: UnsafeMutablePointer<Float>) {
+        precondition(
+            tokens.count == caches.count && tokens.count <= state.microBatch
+                && caches.allSatisfy { $0.count < $0.capacity }, "decoding step does not fit")
+        forward(tokens, pass: .decoding(caches), outputs: 0..<tokens.count, logits: logits, tiledAttention: false)
+        for cache in caches { cache.count += 1 }
     }
 }

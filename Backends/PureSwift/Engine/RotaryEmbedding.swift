@@ -16,10 +16,12 @@ final class RotaryEmbedding {
         tables = try scratch.floats(batch * configuration.dimensions)
     }
 
-    /// Fills the tables of `count` positions from `start` (batch rows 0..<count).
-    func prepare(start: Int, count: Int) {
+    /// Fills the tables of the `count` rows of `pass`: positions from its cache's count for one sequence, each
+    /// sequence's next position in a decoding step.
+    func prepare(_ pass: PassSequences, count: Int) {
         for b in 0..<count {
-            ropeTable(tables + b * configuration.dimensions, position: start + b, configuration: configuration)
+            ropeTable(
+                tables + b * configuration.dimensions, position: pass.position(row: b), configuration: configuration)
         }
     }
 

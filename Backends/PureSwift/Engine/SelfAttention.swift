@@ -79,29 +79,21 @@ final class SelfAttention {
         let kernels = self.kernels
         let keys = cache.keys(layer: l, position: 0)
         let values = cache.values(layer: l, position: 0)
-        let queries = self.queries
-        let accumulators = self.accumulators
         let positions = start + n
         let workers = n * heads * positions < 256 ? 1 : threads
         if !tiled {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
             let items = n * heads
             parallelChunksIndexed(workers, threads: workers) { worker, _ in
-                let query = queries + worker * hd
-                let accumulator = accumulators + worker * 2 * hd
                 // Items dealt round-robin: later tokens attend to more positions, so contiguous shares would
                 // leave the first worker waiting.
                 for item in Swift.stride(from: worker, to: items, by: workers) {
                     let b = item / heads
                     let h = item % heads
-                    let seen = mask.positions(query: start + b, total: positions)
-                    let kvOffset = seen.lowerBound * kvDimensions + (h / group) * hd
-                    let head = q + b * queryDimensions + h * hd
-                    for i in 0..<hd { query[i] = roundToHalf(head[i]) }
-                    kernels.attendHalfCacheVectorPath(
-                        query: query, keys: keys + kvOffset, values: values + kvOffset, stride: kvDimensions,
-                        count: seen.count, dimensions: hd, scale: scale, softCap: softCap, scratch: accumulator,
-                        out: out + b * queryDimensions + h * hd)
+                    attendVector(
+                        q + b * queryDimensions + h * hd, head: h, keys: keys, values: values,
+                        seen: mask.positions(query: start + b, total: positions), worker: worker,
+                        into: out + b * queryDimensions + h * hd)
                 }
             }
             return
@@ -138,5 +130,50 @@ final class SelfAttention {
                     weights: weights + worker * attentionTileSize, out: out + b * queryDimensions + h * hd)
             }
         }
+    }
+
+    /// One new token of each of several sequences (a batched decoding step, `PassSequences.decoding`): query row b
+    /// attends to `caches[b]`, whose position `count` already holds its own key and value, on the vector path a
+    /// single token takes, so each row's result is the one its sequence would get alone.
+    func attendDecoding(
+        _ q: UnsafePointer<Float>, caches: [KVCache], layer l: Int, mask: AttentionMask,
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        let heads = self.heads
+        let hd = headDimension
+        let queryDimensions = self.queryDimensions
+        let items = caches.count * heads
+        let longest = (caches.map(\.count).max() ?? 0) + 1
+        let workers = items * longest < 256 ? 1 : threads
+        parallelChunksIndexed(workers, threads: workers) { worker, _ in
+            for item in Swift.stride(from: worker, to: items, by: workers) {
+                let b = item / heads
+                let h = item % heads
+                let cache = caches[b]
+                let position = cache.count
+                attendVector(
+                    q + b * queryDimensions + h * hd, head: h, keys: cache.keys(layer: l, position: 0),
+                    values: cache.values(layer: l, position: 0),
+                    seen: mask.positions(query: position, total: position + 1), worker: worker,
+                    into: out + b * queryDimensions + h * hd)
+            }
+        }
+    }
+
+    /// One query head (`query`, head `h`) over cache positions `seen` on llama.cpp's vector path, with worker
+    /// `worker`'s scratch.
+    @inline(__always)
+    private func attendVector(
+        _ query: UnsafePointer<Float>, head h: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
+        seen: Range<Int>, worker: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        let hd = headDimension
+        let rounded = queries + worker * hd
+        let kvOffset = seen.lowerBound * kvDimensions + (h / (heads / kvHeads)) * hd
+        for i in 0..<hd { rounded[i] = roundToHalf(query[i]) }
+        kernels.attendHalfCacheVectorPath(
+            query: rounded, keys: keys + kvOffset, values: values + kvOffset, stride: kvDimensions,
+            count: seen.count, dimensions: hd, scale: scale, softCap: softCap,
+            scratch: accumulators + worker * 2 * hd, out: out)
     }
 }

@@ -17,15 +17,18 @@ enum ServeCommand: SanadCommand {
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
         tier's embedding model), and at / the web chat: the Absher assistant in Arabic (greeting, the plugins'
-        suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots holds the model loaded once and answers one request at a time;
-        up to --queue more wait for a slot, and beyond that a request is answered 503 with Retry-After. A client
+        suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots
+        answers one request at a time. On the pure-swift and blas engines the slots share one loaded model and all
+        the threads, and the generation steps of requests running at the same time go through the model as one
+        batch (continuous batching); on the others each slot is a loaded copy with a share of the threads. Up to
+        --queue more requests wait for a slot, and beyond that a request is answered 503 with Retry-After. A client
         that disconnects stops its generation within a token. SIGINT or SIGTERM stops accepting and lets requests in
         progress finish (10 s), then exits 0; a second signal exits at once (130).
 
         Options:
           --host HOST            address to bind (default 127.0.0.1); any other than loopback needs --api-key
           --port PORT            TCP port (default 8080; 0 = any free port, printed at startup)
-          --slots N              generation slots, each a loaded copy of the model (default 1)
+          --slots N              requests generated at the same time (default 1; batched on pure-swift and blas)
           --queue N              requests that may wait for a slot (default 16)
           --api-key KEY          require 'Authorization: Bearer KEY' (all paths but /health); default
                                  SANAD_API_KEY
@@ -75,17 +78,18 @@ enum ServeCommand: SanadCommand {
                 "binding '\(host)' exposes the model beyond this machine; pass --api-key KEY (or set SANAD_API_KEY)")
         }
 
-        // Slots share the cores: unless -t says otherwise, the tier's threads are divided among them (slots that
-        // together ask for more threads than there are cores slow each other down several times over).
-        let slotThreads =
-            threads
-            ?? (slots > 1 ? max(1, (hostContext.config.threads ?? CPUAvailability.defaultThreads) / slots) : nil)
-        let request = ModelRequest(
-            model: modelName, backend: backendID, threads: slotThreads, contextLength: context,
+        var request = ModelRequest(
+            model: modelName, backend: backendID, threads: threads, contextLength: context,
             checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
-        let plan = try hostContext.planModel(request)
-        var sessions: [any InferenceSession] = []
-        for _ in 0..<slots { sessions.append(try await hostContext.opener.open(plan)) }
+        var plan = try hostContext.planModel(request)
+        // Slots of an engine that does not batch are copies that share the cores: unless -t says otherwise, the
+        // tier's threads are divided among them (slots that together ask for more threads than there are cores slow
+        // each other down several times over). Batched slots run one forward pass at a time, on all the threads.
+        if threads == nil && slots > 1 && !plan.backend.sharesForwardPasses {
+            request.threads = max(1, (hostContext.config.threads ?? CPUAvailability.defaultThreads) / slots)
+            plan = try hostContext.planModel(request)
+        }
+        let sessions = try await hostContext.opener.open(plan, count: slots)
         let modelID = plan.url.deletingPathExtension().lastPathComponent
         var embedding: (any EmbeddingModel)?
         var embeddingID: String?
@@ -120,7 +124,8 @@ enum ServeCommand: SanadCommand {
         Interruption.shared.handle { server.shutdown() }
         let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         print(
-            "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s") × "
+            "sanad serve: model \(modelID) (backend \(plan.backend.id), \(slots) slot\(slots == 1 ? "" : "s")"
+                + (slots > 1 && plan.backend.sharesForwardPasses ? " batched on " : " × ")
                 + "\(plan.options.threads) thread\(plan.options.threads == 1 ? "" : "s"), queue "
                 + "\(queue), context \(plan.options.contextLength.map(String.init) ?? "model's"), tier "
                 + "\(hostContext.config.tier))")

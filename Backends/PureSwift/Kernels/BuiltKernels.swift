@@ -33,6 +33,9 @@ public struct BuiltKernels: KernelSet {
             case .q8_0:
                 multiplyRowsSignedBlocksX86(Q8_0BlocksX86.self, w, x, rows: rows, out: out, outStride: outStride)
                 return
+            case .q4_K:
+                multiplyRowsQ4_KX86(w, x, rows: rows, out: out, outStride: outStride)
+                return
             default: break
             }
         #endif

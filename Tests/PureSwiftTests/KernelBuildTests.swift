@@ -100,13 +100,13 @@ struct KernelBuildTests {
         }
     }
 
-    /// The x86 kernels for Q5_0, Q8_0 and Q4_K (ISA/AVX2) take activation rows eight at a time, padded or
+    /// The x86 kernels for Q5_0, Q8_0, Q4_K and Q6_K (ISA/AVX2) take activation rows eight at a time, padded or
     /// regrouped, with rows handed to single-row kernels after the groups: every batch size from 1 to 13 (one
     /// group or none, padded groups of four to seven, remainders of one to three) and two full groups plus a
     /// remainder, on a row range that does not start at 0, against the portable dot products each row must equal.
     @Test(
-        "Q5_0, Q8_0 and Q4_K batches of 1…13 and 19 rows: every runnable build equals the portable dot products",
-        arguments: ["Q5_0", "Q8_0", "Q4_K"])
+        "Q5_0, Q8_0, Q4_K and Q6_K batches of 1…13 and 19 rows: every runnable build equals the portable dot products",
+        arguments: ["Q5_0", "Q8_0", "Q4_K", "Q6_K"])
     func batchedProducts(name: String) throws {
         var r = TestRandom(17)
         let format = try #require(blockFormats.first { $0.name == name })

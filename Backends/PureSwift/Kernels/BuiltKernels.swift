@@ -36,6 +36,9 @@ public struct BuiltKernels: KernelSet {
             case .q4_K:
                 multiplyRowsQ4_KX86(w, x, rows: rows, out: out, outStride: outStride)
                 return
+            case .q6_K:
+                multiplyRowsQ6_KX86(w, x, rows: rows, out: out, outStride: outStride)
+                return
             default: break
             }
         #endif

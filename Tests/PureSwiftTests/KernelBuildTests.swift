@@ -100,6 +100,57 @@ struct KernelBuildTests {
         }
     }
 
+    /// The x86 kernels for Q5_0, Q8_0, Q4_K and Q6_K (ISA/AVX2) take activation rows eight at a time, padded or
+    /// regrouped, with rows handed to single-row kernels after the groups: every batch size from 1 to 13 (one
+    /// group or none, padded groups of four to seven, remainders of one to three) and two full groups plus a
+    /// remainder, on a row range that does not start at 0, against the portable dot products each row must equal.
+    @Test(
+        "Q5_0, Q8_0, Q4_K and Q6_K batches of 1…13 and 19 rows: every runnable build equals the portable dot products",
+        arguments: ["Q5_0", "Q8_0", "Q4_K", "Q6_K"])
+    func batchedProducts(name: String) throws {
+        var r = TestRandom(17)
+        let format = try #require(blockFormats.first { $0.name == name })
+        let type = try #require(GGMLType.allCases.first { $0.description == name })
+        let columns = format.blockSize == 256 ? 768 : 160
+        let rows = 11
+        let range = 3..<10
+        let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
+        for batch in Array(1...13) + [19] {
+            var x = r.floats(batch * columns)
+            x[columns / 2] = 9  // a large value: quants of ±127 in that row's block
+            for build in KernelBuilds.runnable {
+                let act = QuantizedActivations(rows: batch, columns: columns)
+                var got = [Float](repeating: 0, count: batch * rows)
+                var expected = got
+                bytes.withUnsafeBytes { raw in
+                    let w = WeightMatrix(
+                        name: "w", type: type, rows: rows, columns: columns, rowBytes: raw.count / rows,
+                        base: raw.baseAddress!)
+                    act.prepare(
+                        x, rows: batch, columns: columns, stride: columns, format: w.activationFormat, kernels: build)
+                    build.multiplyRows(w, act, rows: range, out: &got, outStride: rows)
+                    for b in 0..<batch {
+                        let a = act.row(b)
+                        for i in range {
+                            let row = w.row(i)
+                            expected[b * rows + i] =
+                                switch type {
+                                case .q5_0: dotQ5_0(row, a, count: columns)
+                                case .q8_0: dotQ8_0(row, a, count: columns)
+                                case .q4_K where b < batch - batch % 4: dotQ4_KGrouped(row, a, count: columns)
+                                case .q4_K: dotQ4_K(row, a, count: columns)
+                                case _ where batch >= q6_KTiledMinimumBatch: dotQ6_KTiled(row, a, count: columns)
+                                default: dotQ6_K(row, a, count: columns)
+                                }
+                        }
+                    }
+                }
+                #expect(
+                    got.map(\.bitPattern) == expected.map(\.bitPattern), "\(build.name) \(name), batch \(batch)")
+            }
+        }
+    }
+
     @Test("attention, SwiGLU, GELU and RoPE: every runnable build equals the portable build bit for bit")
     func elementwise() {
         var r = TestRandom(12)

@@ -23,9 +23,23 @@ public struct BuiltKernels: KernelSet {
         outStride: Int
     ) {
         #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
-            if w.type == .q4_1 && w.layout == .q4_1Paired {
+            switch w.type {
+            case .q4_1 where w.layout == .q4_1Paired:
                 multiplyRowsQ4_1PairedX86(w, x, rows: rows, out: out, outStride: outStride)
                 return
+            case .q5_0:
+                multiplyRowsSignedBlocksX86(Q5_0BlocksX86.self, w, x, rows: rows, out: out, outStride: outStride)
+                return
+            case .q8_0:
+                multiplyRowsSignedBlocksX86(Q8_0BlocksX86.self, w, x, rows: rows, out: out, outStride: outStride)
+                return
+            case .q4_K:
+                multiplyRowsQ4_KX86(w, x, rows: rows, out: out, outStride: outStride)
+                return
+            case .q6_K:
+                multiplyRowsQ6_KX86(w, x, rows: rows, out: out, outStride: outStride)
+                return
+            default: break
             }
         #endif
         PureSwiftKernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride, build: BuiltKernels.self)

@@ -1,0 +1,157 @@
+// The Q5_0 and Q8_0 products (Kernels/Q5_0.swift, Kernels/Q8_0.swift) with the x86 instructions llama.cpp's AVX2
+// kernels use. Both formats are blocks of 32 weights with a half scale first, multiplied by Q8_0 activations; a
+// block unpacks into 32 signed weight bytes (Q5_0: −16…15, Q8_0: as stored). `psignb` moves each weight's sign onto
+// its activation and takes the weight's magnitude, so that `pmaddubsw` (unsigned × signed bytes, neighbouring
+// products added) and `pmaddwd` by ones give ggml's eight lane sums of four products (`mul_sum_i8_pairs_float`).
+// The sums are exact integers, converted and accumulated as `dotQ5_0` and `dotQ8_0` do (`fma(dw·da, lane, acc)`,
+// hsum_float_8), so the values are the same bit for bit.
+//
+// The x86 builds' `BuiltKernels.multiplyRows` sends Q5_0 and Q8_0 matrices here; other builds run the portable
+// kernels. Compiled in the AVX2 and AVX-512 builds only (this file is linked into both ISA folders).
+
+#if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
+    import _Builtin_intrinsics.intel
+    import PureSwiftKernels
+
+    /// A format of 32-weight blocks, each a half scale followed by what unpacks into 32 signed bytes.
+    protocol SignedBlocksX86 {
+        static var blockBytes: Int { get }
+        /// The 32 weights of the block at `block`, in order.
+        static func unpack(_ block: UnsafeRawPointer) -> __m256i
+    }
+
+    enum Q5_0BlocksX86: SignedBlocksX86 {
+        static var blockBytes: Int { q5_0BlockBytes }
+
+        /// ggml's `bytes_from_nibbles_32` and `bytes_from_bits_32`: a weight whose fifth bit is clear gets 0xF0 in
+        /// its high nibble, which is value − 16.
+        @inline(__always)
+        static func unpack(_ block: UnsafeRawPointer) -> __m256i {
+            let qs = _mm_loadu_si128((block + 6).assumingMemoryBound(to: __m128i.self))
+            let nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0F))
+            let qh = Int32(bitPattern: block.loadUnaligned(fromByteOffset: 2, as: UInt32.self))
+            let spread = _mm256_shuffle_epi8(
+                _mm256_set1_epi32(qh),
+                _mm256_set_epi64x(0x0303_0303_0303_0303, 0x0202_0202_0202_0202, 0x0101_0101_0101_0101, 0))
+            let fifthBits = _mm256_cmpeq_epi8(
+                _mm256_or_si256(spread, _mm256_set1_epi64x(0x7FBF_DFEF_F7FB_FDFE)), _mm256_set1_epi64x(-1))
+            return _mm256_or_si256(nibbles, _mm256_andnot_si256(fifthBits, _mm256_set1_epi8(-16)))
+        }
+    }
+
+    enum Q8_0BlocksX86: SignedBlocksX86 {
+        static var blockBytes: Int { q8_0BlockBytes }
+
+        @inline(__always)
+        static func unpack(_ block: UnsafeRawPointer) -> __m256i {
+            _mm256_loadu_si256((block + 2).assumingMemoryBound(to: __m256i.self))
+        }
+    }
+
+    /// The scale of the block at `block` (F16C).
+    @inline(__always)
+    func blockScaleX86(_ block: UnsafeRawPointer) -> Float {
+        _cvtsh_ss(block.loadUnaligned(as: UInt16.self))
+    }
+
+    /// ggml's eight lane sums of signed weight bytes (as magnitudes `m` and the weights themselves, `w`, for their
+    /// signs) times the 32 int8 activations at `a`, as floats. Exact: a pair sum is at most 2 · 128 · 127.
+    @inline(__always)
+    func signedLaneSums(_ m: __m256i, _ w: __m256i, _ a: UnsafePointer<Int8>) -> __m256 {
+        let y = _mm256_sign_epi8(_mm256_loadu_si256(UnsafeRawPointer(a).assumingMemoryBound(to: __m256i.self)), w)
+        return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(m, y), _mm256_set1_epi16(1)))
+    }
+
+    /// Rows `rows` of the matrix `w` (format `F`) times every activation row of `x` (Q8_0), into
+    /// `out[b · outStride + r]`: `multiplyRows` for the format, each product bit for bit the portable dot product's.
+    ///
+    /// As for Q4_1 (Q4_1PairedX86.swift): activation rows go in groups of eight (a last group of four to seven
+    /// padded with `QuantizedActivations`'s zero rows), each weight block is unpacked once per group; fewer than
+    /// four rows go one at a time.
+    func multiplyRowsSignedBlocksX86<F: SignedBlocksX86>(
+        _ format: F.Type, _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>,
+        out: UnsafeMutablePointer<Float>, outStride: Int
+    ) {
+        let blocks = w.columns / 32
+        let batch = x.rows
+        let groups = batch / 8 + (batch % 8 >= 4 ? 1 : 0)
+        if groups > 0 {
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 9 * blocks + 8) { scratch in
+                guard let ds = scratch.baseAddress else { return }  // ds[8b + i]: scale product of block b, row i
+                let dw = ds + 8 * blocks
+                let results = dw + blocks
+                for g in 0..<groups {
+                    let first = 8 * g
+                    for r in rows {
+                        let row = w.row(r)
+                        for b in 0..<blocks { dw[b] = blockScaleX86(row + b * F.blockBytes) }
+                        groupScaleProducts(x, first: first, blocks: blocks, dw: dw, into: ds)
+                        groupProducts(
+                            F.self, row, x.row(first).quants, rowStride: x.columns, blocks: blocks, ds: ds,
+                            into: results)
+                        for i in 0..<min(8, batch - first) { out[(first + i) * outStride + r] = results[i] }
+                    }
+                }
+            }
+        }
+        for b in min(8 * groups, batch)..<batch {
+            let a = x.row(b)
+            for r in rows { out[b * outStride + r] = dotSignedBlocksX86(F.self, w.row(r), a, blocks: blocks) }
+        }
+    }
+
+    /// The dot product of one weight row and one activation row (generation).
+    @inline(__always)
+    func dotSignedBlocksX86<F: SignedBlocksX86>(
+        _ format: F.Type, _ row: UnsafeRawPointer, _ a: ActivationRow, blocks: Int
+    ) -> Float {
+        var acc = _mm256_setzero_ps()
+        for b in 0..<blocks {
+            let block = row + b * F.blockBytes
+            let w = F.unpack(block)
+            let d = _mm256_set1_ps(blockScaleX86(block) * a.scales[b])
+            acc = _mm256_fmadd_ps(d, signedLaneSums(_mm256_sign_epi8(w, w), w, a.quants + 32 * b), acc)
+        }
+        return llamaHorizontalSum(acc)
+    }
+
+    /// The block products of one weight row and eight activation rows (quants at `q`, `rowStride` apart), with the
+    /// scale products `ds` (`groupScaleProducts`): each row's horizontal sum into `results[i]`.
+    @inline(__always)
+    func groupProducts<F: SignedBlocksX86>(
+        _ format: F.Type, _ row: UnsafeRawPointer, _ q: UnsafePointer<Int8>, rowStride: Int, blocks: Int,
+        ds: UnsafePointer<Float>, into results: UnsafeMutablePointer<Float>
+    ) {
+        var acc0 = _mm256_setzero_ps()
+        var acc1 = _mm256_setzero_ps()
+        var acc2 = _mm256_setzero_ps()
+        var acc3 = _mm256_setzero_ps()
+        var acc4 = _mm256_setzero_ps()
+        var acc5 = _mm256_setzero_ps()
+        var acc6 = _mm256_setzero_ps()
+        var acc7 = _mm256_setzero_ps()
+        for b in 0..<blocks {
+            let w = F.unpack(row + b * F.blockBytes)
+            let m = _mm256_sign_epi8(w, w)
+            let a = q + 32 * b
+            let d = ds + 8 * b
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d[0]), signedLaneSums(m, w, a), acc0)
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d[1]), signedLaneSums(m, w, a + rowStride), acc1)
+            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d[2]), signedLaneSums(m, w, a + 2 * rowStride), acc2)
+            acc3 = _mm256_fmadd_ps(_mm256_set1_ps(d[3]), signedLaneSums(m, w, a + 3 * rowStride), acc3)
+            acc4 = _mm256_fmadd_ps(_mm256_set1_ps(d[4]), signedLaneSums(m, w, a + 4 * rowStride), acc4)
+            acc5 = _mm256_fmadd_ps(_mm256_set1_ps(d[5]), signedLaneSums(m, w, a + 5 * rowStride), acc5)
+            acc6 = _mm256_fmadd_ps(_mm256_set1_ps(d[6]), signedLaneSums(m, w, a + 6 * rowStride), acc6)
+            acc7 = _mm256_fmadd_ps(_mm256_set1_ps(d[7]), signedLaneSums(m, w, a + 7 * rowStride), acc7)
+        }
+        results[0] = llamaHorizontalSum(acc0)
+        results[1] = llamaHorizontalSum(acc1)
+        results[2] = llamaHorizontalSum(acc2)
+        results[3] = llamaHorizontalSum(acc3)
+        results[4] = llamaHorizontalSum(acc4)
+        results[5] = llamaHorizontalSum(acc5)
+        results[6] = llamaHorizontalSum(acc6)
+        results[7] = llamaHorizontalSum(acc7)
+    }
+
+#endif

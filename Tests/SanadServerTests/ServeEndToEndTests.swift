@@ -195,7 +195,7 @@ struct ServeEndToEndTests {
         let busy = try request(port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":2}"#)
         #expect(busy.status == 503 && busy.headers["retry-after"] == "1", "\(busy.body)")
         #expect(busy.json?["error"]?["code"]?.stringValue == "server_busy")
-        close(long.fd)
+        long.close()
         var freed = false
         for _ in 0..<300 where !freed {
             let h = try request(port, "GET", "/health")

@@ -92,7 +92,17 @@ final class RawConnection {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { close(fd) }
+    private var closed = false
+
+    /// Closes the connection now (a client that goes away); the descriptor is closed once only: closing it again
+    /// after its number was reused would close another test's file (a pipe of a child process, say).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(fd)
+    }
+
+    deinit { close() }
 
     func send(_ text: String) { send(Array(text.utf8)) }
 

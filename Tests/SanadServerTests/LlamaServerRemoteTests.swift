@@ -24,23 +24,8 @@ struct LlamaServerRemoteTests {
         defer { server.stop() }
         let dir = try TestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        var config = try #require(
-            try JSONValue.parse(
-                String(
-                    contentsOf: TestPaths.packageRoot.appendingPathComponent("configs/tier-4gb.json"), encoding: .utf8)
-            )
-            .objectValue)
-        config["tier"] = .string("remote")
-        config["plugins"] = nil
-        config["embedding"] = nil
-        config["backends"] = .array([
-            .object([
-                "id": .string("openai"),
-                "options": .object(["url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2")]),
-            ])
-        ])
-        let file = dir.appendingPathComponent("remote.json")
-        try JSONValue.object(config).prettyString.write(to: file, atomically: true, encoding: .utf8)
+        let file = try writeRemoteConfig(
+            in: dir, options: ["url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2")])
 
         let prompt = "The capital of France is"
         let streamed = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "16", prompt])

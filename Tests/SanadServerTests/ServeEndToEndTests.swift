@@ -258,26 +258,12 @@ struct ServeEndToEndTests {
         let server = try ServerProcess(Self.engine + ["--no-embeddings", "--no-web-chat", "--api-key", "k3y"])
         let dir = try TestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        var config = try #require(
-            try JSONValue.parse(
-                String(
-                    contentsOf: TestPaths.packageRoot.appendingPathComponent("configs/tier-4gb.json"), encoding: .utf8)
-            )
-            .objectValue)
-        config["tier"] = .string("remote")
-        config["plugins"] = nil
-        config["embedding"] = nil
-        config["backends"] = .array([
-            .object([
-                "id": .string("openai"),
-                "options": .object([
-                    "url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2-135M-Instruct.Q4_1"),
-                    "apiKey": .string("k3y"),
-                ]),
+        let file = try writeRemoteConfig(
+            in: dir,
+            options: [
+                "url": .string("http://127.0.0.1:\(server.port)"), "model": .string("SmolLM2-135M-Instruct.Q4_1"),
+                "apiKey": .string("k3y"),
             ])
-        ])
-        let file = dir.appendingPathComponent("remote.json")
-        try JSONValue.object(config).prettyString.write(to: file, atomically: true, encoding: .utf8)
         let prompt = "The capital of France is"
         let remote = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "16", prompt])
         let local = try SanadCLI.run(["generate"] + Self.engine + ["--temp", "0", "-n", "16", prompt])

@@ -175,3 +175,19 @@ func events(_ body: String) -> [String] {
         event.hasPrefix("data: ") ? String(event.dropFirst(6)) : nil
     }
 }
+
+/// A host config (`remote.json` in `dir`) whose only engine is the `openai` one with `options`: the 4gb tier's, no
+/// plugins and no embedding model.
+func writeRemoteConfig(in dir: URL, options: [String: JSONValue]) throws -> URL {
+    let tier = TestPaths.packageRoot.appendingPathComponent("configs/tier-4gb.json")
+    guard var config = try JSONValue.parse(String(contentsOf: tier, encoding: .utf8)).objectValue else {
+        throw ServerTestError("\(tier.path) is not a JSON object")
+    }
+    config["tier"] = .string("remote")
+    config["plugins"] = nil
+    config["embedding"] = nil
+    config["backends"] = .array([.object(["id": .string("openai"), "options": .object(options)])])
+    let file = dir.appendingPathComponent("remote.json")
+    try JSONValue.object(config).prettyString.write(to: file, atomically: true, encoding: .utf8)
+    return file
+}

@@ -28,20 +28,8 @@
             }
             return
         }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Q8_KGroupX86.bytes(columns: w.columns) + 32) {
-            scratch in
-            guard let base = scratch.baseAddress else { return }
-            let group = Q8_KGroupX86(scratch: UnsafeMutableRawPointer(base), columns: w.columns)
-            let results = UnsafeMutableRawPointer(base + Q8_KGroupX86.bytes(columns: w.columns))
-            for first in stride(from: 0, to: batch, by: 8) {
-                let count = min(8, batch - first)
-                group.gather(x, first: first, count: count)
-                for r in rows {
-                    results.storeBytes(of: groupProductsQ6_KTiled(w.row(r), group), as: SIMD8<Float>.self)
-                    let sums = results.assumingMemoryBound(to: Float.self)
-                    for i in 0..<count { out[(first + i) * outStride + r] = sums[i] }
-                }
-            }
+        multiplyGroupsQ8_KX86(w, x, count: batch, rows: rows, out: out, outStride: outStride) {
+            groupProductsQ6_KTiled($0, $1)
         }
     }
 

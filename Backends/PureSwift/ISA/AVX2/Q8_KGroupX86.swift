@@ -6,6 +6,31 @@
     import _Builtin_intrinsics.intel
     import PureSwiftKernels
 
+    /// Rows `rows` of the K-quant matrix `w` times activation rows `0 ..< count` of `x`, into
+    /// `out[b · outStride + r]`: the activation rows gathered eight at a time (`Q8_KGroupX86`), and each weight row's
+    /// eight sums from `products(row, group)`.
+    @inline(__always)
+    func multiplyGroupsQ8_KX86(
+        _ w: WeightMatrix, _ x: QuantizedActivations, count: Int, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+        outStride: Int, _ products: (UnsafeRawPointer, Q8_KGroupX86) -> SIMD8<Float>
+    ) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Q8_KGroupX86.bytes(columns: w.columns) + 32) {
+            scratch in
+            guard let base = scratch.baseAddress else { return }
+            let group = Q8_KGroupX86(scratch: UnsafeMutableRawPointer(base), columns: w.columns)
+            let results = UnsafeMutableRawPointer(base + Q8_KGroupX86.bytes(columns: w.columns))
+            for first in stride(from: 0, to: count, by: 8) {
+                let rowsInGroup = min(8, count - first)
+                group.gather(x, first: first, count: rowsInGroup)
+                for r in rows {
+                    results.storeBytes(of: products(w.row(r), group), as: SIMD8<Float>.self)
+                    let sums = results.assumingMemoryBound(to: Float.self)
+                    for i in 0..<rowsInGroup { out[(first + i) * outStride + r] = sums[i] }
+                }
+            }
+        }
+    }
+
     /// Eight activation rows of a Q8_K buffer in scratch memory laid out for the x86 K-quant kernels. A group of
     /// fewer rows repeats its last row (the kernels drop those results).
     struct Q8_KGroupX86 {

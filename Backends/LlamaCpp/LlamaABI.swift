@@ -173,6 +173,28 @@ public struct LlamaSamplerChainParams {
     public init(noPerf: Bool) { self.noPerf = noPerf }
 }
 
+/// `struct llama_token_data` (12 bytes): one candidate of a sampling step.
+struct LlamaTokenData {
+    /// `llama_token id`.
+    var id: LlamaToken
+    /// `float logit`.
+    var logit: Float
+    /// `float p`.
+    var p: Float
+}
+
+/// `struct llama_token_data_array` (32 bytes), passed by pointer to `llama_sampler_apply`.
+struct LlamaTokenDataArray {
+    /// `llama_token_data * data` (a sampler may point it elsewhere).
+    var data: UnsafeMutablePointer<LlamaTokenData>?
+    /// `size_t size`.
+    var size: Int
+    /// `int64_t selected`: the index in `data` a sampler picked, -1 before.
+    var selected: Int64
+    /// `bool sorted`.
+    var sorted: Bool
+}
+
 /// `struct llama_chat_message` (16 bytes), passed by pointer to `llama_chat_apply_template`.
 public struct LlamaChatMessage {
     /// `const char * role`.
@@ -290,6 +312,8 @@ typealias FnContextInt32 = @convention(c) (OpaquePointer) -> Int32
 typealias FnGetMemory = @convention(c) (OpaquePointer) -> OpaquePointer?
 typealias FnMemoryClear = @convention(c) (OpaquePointer?, Bool) -> Void
 typealias FnMemorySeqPos = @convention(c) (OpaquePointer?, Int32) -> Int32
+/// `llama_memory_seq_rm(mem, seq_id, p0, p1)`: false only for a partial removal a recurrent model cannot do.
+typealias FnMemorySeqRm = @convention(c) (OpaquePointer?, Int32, Int32, Int32) -> Bool
 typealias FnVocabInt32 = @convention(c) (OpaquePointer) -> Int32
 typealias FnVocabBool = @convention(c) (OpaquePointer) -> Bool
 typealias FnVocabTokenBool = @convention(c) (OpaquePointer, LlamaToken) -> Bool
@@ -324,7 +348,9 @@ typealias FnSamplerPenalties = @convention(c) (Int32, Int32, Float, Float, Float
 /// `llama_sampler_init_grammar(vocab, grammar_str, grammar_root)`: NULL when libllama refuses the grammar.
 typealias FnSamplerInitGrammar =
     @convention(c) (OpaquePointer, UnsafePointer<CChar>, UnsafePointer<CChar>) -> OpaquePointer?
-typealias FnSamplerSample = @convention(c) (OpaquePointer, OpaquePointer, Int32) -> LlamaToken
+/// `llama_sampler_apply(smpl, llama_token_data_array * cur_p)`: the array is a raw pointer to a
+/// `LlamaTokenDataArray` (a pointer to a Swift-declared struct is not C-representable).
+typealias FnSamplerApply = @convention(c) (OpaquePointer, UnsafeMutableRawPointer) -> Void
 typealias FnSamplerAccept = @convention(c) (OpaquePointer, LlamaToken) -> Void
 typealias FnSamplerReset = @convention(c) (OpaquePointer) -> Void
 typealias FnSamplerFree = @convention(c) (OpaquePointer?) -> Void

@@ -31,8 +31,8 @@ public enum LlamaABIGuard {
         "llama_model_load_from_file", "llama_model_free", "llama_init_from_model", "llama_free",
         "llama_model_get_vocab", "llama_model_n_ctx_train", "llama_model_n_embd", "llama_model_n_params",
         "llama_model_size", "llama_model_chat_template", "llama_model_meta_val_str", "llama_model_desc",
-        "llama_n_ctx", "llama_n_batch", "llama_n_ubatch", "llama_pooling_type",
-        "llama_get_memory", "llama_memory_clear", "llama_memory_seq_pos_max",
+        "llama_n_ctx", "llama_n_ctx_seq", "llama_n_batch", "llama_n_ubatch", "llama_pooling_type",
+        "llama_get_memory", "llama_memory_clear", "llama_memory_seq_pos_max", "llama_memory_seq_rm",
         "llama_vocab_n_tokens", "llama_vocab_bos", "llama_vocab_get_add_bos", "llama_vocab_is_eog",
         "llama_tokenize", "llama_token_to_piece", "llama_chat_apply_template",
         "llama_decode", "llama_set_abort_callback", "llama_get_logits_ith", "llama_get_embeddings_seq",
@@ -41,7 +41,7 @@ public enum LlamaABIGuard {
         "llama_sampler_init_dist", "llama_sampler_init_top_k", "llama_sampler_init_top_p",
         "llama_sampler_init_min_p", "llama_sampler_init_temp", "llama_sampler_init_penalties",
         "llama_sampler_init_grammar",
-        "llama_sampler_sample", "llama_sampler_accept", "llama_sampler_reset", "llama_sampler_free",
+        "llama_sampler_apply", "llama_sampler_accept", "llama_sampler_reset", "llama_sampler_free",
     ]
 
     /// Present in b11434 and absent from the builds before the API change named (missing = an older build).

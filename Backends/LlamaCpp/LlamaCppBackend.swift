@@ -36,6 +36,14 @@ public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
         try LlamaSession(library: try resolvedLibrary(options), url: url, options: options)
     }
 
+    /// `count` sessions on one model and one context, a sequence each, whose generations share `llama_decode`
+    /// batches (continuous batching, `LlamaSession.sharing`).
+    public func loadModels(at url: URL, options: ModelLoadOptions, count: Int) async throws -> [any InferenceSession] {
+        try LlamaSession.sharing(count: count, library: try resolvedLibrary(options), url: url, options: options)
+    }
+
+    public var sharesForwardPasses: Bool { true }
+
     public func loadEmbeddingModel(at url: URL, options: ModelLoadOptions) async throws -> any EmbeddingModel {
         try LlamaEmbeddingModel(library: try resolvedLibrary(options), url: url, options: options)
     }

@@ -1,14 +1,60 @@
 import SanadCore
 
+/// One session's single-token step in a pass of a shared context (`LlamaSession.sharing`).
+struct LlamaStep {
+    let token: LlamaToken
+    let sequence: Int32
+    let position: Int
+    /// Where the step's logits are copied (the context's rows are overwritten by the next decode).
+    let logits: UnsafeMutablePointer<Float>
+}
+
+extension LlamaModelContext {
+    /// Continuous batching for the sessions of this context: each pass is one `llama_decode` of a batch with one
+    /// token per session, each in the session's sequence, their logits copied out to each session.
+    func sharedPasses(streams: Int) -> SharedPasses<LlamaStep> {
+        SharedPasses(streams: min(streams, batchSize)) { steps in
+            let rc = self.library.decode(self.context, self.buffers.batch(steps))
+            guard rc == 0 else { throw LlamaCppError.decodeFailed(code: rc, position: steps[0].position) }
+            for (i, step) in steps.enumerated() {
+                guard let row = self.library.getLogitsIth(self.context, Int32(i)) else {
+                    throw LlamaCppError.decodeFailed(code: -1, position: step.position)
+                }
+                step.logits.update(from: row, count: self.vocabularySize)
+            }
+        }
+    }
+}
+
 /// What libllama supplies to the shared `GenerationLoop`: its tokenizer, `llama_decode` (aborted within one graph
 /// node by a cancel, through the context's abort callback), and its own sampler chain: the same stages in the same
-/// order as the core's `Sampler`, run inside the library so that no logits are copied out per token.
+/// order as the core's `Sampler`, run inside the library.
+///
+/// A session of its own has the context to itself (sequence 0) and samples from the context's last logits. A
+/// session of a shared context (`LlamaSession.sharing`) has its own sequence: its single-token steps join the passes
+/// of the other sessions (`SharedPasses`), everything else it does to the context (a prompt, clearing its cache)
+/// runs between passes, and it samples from its own copy of its last logits.
 final class LlamaEvaluator: TokenEvaluator {
     let core: LlamaModelContext
+    let sequence: Int32
+    private let passes: SharedPasses<LlamaStep>?
+    /// The session's last logits, for a shared context.
+    private let ownLogits: UnsafeMutablePointer<Float>?
 
-    init(core: LlamaModelContext) {
+    init(core: LlamaModelContext, sequence: Int32 = 0, passes: SharedPasses<LlamaStep>? = nil) {
         self.core = core
+        self.sequence = sequence
+        self.passes = passes
+        if passes != nil {
+            let logits = UnsafeMutablePointer<Float>.allocate(capacity: core.vocabularySize)
+            logits.initialize(repeating: 0, count: core.vocabularySize)
+            ownLogits = logits
+        } else {
+            ownLogits = nil
+        }
     }
+
+    deinit { ownLogits?.deallocate() }
 
     var contextLength: Int { core.contextLength }
     var addsBOS: Bool { core.library.vocabGetAddBOS(core.vocab) }
@@ -33,25 +79,51 @@ final class LlamaEvaluator: TokenEvaluator {
         core.library.vocabIsEOG(core.vocab, token)
     }
 
+    /// Runs `body` with the context to this session: at once for a context of its own, between passes for a
+    /// shared one.
+    func exclusive<T>(_ body: () throws -> T) rethrows -> T {
+        guard let passes else { return try body() }
+        return try passes.alone(body)
+    }
+
     /// Decodes `tokens` in chunks of the batch size with logits for the last one. After an aborted decode the
     /// micro-batches already processed stay in the cache: the count returned says how many.
     func evaluate(_ tokens: [Int32], at position: Int, cancellation: GenerationCancellation) throws -> Int {
-        let last = tokens.count - 1
-        let completed = try core.withAbortFlag(cancellation) {
-            try core.decode(tokens, start: position, output: { $0 == last })
+        if let passes, let ownLogits, tokens.count == 1 {
+            let step = LlamaStep(token: tokens[0], sequence: sequence, position: position, logits: ownLogits)
+            try passes.join(step, stream: ObjectIdentifier(self))
+            return 1
         }
-        if completed { return tokens.count }
-        let lib = core.library
-        let kept = Int(max(-1, lib.memorySeqPosMax(lib.getMemory(core.context), 0))) + 1
-        return min(tokens.count, max(0, kept - position))
+        return try exclusive {
+            let last = tokens.count - 1
+            let completed = try core.withAbortFlag(cancellation) {
+                try core.decode(tokens, start: position, sequence: sequence, output: { $0 == last })
+            }
+            if completed {
+                if let ownLogits {
+                    guard let row = core.library.getLogitsIth(core.context, -1) else {
+                        throw LlamaCppError.decodeFailed(code: -1, position: position + last)
+                    }
+                    ownLogits.update(from: row, count: core.vocabularySize)
+                }
+                return tokens.count
+            }
+            return min(tokens.count, max(0, core.sequenceLength(sequence) - position))
+        }
     }
 
     func clearCache() {
-        core.clearMemory()
+        exclusive { core.clearSequence(sequence) }
+    }
+
+    /// The logits of the last evaluated position: the session's copy, or the context's last row.
+    func lastLogits() -> UnsafePointer<Float>? {
+        if let ownLogits { return UnsafePointer(ownLogits) }
+        return core.library.getLogitsIth(core.context, -1).map { UnsafePointer($0) }
     }
 
     func makeSampler(_ parameters: SamplingParameters, history: [Int32]) throws -> any TokenSampler {
-        try LlamaSamplerChain(core: core, parameters: parameters, history: history)
+        try LlamaSamplerChain(evaluator: self, parameters: parameters, history: history)
     }
 }
 
@@ -59,18 +131,24 @@ final class LlamaEvaluator: TokenEvaluator {
 /// `SamplingParameters` documents them; with a grammar, libllama's grammar sampler ahead of them.
 final class LlamaSamplerChain: GrammarSampler {
     private let core: LlamaModelContext
+    private let evaluator: LlamaEvaluator
     /// The chain sampled from (it owns the samplers added to it).
     private var chain: OpaquePointer
+    /// The candidates of one step, one per vocabulary entry.
+    private let candidates: UnsafeMutablePointer<LlamaTokenData>
 
     /// The chain for `p`, with the last `p.repetitionWindow` tokens of `history` accepted (the penalty window looks
     /// at the most recent tokens of the context, the prompt included).
-    init(core: LlamaModelContext, parameters p: SamplingParameters, history: [Int32]) throws {
+    init(evaluator: LlamaEvaluator, parameters p: SamplingParameters, history: [Int32]) throws {
+        let core = evaluator.core
         let lib = core.library
         guard let chain = lib.newSamplerChain(LlamaSamplerChainParams(noPerf: true)) else {
             throw LlamaCppError.invalidOption(key: "sampling", problem: "llama_sampler_chain_init returned NULL")
         }
         self.core = core
+        self.evaluator = evaluator
         self.chain = chain
+        candidates = .allocate(capacity: core.vocabularySize)
         if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
             lib.samplerChainAdd(
                 chain,
@@ -94,7 +172,10 @@ final class LlamaSamplerChain: GrammarSampler {
         }
     }
 
-    deinit { core.library.samplerFree(chain) }
+    deinit {
+        core.library.samplerFree(chain)
+        candidates.deallocate()
+    }
 
     /// Puts libllama's grammar sampler for `gbnf` (start rule `root`) ahead of the chain: a new chain of the two,
     /// so that the prompt tokens the penalty stage has seen are not fed to the grammar.
@@ -115,8 +196,23 @@ final class LlamaSamplerChain: GrammarSampler {
         chain = outer
     }
 
-    /// `llama_sampler_sample` on the last output row; the chain accepts the token itself.
-    func next(history: [Int32]) -> Int32 {
-        core.library.samplerSample(chain, core.context, -1)
+    /// What `llama_sampler_sample` does, on the evaluator's last logits (which for a session of a shared context
+    /// are its own copy, not the context's row): every token a candidate, the chain applied, the pick accepted.
+    func next(history: [Int32]) throws -> Int32 {
+        guard let logits = evaluator.lastLogits() else {
+            throw LlamaCppError.decodeFailed(code: -1, position: history.count)
+        }
+        let n = core.vocabularySize
+        for id in 0..<n { candidates[id] = LlamaTokenData(id: Int32(id), logit: logits[id], p: 0) }
+        var array = LlamaTokenDataArray(data: candidates, size: n, selected: -1, sorted: false)
+        withUnsafeMutableBytes(of: &array) { raw in
+            if let base = raw.baseAddress { core.library.samplerApply(chain, base) }
+        }
+        guard let data = array.data, array.selected >= 0, array.selected < Int64(array.size) else {
+            throw SanadError.engine("llama: the sampler chain selected no token")
+        }
+        let token = data[Int(array.selected)].id
+        core.library.samplerAccept(chain, token)
+        return token
     }
 }

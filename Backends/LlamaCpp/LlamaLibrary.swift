@@ -57,12 +57,14 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
     let modelMetaValStr: FnModelMetaValStr
     let modelDesc: FnModelDesc
     let nCtx: FnContextUInt32
+    let nCtxSeq: FnContextUInt32
     let nBatch: FnContextUInt32
     let nUBatch: FnContextUInt32
     let poolingType: FnContextInt32
     let getMemory: FnGetMemory
     let memoryClear: FnMemoryClear
     let memorySeqPosMax: FnMemorySeqPos
+    let memorySeqRm: FnMemorySeqRm
     let vocabNTokens: FnVocabInt32
     let vocabBOS: FnVocabInt32
     let vocabGetAddBOS: FnVocabBool
@@ -85,7 +87,7 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
     let samplerInitTemp: FnSamplerFloat
     let samplerInitPenalties: FnSamplerPenalties
     let samplerInitGrammar: FnSamplerInitGrammar
-    let samplerSample: FnSamplerSample
+    let samplerApply: FnSamplerApply
     let samplerAccept: FnSamplerAccept
     let samplerReset: FnSamplerReset
     let samplerFree: FnSamplerFree
@@ -215,12 +217,14 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
         modelMetaValStr = try fn("llama_model_meta_val_str", FnModelMetaValStr.self)
         modelDesc = try fn("llama_model_desc", FnModelDesc.self)
         nCtx = try fn("llama_n_ctx", FnContextUInt32.self)
+        nCtxSeq = try fn("llama_n_ctx_seq", FnContextUInt32.self)
         nBatch = try fn("llama_n_batch", FnContextUInt32.self)
         nUBatch = try fn("llama_n_ubatch", FnContextUInt32.self)
         poolingType = try fn("llama_pooling_type", FnContextInt32.self)
         getMemory = try fn("llama_get_memory", FnGetMemory.self)
         memoryClear = try fn("llama_memory_clear", FnMemoryClear.self)
         memorySeqPosMax = try fn("llama_memory_seq_pos_max", FnMemorySeqPos.self)
+        memorySeqRm = try fn("llama_memory_seq_rm", FnMemorySeqRm.self)
         vocabNTokens = try fn("llama_vocab_n_tokens", FnVocabInt32.self)
         vocabBOS = try fn("llama_vocab_bos", FnVocabInt32.self)
         vocabGetAddBOS = try fn("llama_vocab_get_add_bos", FnVocabBool.self)
@@ -243,7 +247,7 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
         samplerInitTemp = try fn("llama_sampler_init_temp", FnSamplerFloat.self)
         samplerInitPenalties = try fn("llama_sampler_init_penalties", FnSamplerPenalties.self)
         samplerInitGrammar = try fn("llama_sampler_init_grammar", FnSamplerInitGrammar.self)
-        samplerSample = try fn("llama_sampler_sample", FnSamplerSample.self)
+        samplerApply = try fn("llama_sampler_apply", FnSamplerApply.self)
         samplerAccept = try fn("llama_sampler_accept", FnSamplerAccept.self)
         samplerReset = try fn("llama_sampler_reset", FnSamplerReset.self)
         samplerFree = try fn("llama_sampler_free", FnSamplerFree.self)

@@ -16,20 +16,22 @@ final class BatchBuffers {
     let seqCounts: UnsafeMutablePointer<Int32>
     let seqIDs: UnsafeMutablePointer<UnsafeMutablePointer<Int32>?>
     let outputs: UnsafeMutablePointer<Int8>
-    /// Sequence 0, pointed to by every entry of `seqIDs`.
-    let sequenceZero: UnsafeMutablePointer<Int32>
+    /// The context's sequence ids 0, 1, …, pointed to by the entries of `seqIDs`.
+    let sequenceIDs: UnsafeMutablePointer<Int32>
+    let sequences: Int
 
-    init(capacity: Int) {
+    init(capacity: Int, sequences: Int) {
         self.capacity = capacity
+        self.sequences = max(1, sequences)
         tokens = .allocate(capacity: capacity)
         positions = .allocate(capacity: capacity)
         seqCounts = .allocate(capacity: capacity)
         seqIDs = .allocate(capacity: capacity)
         outputs = .allocate(capacity: capacity)
-        sequenceZero = .allocate(capacity: 1)
-        sequenceZero.initialize(to: 0)
+        sequenceIDs = .allocate(capacity: self.sequences)
+        for s in 0..<self.sequences { (sequenceIDs + s).initialize(to: Int32(s)) }
         seqCounts.initialize(repeating: 1, count: capacity)
-        seqIDs.initialize(repeating: sequenceZero, count: capacity)
+        seqIDs.initialize(repeating: sequenceIDs, count: capacity)
     }
 
     deinit {
@@ -38,23 +40,42 @@ final class BatchBuffers {
         seqCounts.deallocate()
         seqIDs.deallocate()
         outputs.deallocate()
-        sequenceZero.deallocate()
+        sequenceIDs.deallocate()
     }
 
-    /// A batch of `tokens` at positions `start…` in sequence 0; `output(i)` says whether token i returns logits.
-    func batch(_ slice: ArraySlice<LlamaToken>, start: Int, output: (Int) -> Bool) -> LlamaBatch {
+    /// A batch of `tokens` at positions `start…` in `sequence`; `output(i)` says whether token i returns logits.
+    func batch(_ slice: ArraySlice<LlamaToken>, start: Int, sequence: Int32, output: (Int) -> Bool) -> LlamaBatch {
         for (i, token) in slice.enumerated() {
-            tokens[i] = token
-            positions[i] = Int32(start + i)
-            outputs[i] = output(i) ? 1 : 0
+            set(i, token: token, position: start + i, sequence: sequence, output: output(i))
         }
-        return LlamaBatch(
-            nTokens: Int32(slice.count), token: tokens, embd: nil, pos: positions, nSeqID: seqCounts, seqID: seqIDs,
+        return batch(count: slice.count)
+    }
+
+    /// A batch of one token per entry of `steps`, each in its own sequence, every one returning logits.
+    func batch(_ steps: [LlamaStep]) -> LlamaBatch {
+        for (i, step) in steps.enumerated() {
+            set(i, token: step.token, position: step.position, sequence: step.sequence, output: true)
+        }
+        return batch(count: steps.count)
+    }
+
+    private func set(_ i: Int, token: LlamaToken, position: Int, sequence: Int32, output: Bool) {
+        tokens[i] = token
+        positions[i] = Int32(position)
+        seqIDs[i] = sequenceIDs + Int(sequence)
+        outputs[i] = output ? 1 : 0
+    }
+
+    private func batch(count: Int) -> LlamaBatch {
+        LlamaBatch(
+            nTokens: Int32(count), token: tokens, embd: nil, pos: positions, nSeqID: seqCounts, seqID: seqIDs,
             logits: outputs)
     }
 }
 
-/// A model and one context on it: what both the chat session and the embedding model hold.
+/// A model and one context on it: what both the chat session and the embedding model hold. A context made for
+/// several sequences (`sequences`, the sessions of `LlamaSession.sharing`) gives each its own KV cache of
+/// `contextLength` positions (llama.cpp's per-sequence streams, `kv_unified` off).
 final class LlamaModelContext {
     let library: LlamaLibrary
     let path: String
@@ -67,7 +88,7 @@ final class LlamaModelContext {
     let buffers: BatchBuffers
 
     init(
-        library: LlamaLibrary, url: URL, options: ModelLoadOptions,
+        library: LlamaLibrary, url: URL, options: ModelLoadOptions, sequences: Int = 1,
         configure: (inout LlamaContextParams, OpaquePointer) throws -> Void
     )
         throws
@@ -91,11 +112,13 @@ final class LlamaModelContext {
         }
         let trainingContext = Int(library.modelNCtxTrain(model))
         let nCtx = max(8, options.contextLength ?? (trainingContext > 0 ? trainingContext : 4096))
+        let sequences = max(1, sequences)
         var params = library.contextDefaults
-        params.nCtx = Self.cUInt32(nCtx)
+        params.nCtx = Self.cUInt32(nCtx * sequences)
         params.nBatch = Self.cUInt32(min(options.batchSize, nCtx))
         params.nUBatch = params.nBatch
-        params.nSeqMax = 1
+        params.nSeqMax = Self.cUInt32(sequences)
+        params.kvUnified = false
         params.nThreads = Int32(options.threads)
         params.nThreadsBatch = Int32(options.threads)
         params.noPerf = true
@@ -112,12 +135,12 @@ final class LlamaModelContext {
         self.model = model
         self.vocab = vocab
         self.context = context
-        // llama.cpp may round the context up (to a multiple of 256); the session keeps to what was asked, so that
-        // every engine given the same options accepts the same prompts.
-        contextLength = min(Int(params.nCtx), Int(library.nCtx(context)))
+        // llama.cpp may round a sequence's context up (to a multiple of 256); the session keeps to what was asked,
+        // so that every engine given the same options accepts the same prompts.
+        contextLength = min(Int(params.nCtx) / sequences, Int(library.nCtxSeq(context)))
         batchSize = Int(library.nBatch(context))
         vocabularySize = Int(library.vocabNTokens(vocab))
-        buffers = BatchBuffers(capacity: batchSize)
+        buffers = BatchBuffers(capacity: max(batchSize, sequences), sequences: sequences)
     }
 
     /// A count for a C `uint32_t` field, clamped into its range (a value derived from the model file never traps;
@@ -194,24 +217,35 @@ final class LlamaModelContext {
         library.memoryClear(library.getMemory(context), true)
     }
 
+    /// Empties the KV cache of `sequence`.
+    func clearSequence(_ sequence: Int32) {
+        _ = library.memorySeqRm(library.getMemory(context), sequence, -1, -1)
+    }
+
+    /// Positions of `sequence` in the KV cache (one past its last position).
+    func sequenceLength(_ sequence: Int32) -> Int {
+        Int(max(-1, library.memorySeqPosMax(library.getMemory(context), sequence))) + 1
+    }
+
     func checkTokens(_ tokens: [LlamaToken]) throws {
         if let bad = tokens.first(where: { $0 < 0 || Int($0) >= vocabularySize }) {
             throw LlamaCppError.invalidToken(id: bad, vocabularySize: vocabularySize)
         }
     }
 
-    /// Decodes `tokens` at positions `start…` in chunks of the batch size. `output(i)` (i = index in `tokens`)
+    /// Decodes `tokens` at positions `start…` of `sequence` in chunks of the batch size. `output(i)` (i = index in `tokens`)
     /// selects tokens whose logits are kept; `afterChunk(offset, count)` runs after each chunk is decoded (to read
     /// those logits before the next chunk overwrites them). Returns false when the abort flag stopped it.
     func decode(
-        _ tokens: [LlamaToken], start: Int, output: (Int) -> Bool, afterChunk: (Int, Int) throws -> Void = { _, _ in }
+        _ tokens: [LlamaToken], start: Int, sequence: Int32 = 0, output: (Int) -> Bool,
+        afterChunk: (Int, Int) throws -> Void = { _, _ in }
     ) throws -> Bool {
         var offset = 0
         while offset < tokens.count {
             let count = min(batchSize, tokens.count - offset)
             let slice = tokens[offset..<(offset + count)]
             let base = offset
-            let batch = buffers.batch(slice, start: start + offset, output: { output(base + $0) })
+            let batch = buffers.batch(slice, start: start + offset, sequence: sequence, output: { output(base + $0) })
             let rc = library.decode(context, batch)
             if rc == 2 { return false }
             guard rc == 0 else { throw LlamaCppError.decodeFailed(code: rc, position: start + offset) }
@@ -228,13 +262,42 @@ final class LlamaModelContext {
 final class LlamaSession: InferenceSession, @unchecked Sendable {
     let model: ModelDescription
     private let core: LlamaModelContext
+    private let evaluator: LlamaEvaluator
+    private let passes: SharedPasses<LlamaStep>?
     private let templateOverride: String?
     /// The shared generation loop; it knows what the cache holds.
     private let loop: GenerationLoop
 
-    init(library: LlamaLibrary, url: URL, options: ModelLoadOptions) throws {
-        core = try LlamaModelContext(library: library, url: url, options: options) { _, _ in }
-        loop = GenerationLoop(evaluator: LlamaEvaluator(core: core))
+    convenience init(library: LlamaLibrary, url: URL, options: ModelLoadOptions) throws {
+        let core = try LlamaModelContext(library: library, url: url, options: options) { _, _ in }
+        self.init(core: core, evaluator: LlamaEvaluator(core: core), passes: nil, url: url, options: options)
+    }
+
+    /// `count` sessions on one model and one context with a sequence (and a KV cache of `options.contextLength`)
+    /// each: generations running at the same time in different sessions decode their tokens as one batch of
+    /// several sequences (`llama_decode`, continuous batching, `SharedPasses`). For a server's slots.
+    static func sharing(count: Int, library: LlamaLibrary, url: URL, options: ModelLoadOptions) throws
+        -> [LlamaSession]
+    {
+        let count = max(1, count)
+        let core = try LlamaModelContext(library: library, url: url, options: options, sequences: count) { _, _ in }
+        let passes = core.sharedPasses(streams: count)
+        return (0..<count).map { s in
+            LlamaSession(
+                core: core, evaluator: LlamaEvaluator(core: core, sequence: Int32(s), passes: passes), passes: passes,
+                url: url, options: options)
+        }
+    }
+
+    private init(
+        core: LlamaModelContext, evaluator: LlamaEvaluator, passes: SharedPasses<LlamaStep>?, url: URL,
+        options: ModelLoadOptions
+    ) {
+        self.core = core
+        self.evaluator = evaluator
+        self.passes = passes
+        let library = core.library
+        loop = GenerationLoop(evaluator: evaluator)
         templateOverride = options.engineOptions["template"]?.stringValue
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
         let bos = library.vocabBOS(core.vocab)
@@ -246,6 +309,10 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
             vocabularySize: core.vocabularySize, addsBOS: library.vocabGetAddBOS(core.vocab),
             bosToken: bos >= 0 ? bos : nil)
     }
+
+    /// For sessions made by `sharing`: the most generations one `llama_decode` has taken so far (1 when none ran
+    /// together); 1 for a session of its own.
+    var largestSharedPass: Int { max(1, passes?.largestPass ?? 1) }
 
     func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32] {
         try core.tokenize(text, addSpecial: addSpecial, parseSpecial: parseSpecial)
@@ -298,7 +365,10 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
                 out.append(Array(UnsafeBufferPointer(start: row, count: n)))
             }
         }
-        let completed = try core.decode(tokens, start: 0, output: { wanted.contains($0) }, afterChunk: collect)
+        let completed = try evaluator.exclusive {
+            try core.decode(
+                tokens, start: 0, sequence: evaluator.sequence, output: { wanted.contains($0) }, afterChunk: collect)
+        }
         guard completed else { throw CancellationError() }
         return out
     }

@@ -18,9 +18,9 @@ enum ServeCommand: SanadCommand {
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
         tier's embedding model), and at / the web chat: the Absher assistant in Arabic (greeting, the plugins'
         suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots
-        answers one request at a time. On the pure-swift and blas engines the slots share one loaded model and all
-        the threads, and the generation steps of requests running at the same time go through the model as one
-        batch (continuous batching); on the others each slot is a loaded copy with a share of the threads. Up to
+        answers one request at a time. On the local engines (pure-swift, blas, llama) the slots share one loaded
+        model and all the threads, and the generation steps of requests running at the same time go through the
+        model as one batch (continuous batching); on the others each slot is a copy with a share of the threads. Up to
         --queue more requests wait for a slot, and beyond that a request is answered 503 with Retry-After. A client
         that disconnects stops its generation within a token. SIGINT or SIGTERM stops accepting and lets requests in
         progress finish (10 s), then exits 0; a second signal exits at once (130).
@@ -28,7 +28,7 @@ enum ServeCommand: SanadCommand {
         Options:
           --host HOST            address to bind (default 127.0.0.1); any other than loopback needs --api-key
           --port PORT            TCP port (default 8080; 0 = any free port, printed at startup)
-          --slots N              requests generated at the same time (default 1; batched on pure-swift and blas)
+          --slots N              requests generated at the same time (default 1; batched on pure-swift, blas, llama)
           --queue N              requests that may wait for a slot (default 16)
           --api-key KEY          require 'Authorization: Bearer KEY' (all paths but /health); default
                                  SANAD_API_KEY

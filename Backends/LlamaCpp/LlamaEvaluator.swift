@@ -86,7 +86,8 @@ final class LlamaEvaluator: TokenEvaluator {
         return try passes.alone(body)
     }
 
-    /// Decodes `tokens` in chunks of the batch size with logits for the last one. After an aborted decode the
+    /// Decodes `tokens` in pieces of the batch size with logits for the last one; in a shared context each piece
+    /// runs between passes, so other sessions keep generating during a long prompt. After an aborted decode the
     /// micro-batches already processed stay in the cache: the count returned says how many.
     func evaluate(_ tokens: [Int32], at position: Int, cancellation: GenerationCancellation) throws -> Int {
         if let passes, let ownLogits, tokens.count == 1 {
@@ -94,22 +95,30 @@ final class LlamaEvaluator: TokenEvaluator {
             try passes.join(step, stream: ObjectIdentifier(self))
             return 1
         }
-        return try exclusive {
-            let last = tokens.count - 1
-            let completed = try core.withAbortFlag(cancellation) {
-                try core.decode(tokens, start: position, sequence: sequence, output: { $0 == last })
-            }
-            if completed {
-                if let ownLogits {
+        var done = 0
+        while done < tokens.count {
+            if cancellation.isCancelled { return done }
+            let piece = Array(tokens[done..<min(done + core.batchSize, tokens.count)])
+            let last = done + piece.count == tokens.count ? piece.count - 1 : -1
+            let completed = try exclusive {
+                let completed = try core.withAbortFlag(cancellation) {
+                    try core.decode(piece, start: position + done, sequence: sequence, output: { $0 == last })
+                }
+                if completed && last >= 0, let ownLogits {
                     guard let row = core.library.getLogitsIth(core.context, -1) else {
-                        throw LlamaCppError.decodeFailed(code: -1, position: position + last)
+                        throw LlamaCppError.decodeFailed(code: -1, position: position + tokens.count - 1)
                     }
                     ownLogits.update(from: row, count: core.vocabularySize)
                 }
-                return tokens.count
+                return completed
             }
-            return min(tokens.count, max(0, core.sequenceLength(sequence) - position))
+            guard completed else {
+                let kept = exclusive { core.sequenceLength(sequence) }
+                return min(tokens.count, max(0, kept - position))
+            }
+            done += piece.count
         }
+        return tokens.count
     }
 
     func clearCache() {

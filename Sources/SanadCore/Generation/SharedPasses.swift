@@ -9,7 +9,8 @@ import Foundation
 /// last two passes has its step in (a stream that is still generating comes back within one sampling step), runs
 /// one pass for the steps that have arrived (at most `streams`), and wakes their callers. A stream that has stopped
 /// generating delays the others once or twice by the window, then is no longer waited for; a lone stream never
-/// waits. Work that needs the model to itself (a prompt, an edit of the cache) runs through `alone`, between passes.
+/// waits. Work that needs the model to itself (a piece of a prompt, an edit of the cache) runs through `alone`,
+/// between passes.
 // @unchecked Sendable: the queue and flags are guarded by `condition`; `run` runs for one caller at a time
 public final class SharedPasses<Step>: @unchecked Sendable {
     /// The most steps one pass takes.
@@ -51,10 +52,11 @@ public final class SharedPasses<Step>: @unchecked Sendable {
         return largest
     }
 
-    /// Runs `body` while no pass runs (and no other `alone` work).
+    /// Runs `body` while no pass runs (and no other `alone` work). Steps already waiting go first: a long prompt,
+    /// run in pieces, lets the streams that are generating step between its pieces.
     public func alone<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
-        while busy { condition.wait() }
+        while busy || !pending.isEmpty { condition.wait() }
         busy = true
         condition.unlock()
         defer {

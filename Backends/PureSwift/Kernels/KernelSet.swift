@@ -4,15 +4,16 @@
 /// calls into libm and wide integer vectors split into many narrow instructions, which makes the kernels several
 /// times slower; built for a newer CPU, the same source runs on that CPU only (elsewhere: SIGILL). So the kernels'
 /// entry points are compiled several times from one source file, `BuiltKernels.swift`: here (the portable build,
-/// any CPU Swift runs on), and in the `PureSwiftKernelsAVX2` and `PureSwiftKernelsAVX512` modules (Backends/
-/// PureSwift/ISA), which link the same file and are compiled with `-target-cpu`. The kernels themselves are
+/// any CPU Swift runs on), and in the `PureSwiftKernelsAVX2`, `PureSwiftKernelsAVX512` and
+/// `PureSwiftKernelsAVX512VNNI` modules (Backends/PureSwift/ISA), which link the same file and are compiled with
+/// `-target-cpu`. The kernels themselves are
 /// `@inlinable`, so each build inlines and compiles them for its own target. The engine picks the fastest build
 /// the running CPU supports at run time (PureSwiftBackend's `KernelBuilds`).
 ///
 /// Every build computes the same results bit for bit: the kernels use only operations with one defined rounding
 /// (an FMA is `addingProduct`, one instruction or libm's exact `fmaf`), so the choice changes speed only.
 public protocol KernelSet: Sendable {
-    /// The build's name: "portable", "avx2" or "avx512".
+    /// The build's name: "portable", "avx2", "avx512" or "avx512vnni".
     var name: String { get }
 
     /// `multiplyRows`: rows `rows` of `w` times every prepared activation row.

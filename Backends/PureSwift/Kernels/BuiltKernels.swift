@@ -71,14 +71,16 @@ public struct BuiltKernels: KernelSet {
     }
 
     public func attendFloatCacheTiled(
-        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
-        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
+        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>, outStride: Int
     ) {
         PureSwiftKernels.attendFloatCacheTiled(
-            query: query, keysTransposed: keysTransposed, keyStride: keyStride, values: values,
-            valueStride: valueStride, from: first, count: count, dimensions: dimensions, scale: scale,
-            softCap: softCap, weights: weights, out: out)
+            queries: queries, queryCount: queryCount, queryStride: queryStride, keysTransposed: keysTransposed,
+            keyStride: keyStride, tileStride: tileStride, values: values, valueStride: valueStride, from: first,
+            count: count, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights, out: out,
+            outStride: outStride, build: BuiltKernels.self)
     }
 
     public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {

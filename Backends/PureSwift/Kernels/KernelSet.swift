@@ -36,12 +36,13 @@ public protocol KernelSet: Sendable {
         count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
-    /// `attendFloatCacheTiled`: one head's attention for one query over positions `first..<count`, llama.cpp's
-    /// tiled path (`softCap` 0: none).
+    /// `attendFloatCacheTiled`: the attention of `queryCount` query heads that share a KV head (one token) over
+    /// positions `first..<count`, each as llama.cpp's tiled path computes it (`softCap` 0: none).
     func attendFloatCacheTiled(
-        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
-        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>)
+        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
+        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>, outStride: Int)
 
     /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
     func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)

@@ -9,9 +9,11 @@ import PackageDescription
 #if arch(x86_64)
     let avx2Flags = ["-target-cpu", "haswell"]  // AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (x86-64-v3)
     let avx512Flags = ["-target-cpu", "skylake-avx512"]  // + AVX-512 F/CD/BW/DQ/VL (x86-64-v4)
+    let avx512VNNIFlags = ["-target-cpu", "cascadelake"]  // + AVX-512 VNNI (vpdpbusd: bytes × bytes into int32)
 #else
     let avx2Flags: [String] = []
     let avx512Flags: [String] = []
+    let avx512VNNIFlags: [String] = []
 #endif
 let kernelFlags = ["-Ounchecked"]
 
@@ -48,12 +50,21 @@ let package = Package(
         .target(
             name: "PureSwiftKernelsAVX512", dependencies: ["PureSwiftKernels"], path: "Backends/PureSwift/ISA/AVX512",
             swiftSettings: [.define("SANAD_KERNEL_BUILD_AVX512"), .unsafeFlags(kernelFlags + avx512Flags)]),
+        // The AVX-512 build plus VNNI: it compiles everything the AVX-512 build does (so it defines that build's
+        // flag too) and replaces some integer products with `vpdpbusd`.
+        .target(
+            name: "PureSwiftKernelsAVX512VNNI", dependencies: ["PureSwiftKernels"],
+            path: "Backends/PureSwift/ISA/AVX512VNNI",
+            swiftSettings: [
+                .define("SANAD_KERNEL_BUILD_AVX512"), .define("SANAD_KERNEL_BUILD_AVX512VNNI"),
+                .unsafeFlags(kernelFlags + avx512VNNIFlags),
+            ]),
         // The always-available engine: pure Swift, reads GGUF.
         .target(
             name: "PureSwiftBackend",
             dependencies: [
                 "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2",
-                "PureSwiftKernelsAVX512",
+                "PureSwiftKernelsAVX512", "PureSwiftKernelsAVX512VNNI",
             ],
             path: "Backends/PureSwift",
             exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],

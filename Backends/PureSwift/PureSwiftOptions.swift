@@ -7,7 +7,7 @@ public struct PureSwiftOptions: Sendable, Equatable {
     /// The keys the engine reads.
     public static let keys = ["kernels", "repack-weights"]
 
-    /// A kernel build name ("auto", "avx512", "avx2", "portable"); nil = `SANAD_KERNELS`, else auto.
+    /// A kernel build name ("auto", "avx512vnni", "avx512", "avx2", "portable"); nil = `SANAD_KERNELS`, else auto.
     public var kernels: String?
     /// Whether Q4_1 matrices are regrouped into private memory for faster products (`RepackedWeights`).
     public var repackWeights: Bool

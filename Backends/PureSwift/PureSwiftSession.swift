@@ -24,7 +24,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// Loads the model at `path`: GGUF header and metadata, the architecture's weights (mapped; Q4_1 projections
     /// copied into the kernels' paired layout) and the tokenizer (built on a second thread meanwhile); allocates the
     /// KV cache for `options.contextLength` (the model's training context when nil).
-    /// `options.engineOptions["kernels"]` may name a kernel build ("auto", the default, "avx512", "avx2",
+    /// `options.engineOptions["kernels"]` may name a kernel build ("auto", the default, "avx512vnni", "avx512", "avx2",
     /// "portable"; also the environment variable SANAD_KERNELS); `options.engineOptions["repack-weights"]` (default
     /// true) whether Q4_1 matrices are regrouped into private memory for faster products (`RepackedWeights`).
     /// `batchedProducts` takes over the matrix products of large batches (the BLAS engine).

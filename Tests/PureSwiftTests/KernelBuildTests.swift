@@ -163,6 +163,15 @@ struct KernelBuildTests {
         let keysT = (0..<(dims * keyStride)).map { i in
             i % keyStride < count ? halfToFloat(keys[(i % keyStride) * dims + i / keyStride]) : 0
         }
+        // The engine's layout: tile by tile, each tile `dims` rows of 64 positions.
+        let tile = attentionTileSize
+        var keysTiles = [Float](repeating: 0, count: dims * keyStride)
+        for i in 0..<dims {
+            for t in 0..<keyStride {
+                keysTiles[t / tile * tile * dims + i * tile + t % tile] = keysT[i * keyStride + t]
+            }
+        }
+        let queries = query + r.floats(2 * dims)  // three query heads sharing the keys: a pair and a single one
         let valuesF = values.map(halfToFloat)
         let gate = r.floats(1000, -12...12)
         let up = r.floats(1000)
@@ -178,15 +187,35 @@ struct KernelBuildTests {
                 var scratch = [Float](repeating: 0, count: 2 * dims)
                 var vector = [Float](repeating: 0, count: dims)
                 var tiled = vector
-                var weights = [Float](repeating: 0, count: attentionTileSize)
+                var grouped = [Float](repeating: 0, count: 3 * dims)
+                var weights = [Float](repeating: 0, count: 3 * (attentionTileSize + 2))
                 k.attendHalfCacheVectorPath(
                     query: query, keys: keys, values: values, stride: dims, count: count, dimensions: dims,
                     scale: 0.125, softCap: softCap, scratch: &scratch, out: &vector)
                 k.attendFloatCacheTiled(
-                    query: query, keysTransposed: keysT, keyStride: keyStride, values: valuesF, valueStride: dims,
-                    from: first, count: count, dimensions: dims, scale: 0.125, softCap: softCap, weights: &weights,
-                    out: &tiled)
-                results += [vector, tiled]
+                    queries: query, queryCount: 1, queryStride: dims, keysTransposed: keysT, keyStride: keyStride,
+                    tileStride: attentionTileSize, values: valuesF, valueStride: dims, from: first, count: count,
+                    dimensions: dims, scale: 0.125, softCap: softCap, weights: &weights, out: &tiled, outStride: dims)
+                k.attendFloatCacheTiled(
+                    queries: queries, queryCount: 3, queryStride: dims, keysTransposed: keysTiles,
+                    keyStride: attentionTileSize, tileStride: attentionTileSize * dims, values: valuesF,
+                    valueStride: dims, from: first, count: count, dimensions: dims, scale: 0.125, softCap: softCap,
+                    weights: &weights, out: &grouped, outStride: dims)
+                // Each query of the group gets what it gets alone.
+                for j in 0..<3 {
+                    var alone = vector
+                    queries.withUnsafeBufferPointer { q in
+                        k.attendFloatCacheTiled(
+                            queries: q.baseAddress! + j * dims, queryCount: 1, queryStride: dims, keysTransposed: keysT,
+                            keyStride: keyStride, tileStride: attentionTileSize, values: valuesF, valueStride: dims,
+                            from: first, count: count, dimensions: dims, scale: 0.125, softCap: softCap,
+                            weights: &weights, out: &alone, outStride: dims)
+                    }
+                    #expect(
+                        grouped[(j * dims)..<((j + 1) * dims)].map(\.bitPattern) == alone.map(\.bitPattern),
+                        "\(k.name) query \(j) of 3")
+                }
+                results += [vector, tiled, grouped]
             }
             var glu = [Float](repeating: 0, count: gate.count)
             k.swiGLU(gate: gate, up: up, out: &glu, count: gate.count)
@@ -205,8 +234,9 @@ struct KernelBuildTests {
             return results + [glu, gelu, geglu, geluErf, gegluErf, rotated, rotatedNeoX]
         }
         let names = [
-            "vector attention", "tiled attention", "soft-capped vector attention", "soft-capped tiled attention",
-            "vector attention (again)", "windowed tiled attention", "SwiGLU", "GELU", "GEGLU", "GELU (erf)",
+            "vector attention", "tiled attention", "grouped tiled attention", "soft-capped vector attention",
+            "soft-capped tiled attention", "soft-capped grouped tiled attention", "vector attention (again)",
+            "windowed tiled attention", "windowed grouped tiled attention", "SwiGLU", "GELU", "GEGLU", "GELU (erf)",
             "GEGLU (erf)", "RoPE", "RoPE (NeoX)",
         ]
         let expected = run(Self.portable)

@@ -532,12 +532,13 @@ struct KernelTests {
         for t in 0..<count {
             for i in 0..<dims { keysTransposed[i * keyStride + t] = keysFloat[t * stride + 8 + i] }
         }
-        var tileWeights = [Float](repeating: 0, count: attentionTileSize)
+        var tileWeights = [Float](repeating: 0, count: attentionTileSize + 2)
         valuesFloat.withUnsafeBufferPointer { v in
             attendFloatCacheTiled(
-                query: q, keysTransposed: keysTransposed, keyStride: keyStride, values: v.baseAddress! + 8,
-                valueStride: stride, from: first, count: count, dimensions: dims, scale: 0.25, softCap: c.softCap,
-                weights: &tileWeights, out: &out)
+                queries: q, queryCount: 1, queryStride: dims, keysTransposed: keysTransposed, keyStride: keyStride,
+                tileStride: attentionTileSize, values: v.baseAddress! + 8, valueStride: stride, from: first,
+                count: count, dimensions: dims, scale: 0.25, softCap: c.softCap, weights: &tileWeights, out: &out,
+                outStride: dims, build: BuiltKernels.self)
         }
         keys.withUnsafeBufferPointer { k in
             values.withUnsafeBufferPointer { v in

@@ -2,6 +2,7 @@ import Foundation
 import PureSwiftKernels
 import PureSwiftKernelsAVX2
 import PureSwiftKernelsAVX512
+import PureSwiftKernelsAVX512VNNI
 import SanadCore
 
 /// The builds of the engine's kernels in this binary (see PureSwiftKernels' KernelSet.swift) and the choice among
@@ -9,7 +10,8 @@ import SanadCore
 public enum KernelBuilds {
     /// Every build, fastest first.
     public static let all: [any KernelSet] = [
-        PureSwiftKernelsAVX512.BuiltKernels(), PureSwiftKernelsAVX2.BuiltKernels(), PureSwiftKernels.BuiltKernels(),
+        PureSwiftKernelsAVX512VNNI.BuiltKernels(), PureSwiftKernelsAVX512.BuiltKernels(),
+        PureSwiftKernelsAVX2.BuiltKernels(), PureSwiftKernels.BuiltKernels(),
     ]
 
     /// The builds this CPU runs, fastest first (the portable one always).
@@ -45,9 +47,11 @@ public struct CPUFeatures: Sendable {
     /// The extensions a build's `-target-cpu` lets the compiler use (Package.swift).
     public static func requirements(of build: String) -> Set<String> {
         let avx2: Set<String> = ["avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe", "popcnt"]  // abm: LZCNT
+        let avx512: Set<String> = ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"]
         switch build {
         case "avx2": return avx2
-        case "avx512": return avx2.union(["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"])
+        case "avx512": return avx2.union(avx512)
+        case "avx512vnni": return avx2.union(avx512).union(["avx512_vnni"])  // cascadelake: skylake-avx512 + VNNI
         default: return []
         }
     }
@@ -75,7 +79,7 @@ public struct CPUFeatures: Sendable {
                 ("avx", "avx1_0"), ("avx2", "avx2_0"), ("fma", "fma"), ("f16c", "f16c"), ("bmi1", "bmi1"),
                 ("bmi2", "bmi2"), ("abm", "lzcnt"), ("movbe", "movbe"), ("popcnt", "popcnt"), ("avx512f", "avx512f"),
                 ("avx512cd", "avx512cd"), ("avx512bw", "avx512bw"), ("avx512dq", "avx512dq"),
-                ("avx512vl", "avx512vl"),
+                ("avx512vl", "avx512vl"), ("avx512_vnni", "avx512vnni"),
             ]
             var found: Set<String> = []
             for (flag, sysctl) in names {

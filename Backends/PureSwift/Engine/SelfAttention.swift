@@ -35,9 +35,13 @@ final class SelfAttention {
 
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
     private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
-    private let keysFloat: UnsafeMutablePointer<Float>  // (kvHeads · headDimension, tiledKeyStride) one layer's keys
+    /// One layer's keys for the tiled path, tile by tile: per tile of 64 positions, `kvHeads · headDimension` rows
+    /// of 64 floats (`attendFloatCacheTiled`'s `tileStride` 64 · kvDimensions, `keyStride` 64). In one matrix of
+    /// rows as long as the context, a tile's rows lay a context's length apart (2 KiB at 512 positions), so they
+    /// fell in a few cache sets and evicted each other: most reads of a key missed the level-1 cache.
+    private let keysFloat: UnsafeMutablePointer<Float>
     private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
-    private let weights: UnsafeMutablePointer<Float>  // (threads, attentionTileSize)
+    private let weights: UnsafeMutablePointer<Float>  // (threads, heads / kvHeads · (attentionTileSize + 2))
 
     var queryDimensions: Int { heads * headDimension }
     var kvDimensions: Int { kvHeads * headDimension }
@@ -59,7 +63,7 @@ final class SelfAttention {
         accumulators = try scratch.floats(self.threads * 2 * headDimension)
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
-        weights = try scratch.floats(self.threads * attentionTileSize)
+        weights = try scratch.floats(self.threads * (heads / max(1, kvHeads)) * (attentionTileSize + 2))
     }
 
     /// Attention of `n` new tokens at positions `start…` over layer `layer` of `cache` (which holds their keys and
@@ -99,9 +103,9 @@ final class SelfAttention {
             return
         }
         // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
-        // float once per layer: keys transposed (dimension-major), values as they are; from the first tile any
-        // query of the batch sees.
-        let keyStride = tiledKeyStride(contextLength: contextLength)
+        // float once per layer: keys transposed (dimension-major) tile by tile, values as they are; from the first
+        // tile any query of the batch sees.
+        let tileStride = attentionTileSize * kvDimensions
         let keysFloat = self.keysFloat
         let valuesFloat = self.valuesFloat
         let weights = self.weights
@@ -111,23 +115,27 @@ final class SelfAttention {
             let rows = (chunk.lowerBound + lowest)..<(chunk.upperBound + lowest)
             for t in rows {
                 let key = keys + t * kvDimensions
-                for i in 0..<kvDimensions { keysFloat[i * keyStride + t] = halfToFloatTable[Int(key[i])] }
+                let tile = keysFloat + t / attentionTileSize * tileStride + t % attentionTileSize
+                for i in 0..<kvDimensions { tile[i * attentionTileSize] = halfToFloatTable[Int(key[i])] }
             }
             let first = rows.lowerBound * kvDimensions
             kernels.halvesToFloats(values + first, valuesFloat + first, count: rows.count * kvDimensions)
         }
-        let items = n * heads
+        // One item per token and KV head: the `group` query heads that read the same keys and values together.
+        let items = n * kvHeads
         parallelChunksIndexed(workers, threads: workers) { worker, _ in
             for item in Swift.stride(from: worker, to: items, by: workers) {  // round-robin, as above
-                let b = item / heads
-                let h = item % heads
+                let b = item / kvHeads
+                let kvHead = item % kvHeads
                 let seen = mask.positions(query: start + b, total: positions)
-                let kvOffset = (h / group) * hd
+                let kvOffset = kvHead * hd
+                let queryOffset = b * queryDimensions + kvHead * group * hd
                 kernels.attendFloatCacheTiled(
-                    query: q + b * queryDimensions + h * hd, keysTransposed: keysFloat + kvOffset * keyStride,
-                    keyStride: keyStride, values: valuesFloat + kvOffset, valueStride: kvDimensions,
+                    queries: q + queryOffset, queryCount: group, queryStride: hd,
+                    keysTransposed: keysFloat + kvOffset * attentionTileSize, keyStride: attentionTileSize,
+                    tileStride: tileStride, values: valuesFloat + kvOffset, valueStride: kvDimensions,
                     from: seen.lowerBound, count: seen.upperBound, dimensions: hd, scale: scale, softCap: softCap,
-                    weights: weights + worker * attentionTileSize, out: out + b * queryDimensions + h * hd)
+                    weights: weights + worker * group * (attentionTileSize + 2), out: out + queryOffset, outStride: hd)
             }
         }
     }

@@ -243,9 +243,9 @@ struct Floats64 {
 /// keys) into `weights`: each lane a sequential FMA chain over the dimensions, as simd_gemm's, then scaled.
 @inline(__always)
 @inlinable
-func tileScores(
+func tileScores<Build>(
     query: UnsafePointer<Float>, column: UnsafeRawPointer, keyStride: Int, dimensions: Int, scale: Float,
-    into weights: UnsafeMutablePointer<Float>
+    into weights: UnsafeMutablePointer<Float>, build: Build.Type
 ) {
     var s = Floats64()
     for d in 0..<dimensions { s.addProducts(column + 4 * d * keyStride, query[d]) }
@@ -257,9 +257,9 @@ func tileScores(
 /// at a time.
 @inline(__always)
 @inlinable
-func accumulateValues(
+func accumulateValues<Build>(
     _ values: UnsafePointer<Float>, valueStride: Int, weights: UnsafePointer<Float>, n: Int, groups: Int,
-    into out: UnsafeMutableRawPointer
+    into out: UnsafeMutableRawPointer, build: Build.Type
 ) {
     var g = 0
     while g + 8 <= groups {
@@ -287,7 +287,98 @@ func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIM
     acc.addingProduct(a, b)
 }
 
-/// One head's attention output for one query as llama.cpp's tiled flash-attention path (batches of 64 queries or
+/// 32 floats as four 8-lane vectors: the half of a `Floats64` that two queries at once keep in registers (two sets
+/// of accumulators and one of loaded keys or values fit the 16 registers of AVX2).
+@usableFromInline
+struct Floats32 {
+    @usableFromInline var v0: SIMD8<Float>, v1: SIMD8<Float>, v2: SIMD8<Float>, v3: SIMD8<Float>
+
+    /// Zeros.
+    @inline(__always) @inlinable
+    init() { (v0, v1, v2, v3) = (.zero, .zero, .zero, .zero) }
+
+    /// The 32 floats at `p`.
+    @inline(__always) @inlinable
+    init(loading p: UnsafeRawPointer) {
+        v0 = p.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self)
+        v1 = p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+        v2 = p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
+        v3 = p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
+    }
+
+    /// `self[i] = fma(x[i], s, self[i])`.
+    @inline(__always) @inlinable
+    mutating func addProducts(_ x: Floats32, _ s: Float) {
+        v0 = fusedMultiplyAdd(x.v0, s, v0)
+        v1 = fusedMultiplyAdd(x.v1, s, v1)
+        v2 = fusedMultiplyAdd(x.v2, s, v2)
+        v3 = fusedMultiplyAdd(x.v3, s, v3)
+    }
+
+    /// Stores the 32 floats, each times `scale`, at `p`.
+    @inline(__always) @inlinable
+    func store(to p: UnsafeMutableRawPointer, times scale: Float = 1) {
+        p.storeBytes(of: v0 * scale, toByteOffset: 0, as: SIMD8<Float>.self)
+        p.storeBytes(of: v1 * scale, toByteOffset: 32, as: SIMD8<Float>.self)
+        p.storeBytes(of: v2 * scale, toByteOffset: 64, as: SIMD8<Float>.self)
+        p.storeBytes(of: v3 * scale, toByteOffset: 96, as: SIMD8<Float>.self)
+    }
+}
+
+/// `tileScores` of two queries over the same tile, into `weights` and `weights + attentionTileSize`: each key
+/// vector loaded once for both; every score is the same chain over the dimensions as `tileScores` forms it.
+@inline(__always)
+@inlinable
+func tileScoresPair<Build>(
+    _ q0: UnsafePointer<Float>, _ q1: UnsafePointer<Float>, column: UnsafeRawPointer, keyStride: Int,
+    dimensions: Int, scale: Float, into weights: UnsafeMutablePointer<Float>, build: Build.Type
+) {
+    for half in 0..<2 {
+        var s0 = Floats32()
+        var s1 = Floats32()
+        for d in 0..<dimensions {
+            let k = Floats32(loading: column + 4 * (d * keyStride + 32 * half))
+            s0.addProducts(k, q0[d])
+            s1.addProducts(k, q1[d])
+        }
+        s0.store(to: weights + 32 * half, times: scale)
+        s1.store(to: weights + attentionTileSize + 32 * half, times: scale)
+    }
+}
+
+/// `accumulateValues` of two queries (weights `w0`, `w1`; outputs `out0`, `out1`) over the same value rows, each
+/// value vector loaded once for both: 32 dimensions at a time, then one group of eight at a time.
+@inline(__always)
+@inlinable
+func accumulateValuesPair<Build>(
+    _ values: UnsafePointer<Float>, valueStride: Int, _ w0: UnsafePointer<Float>, _ w1: UnsafePointer<Float>, n: Int,
+    groups: Int, into out0: UnsafeMutableRawPointer, _ out1: UnsafeMutableRawPointer, build: Build.Type
+) {
+    var g = 0
+    while g + 4 <= groups {
+        var a0 = Floats32(loading: out0 + 32 * g)
+        var a1 = Floats32(loading: out1 + 32 * g)
+        for k in 0..<n {
+            let v = Floats32(loading: UnsafeRawPointer(values + k * valueStride) + 32 * g)
+            a0.addProducts(v, w0[k])
+            a1.addProducts(v, w1[k])
+        }
+        a0.store(to: out0 + 32 * g)
+        a1.store(to: out1 + 32 * g)
+        g += 4
+    }
+    if g < groups {
+        accumulateValues(
+            values + 8 * g, valueStride: valueStride, weights: w0, n: n, groups: groups - g, into: out0 + 32 * g,
+            build: build)
+        accumulateValues(
+            values + 8 * g, valueStride: valueStride, weights: w1, n: n, groups: groups - g, into: out1 + 32 * g,
+            build: build)
+    }
+}
+
+/// Attention outputs of `queryCount` queries over the same positions and the same keys and values (the query heads
+/// that share a KV head, for one token), each as llama.cpp's tiled flash-attention path (batches of 64 queries or
 /// more) computes it, over keys and values converted to float:
 ///
 /// - per tile of 64 positions, scores are sequential FMA chains over the head dimensions (simd_gemm), scaled;
@@ -296,78 +387,134 @@ func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIM
 ///   `fma(v, weight, out)` position by position;
 /// - the output is divided by the weight sum at the end.
 ///
+/// Each query's arithmetic is its own and the same whatever `queryCount` is; taking the queries together, tile by
+/// tile and two at a time, reads each tile of keys and values once per pair instead of once per query (a tile of
+/// a 256-dimension head is 64 KiB of keys and as much of values, more than a level-1 cache holds).
+///
 /// - Parameters:
-///   - query: `dimensions` floats (a multiple of 8), natural order, not rounded.
-///   - keysTransposed: this head's keys as `dimensions` rows of `keyStride` positions (dimension-major).
-///     Rows are read a whole tile at a time: `keyStride` is at least `tiledKeyStride(contextLength: count)`, and
-///     the positions past `count` may hold anything (their scores are masked).
+///   - queries: `queryCount` rows of `dimensions` floats (a multiple of 8), `queryStride` apart, natural order, not
+///     rounded.
+///   - keysTransposed: these heads' keys dimension-major, tile by tile: dimension `i` of position `64k + j` at
+///     `keysTransposed[k · tileStride + i · keyStride + j]`. Tiles are read whole (the positions past `count` may
+///     hold anything: their scores are masked). The engine lays each tile out as one block (`keyStride` 64), so
+///     that its rows do not share cache sets; one matrix of `dimensions` rows is `tileStride` 64.
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
 ///   - first: the first position attended (a sliding window); the tiles stay aligned to position 0, as
 ///     llama.cpp's mask leaves them, and the positions before `first` are masked.
 ///   - softCap: as in `attendHalfCacheVectorPath` (ggml: the tile's scores through tanh, then times the cap).
-///   - weights: scratch of `attentionTileSize` floats.
-///   - out: `dimensions` floats.
+///   - weights: scratch of `queryCount · (attentionTileSize + 2)` floats.
+///   - out: `queryCount` rows of `dimensions` floats, `outStride` apart.
+///   - build: the calling kernel build's type, as for `multiplyRows`: this function and its helpers are too large
+///     to be inlined whole, and the helpers' out-of-line copies must be the caller's build's, not the portable one.
 @inline(__always)
 @inlinable
-public func attendFloatCacheTiled(
-    query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-    valueStride: Int, from first: Int = 0, count: Int, dimensions: Int, scale: Float, softCap: Float = 0,
-    weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+public func attendFloatCacheTiled<Build>(
+    queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+    keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int = 0, count: Int,
+    dimensions: Int, scale: Float, softCap: Float = 0, weights: UnsafeMutablePointer<Float>,
+    out: UnsafeMutablePointer<Float>, outStride: Int, build: Build.Type
 ) {
-    let o = UnsafeMutableRawPointer(out)
     let groups = dimensions / 8
-    for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
     let scale = softCap == 0 ? scale : scale / softCap
-    var maxScore = -Float.infinity
-    var sum: Float = 0
+    let maxScores = weights + queryCount * attentionTileSize
+    let sums = maxScores + queryCount
+    for j in 0..<queryCount {
+        let o = UnsafeMutableRawPointer(out + j * outStride)
+        for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
+        maxScores[j] = -.infinity
+        sums[j] = 0
+    }
     var tileStart = first / attentionTileSize * attentionTileSize
     while tileStart < count {
         let n = min(attentionTileSize, count - tileStart)
+        let column = UnsafeRawPointer(keysTransposed + tileStart / attentionTileSize * tileStride)
         // Scores of the whole tile (positions past `n` are computed and then masked).
-        tileScores(
-            query: query, column: UnsafeRawPointer(keysTransposed + tileStart), keyStride: keyStride,
-            dimensions: dimensions, scale: scale, into: weights)
-        if softCap != 0 {
-            for i in 0..<attentionTileSize { weights[i] = softCap * tanhf(weights[i]) }
+        var j = 0
+        while j + 2 <= queryCount {
+            tileScoresPair(
+                queries + j * queryStride, queries + (j + 1) * queryStride, column: column, keyStride: keyStride,
+                dimensions: dimensions, scale: scale, into: weights + j * attentionTileSize, build: build)
+            j += 2
         }
-        for i in n..<attentionTileSize { weights[i] = -.infinity }
-        for i in 0..<max(0, first - tileStart) { weights[i] = -.infinity }
-        var tileMax = -Float.infinity
-        for i in 0..<n { tileMax = max(tileMax, weights[i]) }
-        let newMax = max(maxScore, tileMax)
-        if newMax > maxScore {
-            let ms = expf(maxScore - newMax)
-            for g in 0..<groups {
-                o.storeBytes(
-                    of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * ms, toByteOffset: 32 * g,
-                    as: SIMD8<Float>.self)
-            }
-            sum *= ms
+        if j < queryCount {
+            tileScores(
+                query: queries + j * queryStride, column: column, keyStride: keyStride, dimensions: dimensions,
+                scale: scale, into: weights + j * attentionTileSize, build: build)
         }
-        maxScore = newMax
-        // ggml_vec_soft_max_f32: eight weights at a time, each group summed as hsum_float_8, the groups in double.
-        var total: Double = 0
-        for chunk in 0..<(attentionTileSize / 8) {
-            let raw = UnsafeMutableRawPointer(weights + 8 * chunk)
-            let v = raw.loadUnaligned(as: SIMD8<Float>.self)
-            // Masked positions (−∞) weigh 0; the others ggml_v_expf(score − max).
-            let masked = v .== -.infinity
-            let w = llamaExp((v - maxScore).replacing(with: 0, where: masked)).replacing(with: 0, where: masked)
-            raw.storeBytes(of: w, as: SIMD8<Float>.self)
-            let r = w.highHalf + w.lowHalf
-            total += Double((r[0] + r[2]) + (r[1] + r[3]))
+        for j in 0..<queryCount {
+            tileWeights(
+                weights + j * attentionTileSize, n: n, masked: max(0, first - tileStart), softCap: softCap,
+                maxScore: &maxScores[j], sum: &sums[j], out: UnsafeMutableRawPointer(out + j * outStride),
+                groups: groups, build: build)
         }
-        sum = Float(Double(sum) + total)
-        accumulateValues(
-            values + tileStart * valueStride, valueStride: valueStride, weights: weights, n: n, groups: groups, into: o)
+        let v = values + tileStart * valueStride
+        j = 0
+        while j + 2 <= queryCount {
+            accumulateValuesPair(
+                v, valueStride: valueStride, weights + j * attentionTileSize,
+                weights + (j + 1) * attentionTileSize, n: n, groups: groups,
+                into: UnsafeMutableRawPointer(out + j * outStride), UnsafeMutableRawPointer(out + (j + 1) * outStride),
+                build: build)
+            j += 2
+        }
+        if j < queryCount {
+            accumulateValues(
+                v, valueStride: valueStride, weights: weights + j * attentionTileSize, n: n, groups: groups,
+                into: UnsafeMutableRawPointer(out + j * outStride), build: build)
+        }
         tileStart += attentionTileSize
     }
-    let inverse: Float = sum == 0 ? 0 : 1 / sum
-    for g in 0..<groups {
-        o.storeBytes(
-            of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse, toByteOffset: 32 * g,
-            as: SIMD8<Float>.self)
+    for j in 0..<queryCount {
+        let o = UnsafeMutableRawPointer(out + j * outStride)
+        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
+        for g in 0..<groups {
+            o.storeBytes(
+                of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse,
+                toByteOffset: 32 * g, as: SIMD8<Float>.self)
+        }
     }
+}
+
+/// One query's step of `attendFloatCacheTiled` between its tile's scores and its values: soft cap and masks (the
+/// positions from `n`, and the first `masked`), the new maximum (rescaling `sum` and the `groups` · 8 outputs at
+/// `out` when it grows), and the scores turned into weights (ggml_vec_soft_max_f32: ggml_v_expf(score − max), eight
+/// at a time, each group summed as hsum_float_8, the groups in double) added to `sum`.
+@inline(__always)
+@inlinable
+func tileWeights<Build>(
+    _ weights: UnsafeMutablePointer<Float>, n: Int, masked: Int, softCap: Float, maxScore: inout Float,
+    sum: inout Float, out o: UnsafeMutableRawPointer, groups: Int, build: Build.Type
+) {
+    if softCap != 0 {
+        for i in 0..<attentionTileSize { weights[i] = softCap * tanhf(weights[i]) }
+    }
+    for i in n..<attentionTileSize { weights[i] = -.infinity }
+    for i in 0..<masked { weights[i] = -.infinity }
+    var tileMax = -Float.infinity
+    for i in 0..<n { tileMax = max(tileMax, weights[i]) }
+    let newMax = max(maxScore, tileMax)
+    if newMax > maxScore {
+        let ms = expf(maxScore - newMax)
+        for g in 0..<groups {
+            o.storeBytes(
+                of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * ms, toByteOffset: 32 * g,
+                as: SIMD8<Float>.self)
+        }
+        sum *= ms
+    }
+    maxScore = newMax
+    var total: Double = 0
+    for chunk in 0..<(attentionTileSize / 8) {
+        let raw = UnsafeMutableRawPointer(weights + 8 * chunk)
+        let v = raw.loadUnaligned(as: SIMD8<Float>.self)
+        // Masked positions (−∞) weigh 0; the others ggml_v_expf(score − max).
+        let masked = v .== -.infinity
+        let w = llamaExp((v - newMax).replacing(with: 0, where: masked)).replacing(with: 0, where: masked)
+        raw.storeBytes(of: w, as: SIMD8<Float>.self)
+        let r = w.highHalf + w.lowHalf
+        total += Double((r[0] + r[2]) + (r[1] + r[3]))
+    }
+    sum = Float(Double(sum) + total)
 }
 
 /// Converts `count` halves to floats (eight at a time, then one by one).

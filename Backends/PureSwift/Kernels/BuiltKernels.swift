@@ -1,6 +1,7 @@
-// One build of the kernels' entry points (see KernelSet.swift). This file is compiled three times: in
-// PureSwiftKernels (portable) and, through symbolic links, in PureSwiftKernelsAVX2 and PureSwiftKernelsAVX512,
-// whose targets set `SANAD_KERNEL_BUILD_*` and a `-target-cpu` (Package.swift).
+// One build of the kernels' entry points (see KernelSet.swift). This file is compiled four times: in
+// PureSwiftKernels (portable) and, through symbolic links, in PureSwiftKernelsAVX2, PureSwiftKernelsAVX512 and
+// PureSwiftKernelsAVX512VNNI, whose targets set `SANAD_KERNEL_BUILD_*` and a `-target-cpu` (Package.swift; the
+// VNNI build sets the AVX-512 build's flag too).
 
 #if SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512
     import PureSwiftKernels
@@ -10,7 +11,9 @@
 public struct BuiltKernels: KernelSet {
     public init() {}
 
-    #if SANAD_KERNEL_BUILD_AVX512
+    #if SANAD_KERNEL_BUILD_AVX512VNNI
+        public var name: String { "avx512vnni" }
+    #elseif SANAD_KERNEL_BUILD_AVX512
         public var name: String { "avx512" }
     #elseif SANAD_KERNEL_BUILD_AVX2
         public var name: String { "avx2" }
@@ -68,14 +71,16 @@ public struct BuiltKernels: KernelSet {
     }
 
     public func attendFloatCacheTiled(
-        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
-        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
+        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>, outStride: Int
     ) {
         PureSwiftKernels.attendFloatCacheTiled(
-            query: query, keysTransposed: keysTransposed, keyStride: keyStride, values: values,
-            valueStride: valueStride, from: first, count: count, dimensions: dimensions, scale: scale,
-            softCap: softCap, weights: weights, out: out)
+            queries: queries, queryCount: queryCount, queryStride: queryStride, keysTransposed: keysTransposed,
+            keyStride: keyStride, tileStride: tileStride, values: values, valueStride: valueStride, from: first,
+            count: count, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights, out: out,
+            outStride: outStride, build: BuiltKernels.self)
     }
 
     public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {

@@ -4,15 +4,16 @@
 /// calls into libm and wide integer vectors split into many narrow instructions, which makes the kernels several
 /// times slower; built for a newer CPU, the same source runs on that CPU only (elsewhere: SIGILL). So the kernels'
 /// entry points are compiled several times from one source file, `BuiltKernels.swift`: here (the portable build,
-/// any CPU Swift runs on), and in the `PureSwiftKernelsAVX2` and `PureSwiftKernelsAVX512` modules (Backends/
-/// PureSwift/ISA), which link the same file and are compiled with `-target-cpu`. The kernels themselves are
+/// any CPU Swift runs on), and in the `PureSwiftKernelsAVX2`, `PureSwiftKernelsAVX512` and
+/// `PureSwiftKernelsAVX512VNNI` modules (Backends/PureSwift/ISA), which link the same file and are compiled with
+/// `-target-cpu`. The kernels themselves are
 /// `@inlinable`, so each build inlines and compiles them for its own target. The engine picks the fastest build
 /// the running CPU supports at run time (PureSwiftBackend's `KernelBuilds`).
 ///
 /// Every build computes the same results bit for bit: the kernels use only operations with one defined rounding
 /// (an FMA is `addingProduct`, one instruction or libm's exact `fmaf`), so the choice changes speed only.
 public protocol KernelSet: Sendable {
-    /// The build's name: "portable", "avx2" or "avx512".
+    /// The build's name: "portable", "avx2", "avx512" or "avx512vnni".
     var name: String { get }
 
     /// `multiplyRows`: rows `rows` of `w` times every prepared activation row.
@@ -35,12 +36,13 @@ public protocol KernelSet: Sendable {
         count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
-    /// `attendFloatCacheTiled`: one head's attention for one query over positions `first..<count`, llama.cpp's
-    /// tiled path (`softCap` 0: none).
+    /// `attendFloatCacheTiled`: the attention of `queryCount` query heads that share a KV head (one token) over
+    /// positions `first..<count`, each as llama.cpp's tiled path computes it (`softCap` 0: none).
     func attendFloatCacheTiled(
-        query: UnsafePointer<Float>, keysTransposed: UnsafePointer<Float>, keyStride: Int, values: UnsafePointer<Float>,
-        valueStride: Int, from first: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
-        weights: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>)
+        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
+        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>, outStride: Int)
 
     /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
     func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)

@@ -6,7 +6,7 @@
 //
 // The x86 builds' `BuiltKernels.multiplyRows` sends paired-layout Q4_1 matrices here; other builds (portable, arm64)
 // run the portable kernels of Q4_1Paired.swift, which compute the same values. Compiled in the AVX2 and AVX-512
-// builds only (this file is linked into both ISA folders); the intrinsics are the compiler's own (clang's
+// builds only (this file is linked into every ISA folder); the intrinsics are the compiler's own (clang's
 // `_Builtin_intrinsics` module), inlined for the build's `-target-cpu`.
 
 #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)

@@ -6,7 +6,7 @@
 // rows at a time: the same values bit for bit.
 //
 // The x86 builds' `BuiltKernels.multiplyRows` sends Q4_K matrices here; other builds run Q4_K.swift. Compiled in the
-// AVX2 and AVX-512 builds only (this file is linked into both ISA folders).
+// AVX2 and AVX-512 builds only (this file is linked into every ISA folder).
 
 #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
     import _Builtin_intrinsics.intel

@@ -7,7 +7,7 @@
 // (`dotQ6_K`), the lanes accumulate as ggml's do. Either way the values are the same bit for bit.
 //
 // The x86 builds' `BuiltKernels.multiplyRows` sends Q6_K matrices here; other builds run Q6_K.swift. Compiled in
-// the AVX2 and AVX-512 builds only (this file is linked into both ISA folders).
+// the AVX2 and AVX-512 builds only (this file is linked into every ISA folder).
 
 #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
     import _Builtin_intrinsics.intel

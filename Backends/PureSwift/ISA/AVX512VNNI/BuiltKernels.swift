@@ -1,0 +1,1 @@
+../../Kernels/BuiltKernels.swift

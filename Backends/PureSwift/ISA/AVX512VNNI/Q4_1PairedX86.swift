@@ -1,0 +1,1 @@
+../AVX2/Q4_1PairedX86.swift

@@ -1,0 +1,1 @@
+../AVX2/Q4_KX86.swift

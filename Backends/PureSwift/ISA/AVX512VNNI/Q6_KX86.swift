@@ -1,0 +1,1 @@
+../AVX2/Q6_KX86.swift

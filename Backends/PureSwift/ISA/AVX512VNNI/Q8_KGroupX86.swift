@@ -1,0 +1,1 @@
+../AVX2/Q8_KGroupX86.swift

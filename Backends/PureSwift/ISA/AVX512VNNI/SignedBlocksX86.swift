@@ -1,0 +1,1 @@
+../AVX2/SignedBlocksX86.swift

@@ -335,6 +335,19 @@ typealias FnDecode = @convention(c) (OpaquePointer, LlamaCallCarrier) -> Int32
 typealias FnSetAbortCallback = @convention(c) (OpaquePointer, LlamaAbortCallback?, UnsafeMutableRawPointer?) -> Void
 typealias FnGetFloats = @convention(c) (OpaquePointer, Int32) -> UnsafeMutablePointer<Float>?
 typealias FnSetNThreads = @convention(c) (OpaquePointer, Int32, Int32) -> Void
+/// `llama_attach_threadpool(ctx, threadpool, threadpool_batch)`.
+typealias FnAttachThreadpool = @convention(c) (OpaquePointer, OpaquePointer?, OpaquePointer?) -> Void
+/// ggml's `ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads)`: the struct (528 bytes in
+/// ggml 0.26.0: a 512-entry CPU mask, thread count, priority, polling level, two flags) is never read by Sanad, so
+/// it travels as a raw buffer that `ggmlThreadpoolParamsBytes` bounds.
+typealias FnThreadpoolParamsInit = @convention(c) (UnsafeMutableRawPointer, Int32) -> Void
+/// `ggml_threadpool_new(struct ggml_threadpool_params * params)`.
+typealias FnThreadpoolNew = @convention(c) (UnsafeMutableRawPointer) -> OpaquePointer?
+/// `ggml_threadpool_free(struct ggml_threadpool * threadpool)`.
+typealias FnThreadpoolFree = @convention(c) (OpaquePointer?) -> Void
+
+/// Room for `struct ggml_threadpool_params` (528 bytes in ggml 0.26.0), with a margin.
+let ggmlThreadpoolParamsBytes = 2048
 /// `llama_sampler_chain_init(struct llama_sampler_chain_params)`: the 1-byte struct travels like a `bool`
 /// (in the low byte of the first integer register on x86-64 System V and AAPCS64).
 typealias FnSamplerChainInit = @convention(c) (Bool) -> OpaquePointer?

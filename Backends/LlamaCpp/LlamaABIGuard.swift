@@ -42,6 +42,7 @@ public enum LlamaABIGuard {
         "llama_sampler_init_min_p", "llama_sampler_init_temp", "llama_sampler_init_penalties",
         "llama_sampler_init_grammar",
         "llama_sampler_apply", "llama_sampler_accept", "llama_sampler_reset", "llama_sampler_free",
+        "llama_attach_threadpool",
     ]
 
     /// Present in b11434 and absent from the builds before the API change named (missing = an older build).

@@ -91,6 +91,12 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
     let samplerAccept: FnSamplerAccept
     let samplerReset: FnSamplerReset
     let samplerFree: FnSamplerFree
+    let attachThreadpool: FnAttachThreadpool
+    /// ggml's CPU thread pool functions, found through libllama's handle in the ggml libraries it loads; nil when
+    /// that build does not export them (contexts then run with ggml's pool per computation).
+    private let threadpoolParamsInit: FnThreadpoolParamsInit?
+    private let threadpoolNew: FnThreadpoolNew?
+    private let threadpoolFree: FnThreadpoolFree?
 
     // MARK: Loading
 
@@ -251,11 +257,31 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
         samplerAccept = try fn("llama_sampler_accept", FnSamplerAccept.self)
         samplerReset = try fn("llama_sampler_reset", FnSamplerReset.self)
         samplerFree = try fn("llama_sampler_free", FnSamplerFree.self)
+        attachThreadpool = try fn("llama_attach_threadpool", FnAttachThreadpool.self)
+        threadpoolParamsInit = native.function("ggml_threadpool_params_init", as: FnThreadpoolParamsInit.self)
+        threadpoolNew = native.function("ggml_threadpool_new", as: FnThreadpoolNew.self)
+        threadpoolFree = native.function("ggml_threadpool_free", as: FnThreadpoolFree.self)
         let backendInit = try fn("llama_backend_init", FnVoid.self)
         backendInit()
     }
 
     // MARK: Calls that pass structs by value
+
+    /// A ggml CPU thread pool of `threads` threads with ggml's default settings, as llama-bench and llama-server
+    /// attach to their contexts (without one, ggml starts and joins its threads for every decode); nil when the
+    /// functions are missing or ggml refuses.
+    func newThreadpool(threads: Int) -> OpaquePointer? {
+        guard let threadpoolParamsInit, let threadpoolNew, threadpoolFree != nil, threads > 0 else { return nil }
+        let params = UnsafeMutableRawPointer.allocate(byteCount: ggmlThreadpoolParamsBytes, alignment: 16)
+        defer { params.deallocate() }
+        params.initializeMemory(as: UInt8.self, repeating: 0, count: ggmlThreadpoolParamsBytes)
+        threadpoolParamsInit(params, Int32(clamping: threads))
+        return threadpoolNew(params)
+    }
+
+    func freeThreadpool(_ pool: OpaquePointer) {
+        threadpoolFree?(pool)
+    }
 
     /// `llama_model_load_from_file(path, params)`.
     func loadModel(path: String, params: LlamaModelParams) -> OpaquePointer? {

@@ -86,6 +86,8 @@ final class LlamaModelContext {
     let batchSize: Int
     let vocabularySize: Int
     let buffers: BatchBuffers
+    /// The context's persistent ggml thread pool (nil: ggml makes one per computation).
+    private let threadpool: OpaquePointer?
 
     init(
         library: LlamaLibrary, url: URL, options: ModelLoadOptions, sequences: Int = 1,
@@ -135,6 +137,8 @@ final class LlamaModelContext {
         self.model = model
         self.vocab = vocab
         self.context = context
+        threadpool = library.newThreadpool(threads: options.threads)
+        if let threadpool { library.attachThreadpool(context, threadpool, threadpool) }
         // llama.cpp may round a sequence's context up (to a multiple of 256); the session keeps to what was asked,
         // so that every engine given the same options accepts the same prompts.
         contextLength = min(Int(params.nCtx) / sequences, Int(library.nCtxSeq(context)))
@@ -157,6 +161,7 @@ final class LlamaModelContext {
 
     deinit {
         library.free(context)
+        if let threadpool { library.freeThreadpool(threadpool) }
         library.modelFree(model)
     }
 

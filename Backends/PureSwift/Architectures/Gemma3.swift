@@ -174,30 +174,38 @@ final class Gemma3Runner: DecoderRunner {
 
         var outputRows = outputs
         for (l, layer) in model.layers.enumerated() {
-            let isLocal = c.isLocalLayer[l]
+            let positions = c.isLocalLayer[l] ? localRoPE : rope
             // Attention block: x += postnorm(Wo · attention(q, k, v)).
-            layer.attentionNorm.apply(x, into: xb, rows: n, width: dim)
+            s.forRows(n) { r in s.normalize(x, with: layer.attentionNorm, into: xb, rows: r) }
             s.projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
-            layer.queryNorm.apply(q, into: q, rows: n * c.heads, width: hd)
-            layer.keyNorm.apply(k, into: k, rows: n * c.kvHeads, width: hd)
-            for b in 0..<n {
-                (isLocal ? localRoPE : rope).apply(q + b * c.queryDimensions, heads: c.heads, row: b)
-                (isLocal ? localRoPE : rope).apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
+            s.forRows(n) { r in
+                let (qr, kr) = (q + r.lowerBound * c.queryDimensions, k + r.lowerBound * c.kvDimensions)
+                layer.queryNorm.apply(qr, into: qr, rows: r.count * c.heads, width: hd)
+                layer.keyNorm.apply(kr, into: kr, rows: r.count * c.kvHeads, width: hd)
+                for b in r {
+                    positions.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
+                    positions.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
+                }
+                for i in 0..<r.count * c.queryDimensions { qr[i] *= c.queryScale }
             }
-            for i in 0..<n * c.queryDimensions { q[i] *= c.queryScale }
             s.storeAndAttend(
-                q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention, mask: isLocal ? local : global,
-                into: attended)
+                q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention,
+                mask: c.isLocalLayer[l] ? local : global, into: attended)
             if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
             s.projector.project(layer.output, attended, rows: n, into: xb)
-            layer.attentionPostNorm.apply(xb, into: xb, rows: n, width: dim)
-            addResidual(xb, to: x, count: n * dim)
+            // ... and the feed-forward block's input norm(x), row by row.
+            s.forRows(n) { r in
+                s.normalize(xb, with: layer.attentionPostNorm, into: xb, rows: r)
+                s.addToResidual(xb, rows: r)
+                s.normalize(x, with: layer.feedForwardNorm, into: xb, rows: r)
+            }
 
             // Feed-forward block: x += postnorm'(Wdown · (gelu(Wgate · norm(x)) ⊙ Wup · norm(x))).
-            layer.feedForwardNorm.apply(x, into: xb, rows: n, width: dim)
             s.feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
-            layer.feedForwardPostNorm.apply(xb, into: xb, rows: n, width: dim)
-            addResidual(xb, to: x, count: n * dim)
+            s.forRows(n) { r in
+                s.normalize(xb, with: layer.feedForwardPostNorm, into: xb, rows: r)
+                s.addToResidual(xb, rows: r)
+            }
         }
         s.logits(outputRows, norm: model.weights.outputNorm, output: model.weights.output, into: logits)
         let cap = c.finalLogitSoftCap

@@ -146,21 +146,26 @@ final class LlamaRunner: DecoderRunner {
         var outputRows = outputs
         for (l, layer) in model.layers.enumerated() {
             // Attention block: x += Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x)).
-            layer.attentionNorm.apply(x, into: xb, rows: n, width: dim)
+            s.forRows(n) { r in s.normalize(x, with: layer.attentionNorm, into: xb, rows: r) }
             s.projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
-            for b in 0..<n {
-                rope.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
-                rope.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
+            s.forRows(n) { r in
+                for b in r {
+                    rope.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
+                    rope.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
+                }
             }
             s.storeAndAttend(q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention, into: attended)
             if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
             s.projector.project(layer.output, attended, rows: n, into: xb)
-            addResidual(xb, to: x, count: n * dim)
+            // ... and the feed-forward block's input norm(x), row by row.
+            s.forRows(n) { r in
+                s.addToResidual(xb, rows: r)
+                s.normalize(x, with: layer.feedForwardNorm, into: xb, rows: r)
+            }
 
             // Feed-forward block: x += Wdown · (silu(Wgate · norm(x)) ⊙ Wup · norm(x)).
-            layer.feedForwardNorm.apply(x, into: xb, rows: n, width: dim)
             s.feedForward.apply(layer.feedForward, xb, rows: n, into: xb)
-            addResidual(xb, to: x, count: n * dim)
+            s.forRows(n) { r in s.addToResidual(xb, rows: r) }
         }
         s.logits(outputRows, norm: model.weights.outputNorm, output: model.weights.output, into: logits)
     }

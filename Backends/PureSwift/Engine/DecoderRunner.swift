@@ -83,6 +83,26 @@ final class DecoderState {
         try RotaryEmbedding(configuration, batch: microBatch, kernels: kernels, scratch: scratch)
     }
 
+    /// Runs an elementwise step (norms, RoPE, residuals) over a pass's `rows` rows, in chunks on the workers for a
+    /// prompt (`parallelRows`). Each row is computed as it would be alone.
+    func forRows(_ rows: Int, _ body: (Range<Int>) -> Void) {
+        parallelRows(rows, width: shape.embedding, threads: projector.threads, body)
+    }
+
+    /// Rows `r` of `out` = `norm` of rows `r` of `x` (residual-stream wide; `out` may be `x`).
+    func normalize(
+        _ x: UnsafePointer<Float>, with norm: RMSNorm, into out: UnsafeMutablePointer<Float>, rows r: Range<Int>
+    ) {
+        let dim = shape.embedding
+        norm.apply(x + r.lowerBound * dim, into: out + r.lowerBound * dim, rows: r.count, width: dim)
+    }
+
+    /// Rows `r` of the residual stream `x` += the same rows of `y`.
+    func addToResidual(_ y: UnsafePointer<Float>, rows r: Range<Int>) {
+        let dim = shape.embedding
+        addResidual(y + r.lowerBound * dim, to: x + r.lowerBound * dim, count: r.count * dim)
+    }
+
     /// `x` = rows `tokens` of `embedding`, each times `scale`.
     func embed(_ tokens: UnsafeBufferPointer<Int32>, from embedding: WeightMatrix, scale: Float = 1) {
         let dim = shape.embedding

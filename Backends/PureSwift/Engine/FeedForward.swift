@@ -44,28 +44,25 @@ final class FeedForward {
         _ w: FeedForwardWeights, _ input: UnsafePointer<Float>, rows n: Int, into out: UnsafeMutablePointer<Float>
     ) {
         let kernels = projector.kernels
-        let count = n * width
+        let width = self.width
+        let (gate, up) = (self.gate, self.up)
         if let gateProjection = w.gate {
             projector.projectGroup((gateProjection, gate), (w.up, up), nil, input, rows: n)
-            switch activation {
-            case .silu: kernels.swiGLU(gate: gate, up: up, out: gate, count: count)
-            case .gelu: kernels.gelu(gate, up: up, out: gate, count: count)
-            case .geluErf: kernels.geluErf(gate, up: up, out: gate, count: count)
-            }
         } else {
             projector.project(w.up, input, rows: n, into: gate)
+        }
+        let gated = w.gate != nil
+        let activation = self.activation
+        parallelRows(n, width: width, threads: projector.threads) { r in
+            let (g, u, count) = (gate + r.lowerBound * width, up + r.lowerBound * width, r.count * width)
             switch activation {
-            case .silu: kernels.swiGLU(gate: gate, up: ones(count), out: gate, count: count)
-            case .gelu: kernels.gelu(gate, up: nil, out: gate, count: count)
-            case .geluErf: kernels.geluErf(gate, up: nil, out: gate, count: count)
+            case .silu:
+                if !gated { u.update(repeating: 1, count: count) }  // SiLU without a gate multiplies by one
+                kernels.swiGLU(gate: g, up: u, out: g, count: count)
+            case .gelu: kernels.gelu(g, up: gated ? u : nil, out: g, count: count)
+            case .geluErf: kernels.geluErf(g, up: gated ? u : nil, out: g, count: count)
             }
         }
         projector.project(w.down, gate, rows: n, into: out)
-    }
-
-    /// `count` ones in the `up` scratch (SiLU without a gate multiplies by one).
-    private func ones(_ count: Int) -> UnsafePointer<Float> {
-        up.update(repeating: 1, count: count)
-        return UnsafePointer(up)
     }
 }

@@ -8,6 +8,35 @@ public func parallelChunks(_ count: Int, threads: Int, _ body: (Range<Int>) -> V
     parallelChunksIndexed(count, threads: threads) { _, range in body(range) }
 }
 
+/// `parallelChunks` in `pieces` chunks (at least `threads`) whose lengths are multiples of `granularity` but for the
+/// last, each claimed by whichever thread is free (`WorkerPool`): for the long loops of a prompt, where two equal
+/// halves do not finish together (a thread shares its core with another process, or misses its cache more) and the
+/// first one done waited for the other; now it waits at most for one piece.
+public func parallelPieces(
+    _ count: Int, threads: Int, pieces: Int, granularity: Int = 1, _ body: (Range<Int>) -> Void
+) {
+    let units = (count + granularity - 1) / max(1, granularity)
+    let chunks = min(max(pieces, threads), units)
+    guard threads > 1, chunks > 1 else {
+        if count > 0 { body(0..<count) }
+        return
+    }
+    withoutActuallyEscaping(body) { body in
+        WorkerPool.shared.run(chunks, threads: threads) { chunk in
+            let start = min(count, units * chunk / chunks * granularity)
+            let end = min(count, units * (chunk + 1) / chunks * granularity)
+            if start < end { body(start..<end) }
+        }
+    }
+}
+
+/// `parallelChunks` for an elementwise step over `rows` rows of `width` values (a norm, a residual, an activation):
+/// on the calling thread alone when there is too little work to be worth waking the workers (a generated token).
+@inline(__always)
+public func parallelRows(_ rows: Int, width: Int, threads: Int, _ body: (Range<Int>) -> Void) {
+    parallelChunks(rows, threads: rows * width < 1 << 14 ? 1 : threads, body)
+}
+
 /// Like `parallelChunks`, but also tells each chunk its index (0..<threads) so it can use per-worker scratch.
 @inline(__always)
 public func parallelChunksIndexed(_ count: Int, threads: Int, _ body: (Int, Range<Int>) -> Void) {
@@ -17,7 +46,7 @@ public func parallelChunksIndexed(_ count: Int, threads: Int, _ body: (Int, Rang
         return
     }
     withoutActuallyEscaping(body) { body in
-        WorkerPool.shared.run(chunks) { chunk in
+        WorkerPool.shared.run(chunks, threads: chunks) { chunk in
             let start = count * chunk / chunks
             let end = count * (chunk + 1) / chunks
             if start < end { body(chunk, start..<end) }
@@ -63,15 +92,16 @@ final class WorkerPool: @unchecked Sendable {  // @unchecked: its jobs and count
     nonisolated(unsafe) private var job: (Int) -> Void = { _ in }
     nonisolated(unsafe) private var workerCount = 0
 
-    /// Runs `job(0)` … `job(chunks - 1)` on the calling thread and the workers, and returns when all are done.
-    func run(_ chunks: Int, _ job: @escaping (Int) -> Void) {
+    /// Runs `job(0)` … `job(chunks - 1)` on the calling thread and at least `threads - 1` workers (more when an
+    /// earlier loop asked for more), and returns when all are done.
+    func run(_ chunks: Int, threads: Int, _ job: @escaping (Int) -> Void) {
         guard chunks > 1, chunks < 1 << 16,
             busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else {
             for chunk in 0..<chunks { job(chunk) }
             return
         }
-        ensureWorkers(chunks - 1)
+        ensureWorkers(min(chunks, threads) - 1)
         self.job = job
         done.store(0, ordering: .relaxed)
         let next = generation.load(ordering: .relaxed) + 1

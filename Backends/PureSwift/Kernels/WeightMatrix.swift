@@ -243,9 +243,21 @@ public func matmul(
     kernels: any KernelSet
 ) {
     let workers = w.rows * w.columns * x.rows < 1 << 15 ? 1 : threads
-    parallelChunks(w.rows, threads: workers) { rows in
+    parallelPieces(
+        w.rows, threads: workers, pieces: productPieces(rows: w.rows, batch: x.rows, threads: workers), granularity: 8
+    ) {
+        rows in
         kernels.multiplyRows(w, x, rows: rows, out: out, outStride: outStride)
     }
+}
+
+/// How many pieces a product of `rows` weight rows with `batch` activation rows is cut into (`parallelPieces`): a
+/// generated token's in one per thread (its products take microseconds); a prompt's in up to eight per thread,
+/// each at least 256 rows long, since each piece pays again for laying out the activations (the x86 kernels copy or
+/// gather them group by group: 1–4 % of a piece of 256 rows).
+@inline(__always)
+func productPieces(rows: Int, batch: Int, threads: Int) -> Int {
+    batch >= 16 ? max(threads, min(8 * threads, rows / 256)) : threads
 }
 
 /// Two or three products of the same prepared activations in one parallel pass (Q, K and V; gate and up), so the
@@ -260,7 +272,10 @@ public func matmul(
     let rowsB = second.0.rows
     let total = rowsA + rowsB + (third?.0.rows ?? 0)
     let workers = total * first.0.columns * x.rows < 1 << 15 ? 1 : threads
-    parallelChunks(total, threads: workers) { rows in
+    parallelPieces(
+        total, threads: workers, pieces: productPieces(rows: total, batch: x.rows, threads: workers), granularity: 8
+    ) {
+        rows in
         // The global row range, cut at the matrix boundaries.
         let a = rows.clamped(to: 0..<rowsA)
         if !a.isEmpty { kernels.multiplyRows(first.0, x, rows: a, out: first.1, outStride: first.0.rows) }

@@ -22,6 +22,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "sanad", targets: ["sanad"]),
+        .executable(name: "sanad-probe", targets: ["sanad-probe"]),
         .library(name: "SanadCore", targets: ["SanadCore"]),
         .library(name: "SanadHost", targets: ["SanadHost"]),
         .library(name: "SanadChat", targets: ["SanadChat"]),
@@ -31,7 +32,12 @@ let package = Package(
         // Memory-mapped, validated GGUF reader shared by engines, `sanad models` and memory estimates.
         .target(name: "GGUF", path: "Sources/GGUF"),
         // Optional native libraries found and opened at run time (dlopen), with a reason and a fix when missing.
-        .target(name: "SanadNative", dependencies: ["GGUF"], path: "Sources/SanadNative"),
+        // Each library is proved to compute in a child process (NativeProbe, the sanad-probe program) before use.
+        .target(name: "SanadNative", dependencies: ["GGUF", "SanadArchive"], path: "Sources/SanadNative"),
+        // The probe program: runs a native library's small real computation in its own process (NativeProbe).
+        .executableTarget(
+            name: "sanad-probe", dependencies: ["SanadNative", "LlamaCppBackend", "BLASBackend"],
+            path: "Sources/sanad-probe"),
         // The engine contract: backends, sessions, generation parameters, chat messages and templates, JSON values,
         // errors, the backend registry.
         .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore", exclude: ["README.md"]),
@@ -119,12 +125,12 @@ let package = Package(
         ),
         .testTarget(
             name: "LlamaCppTests",
-            dependencies: ["LlamaCppBackend", "PureSwiftBackend", "SanadCore", "SanadTestSupport"],
+            dependencies: ["LlamaCppBackend", "PureSwiftBackend", "SanadCore", "SanadNative", "SanadTestSupport"],
             path: "Tests/LlamaCppTests"
         ),
         .testTarget(
             name: "BLASTests",
-            dependencies: ["BLASBackend", "PureSwiftBackend", "SanadCore", "GGUF", "SanadTestSupport"],
+            dependencies: ["BLASBackend", "PureSwiftBackend", "SanadCore", "GGUF", "SanadNative", "SanadTestSupport"],
             path: "Tests/BLASTests"
         ),
         .testTarget(

@@ -101,22 +101,38 @@ final class BLASLibrary: @unchecked Sendable {
     // MARK: Loading
 
     /// The library for the first usable candidate (opened once per path), or the reasons none is usable.
-    static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    /// With `probe` (always, but in the probe's own child process) the library is first run in a child process
+    /// (`NativeProbe`, `BLASProbe`): one that dies, hangs or computes wrong there is refused with what happened.
+    static func resolve(
+        option: String?, environment: [String: String] = ProcessInfo.processInfo.environment, probe: Bool = true
+    )
         -> Result<BLASLibrary, BLASError>
     {
-        NativeLibrary.load(BLASLibraryLocator.spec, option: option, environment: environment, make: make)
-            .mapError { .libraryUnavailable($0.reason) }
+        NativeLibrary.load(
+            BLASLibraryLocator.spec, option: option, environment: environment,
+            make: { make($0, probe: probe, environment: environment) }
+        ).mapError { .libraryUnavailable($0.reason) }
     }
 
-    /// Resolves the functions of an opened library and checks it: 32-bit integers, and one small product that
-    /// must come out right.
-    private static func make(_ native: NativeLibrary) -> Result<BLASLibrary, NativeLibraryError> {
+    /// Resolves the functions of an opened library and checks it: 32-bit integers, the probe in a child process,
+    /// and one small product that must come out right.
+    private static func make(_ native: NativeLibrary, probe: Bool, environment: [String: String])
+        -> Result<BLASLibrary, NativeLibraryError>
+    {
         guard let sgemm = native.function("cblas_sgemm", as: FnSgemm.self) else {
             return .failure(
                 NativeLibraryError("\(native.shownPath) does not export cblas_sgemm: it is not a CBLAS library"))
         }
         if let problem = integerWidthProblem(native) {
             return .failure(NativeLibraryError("\(native.path): \(problem)"))
+        }
+        if probe {
+            let verdict = NativeProbe.verdict(kind: "blas", library: native.path, environment: environment)
+            guard verdict.passed else {
+                return .failure(
+                    NativeLibraryError(
+                        NativeProbe.refusal(displayName: "CBLAS", library: native.shownPath, verdict: verdict)))
+            }
         }
         let library = BLASLibrary(native: native, sgemm: sgemm)
         guard library.passesSmokeTest() else {
@@ -167,7 +183,7 @@ final class BLASLibrary: @unchecked Sendable {
     }
 
     /// `[1 2 3; 4 5 6] · [1 0 1; 0 1 1]ᵀ = [4 5; 10 11]`, through the same call shape the engine uses.
-    private func passesSmokeTest() -> Bool {
+    func passesSmokeTest() -> Bool {
         let a: [Float] = [1, 2, 3, 4, 5, 6]
         let b: [Float] = [1, 0, 1, 0, 1, 1]
         var c: [Float] = [-1, -1, -1, -1]

@@ -21,12 +21,17 @@ public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
     public var id: String { "llama" }
     public var summary: String { "llama.cpp b11434 (libllama via dlopen, ABI-checked)" }
 
-    /// Loads and checks the library (once per process and path); `.unavailable` names the expected build, what was
-    /// found and how to install the right one.
+    /// Loads and checks the library (once per process and path) and proves it computes (`LlamaProbe` in a child
+    /// process); `.unavailable` names the expected build, what was found or what happened, and the fix. The detail
+    /// says how scripts/install-llama built it (its stamp) and what the probe ran.
     public var availability: BackendAvailability {
         switch LlamaLibrary.resolve(option: library) {
         case .success(let lib):
-            return .available(detail: "\(LlamaABIGuard.expectedBuild) (llama_version \(lib.version)) at \(lib.path)")
+            var detail = "\(LlamaABIGuard.expectedBuild) (llama_version \(lib.version)) at \(lib.path)"
+            if let build = Self.installedBuild(library: lib.path) { detail += "; built \(build)" }
+            let verdict = LlamaLibrary.probeVerdict(path: lib.path, environment: ProcessInfo.processInfo.environment)
+            detail += "; probe: \(verdict.detail)\(verdict.cached ? " (cached)" : "")"
+            return .available(detail: detail)
         case .failure(let error):
             return .unavailable(reason: error.reason)
         }
@@ -85,6 +90,20 @@ public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
                 key: "template", problem: "llama_chat_apply_template does not know \"\(template.prefix(40))\"")
         }
         return String(decoding: buffer.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// How scripts/install-llama built the library at `library`: its stamp's `build` line (and `why`, when the
+    /// native build was replaced), from PREFIX/share/sanad beside PREFIX/lib; nil for a library installed otherwise.
+    static func installedBuild(library: String) -> String? {
+        let lib = URL(fileURLWithPath: library).resolvingSymlinksInPath().deletingLastPathComponent()
+        let stamp = lib.deletingLastPathComponent().appendingPathComponent(
+            "share/sanad/llama-\(LlamaABIGuard.expectedBuild.split(separator: " ").last ?? "").stamp")
+        guard let text = try? String(contentsOf: stamp, encoding: .utf8) else { return nil }
+        func field(_ key: String) -> String? {
+            text.split(separator: "\n").first { $0.hasPrefix("\(key): ") }.map { String($0.dropFirst(key.count + 2)) }
+        }
+        guard let build = field("build") else { return nil }
+        return field("why").map { "\(build) (\($0))" } ?? build
     }
 
     public func validateOptions(_ options: [String: JSONValue]) throws {

@@ -101,20 +101,45 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
     // MARK: Loading
 
     /// The verified library for the first usable candidate (opened once per path), or the reasons none is usable.
-    static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    /// With `probe` (always, but in the probe's own child process) a library that passes the ABI guard is also run
+    /// in a child process first (`NativeProbe`, `LlamaProbe`): one that dies, hangs or fails there is refused with
+    /// what happened, before anything in this process computes with it.
+    static func resolve(
+        option: String?, environment: [String: String] = ProcessInfo.processInfo.environment, probe: Bool = true
+    )
         -> Result<LlamaLibrary, LlamaCppError>
     {
         NativeLibrary.load(
-            LlamaLibraryLocator.spec, option: option, environment: environment, precheck: precheck, make: make
+            LlamaLibraryLocator.spec, option: option, environment: environment, precheck: precheck,
+            make: { make($0, probe: probe, environment: environment) }
         ).mapError { .libraryUnavailable($0.reason) }
     }
 
-    /// Verifies an opened library (`LlamaABIGuard`) and resolves the functions Sanad calls.
-    private static func make(_ native: NativeLibrary) -> Result<LlamaLibrary, NativeLibraryError> {
+    /// The probe's verdict on the library at `path` (cached per file digest and CPU; see `NativeProbe`).
+    static func probeVerdict(path: String, environment: [String: String]) -> NativeProbe.Verdict {
+        NativeProbe.verdict(kind: "llama", library: path, environment: environment)
+    }
+
+    /// Verifies an opened library (`LlamaABIGuard`), proves it computes (`probe`), and resolves the functions
+    /// Sanad calls.
+    private static func make(_ native: NativeLibrary, probe: Bool, environment: [String: String])
+        -> Result<LlamaLibrary, NativeLibraryError>
+    {
         switch verify(native) {
         case .failure(let error):
             return .failure(NativeLibraryError(error.reason))
         case .success(let defaults):
+            if probe {
+                let verdict = probeVerdict(path: native.path, environment: environment)
+                guard verdict.passed else {
+                    return .failure(
+                        NativeLibraryError(
+                            NativeProbe.refusal(displayName: "libllama", library: native.shownPath, verdict: verdict)
+                                + ". Fix: scripts/install-llama --force (it smoke-tests each build and rebuilds it "
+                                + "without the instruction-set extensions that crash; a rebuilt library is probed "
+                                + "again), or use another engine"))
+                }
+            }
             do {
                 return .success(
                     try LlamaLibrary(

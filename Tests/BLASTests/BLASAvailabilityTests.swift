@@ -2,6 +2,7 @@ import BLASBackend
 import Foundation
 import PureSwiftBackend
 import SanadCore
+import SanadNative
 import SanadTestSupport
 import Testing
 
@@ -17,6 +18,26 @@ let notBLAS: [String] = [
 
 @Suite("BLAS engine availability and options")
 struct BLASAvailabilityTests {
+    @Test(
+        "the probe runs OpenBLAS's sgemm in a child process and checks it; a library that is not CBLAS fails there",
+        .enabled(if: systemOpenBLAS != nil, "libopenblas0-pthread is not installed (scripts/setup installs it)"))
+    func probe() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        environment[NativeProbe.cacheVariable] = folder.path
+        let path = try #require(systemOpenBLAS)
+        let verdict = NativeProbe.verdict(kind: "blas", library: path, environment: environment, remember: false)
+        #expect(verdict.passed, "\(verdict.detail)")
+        #expect(verdict.detail.contains("checked"))
+        #expect(NativeProbe.verdict(kind: "blas", library: path, environment: environment, remember: false).cached)
+        for other in notBLAS {
+            let refused = NativeProbe.verdict(kind: "blas", library: other, environment: environment, remember: false)
+            #expect(!refused.passed)
+            #expect(refused.detail.contains("exit status 3") && refused.detail.contains("cblas_sgemm"))
+        }
+    }
+
     @Test(
         "OpenBLAS is found by the loader's search and checked",
         .enabled(if: systemOpenBLAS != nil, "libopenblas0-pthread is not installed (scripts/setup installs it)"),

@@ -1,6 +1,7 @@
 import Foundation
 import LlamaCppBackend
 import SanadCore
+import SanadNative
 import SanadTestSupport
 import Testing
 
@@ -21,10 +22,16 @@ enum LlamaFixture {
             && FileManager.default.fileExists(atPath: installed) ? installed : nil
     }()
 
+    /// The probe's verdict on that library (a forward pass of a tiny model in a child process, `sanad-probe`):
+    /// the tests compute with libllama in this process only after it passed, so a library that dies on this CPU
+    /// fails one test (`InstalledLibraryProbeTests`) with the probe's message instead of killing the test run.
+    static let probe: NativeProbe.Verdict? = libraryPath.map { NativeProbe.verdict(kind: "llama", library: $0) }
+    static var libraryComputes: Bool { probe?.passed == true }
+
     static var smolLM2: URL? { TestPaths.model(TestPaths.smolLM2) }
     static var gemma3: URL? { TestPaths.model(TestPaths.gemma3) }
-    static var ready: Bool { libraryInstalled && smolLM2 != nil }
-    static var gemma3Ready: Bool { libraryInstalled && gemma3 != nil }
+    static var ready: Bool { libraryComputes && smolLM2 != nil }
+    static var gemma3Ready: Bool { libraryComputes && gemma3 != nil }
 
     /// One compute thread: when tests run in parallel on few cores, ggml's spinning thread pool slows down badly.
     static func session(context: Int = 512, threads: Int = 1, model: URL? = smolLM2) async throws

@@ -46,7 +46,7 @@ struct JSONSchemaCLITests {
             #"{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer","minimum":-5,"maximum":30}},"required":["ok","n"]}"#
         let file = try schemaFile(schema)
         defer { try? FileManager.default.removeItem(at: file) }
-        if LlamaModel.libraryInstalled {
+        if LlamaModel.libraryComputes {
             let llama = try SanadCLI.run([
                 "generate", "-m", model, "--backend", "llama", "--temp", "0", "-n", "48", "--chat", "--json-schema",
                 file.path, "Reply as JSON.",

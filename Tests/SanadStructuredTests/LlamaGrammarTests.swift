@@ -13,7 +13,9 @@ enum LlamaModel {
         FileManager.default.fileExists(atPath: "/usr/local/share/sanad/llama-b11434.stamp")
         || ProcessInfo.processInfo.environment["SANAD_LIBLLAMA"].map { FileManager.default.fileExists(atPath: $0) }
             == true
-    static var ready: Bool { libraryInstalled && SmolLM2Model.url != nil }
+    /// Installed and proved on this CPU by the llama engine's probe (LlamaCppTests fails once where it is not).
+    static let libraryComputes = libraryInstalled && LlamaCppBackend().availability.isAvailable
+    static var ready: Bool { libraryComputes && SmolLM2Model.url != nil }
 
     static func session() async throws -> any InferenceSession {
         let url = try #require(SmolLM2Model.url)

@@ -1,9 +1,9 @@
 import Foundation
-import GGUF
 
-/// Writes small synthetic GGUF files for tests: metadata of every kind and tensors with given raw bytes.
-public struct GGUFWriter {
-    public struct Tensor {
+/// Writes small GGUF files: metadata of every kind and tensors with given raw bytes. The tests build synthetic and
+/// hostile models with it; the native-library probe writes the tiny model it runs (see `sanad-probe`).
+public struct GGUFWriter: Sendable {
+    public struct Tensor: Sendable {
         public var name: String
         public var type: GGMLType
         public var dimensions: [Int]
@@ -95,7 +95,7 @@ public struct GGUFWriter {
         return out
     }
 
-    /// Writes the file into `directory` and returns its URL.
+    /// Writes the file to `url` and returns it.
     @discardableResult
     public func write(to url: URL) throws -> URL {
         try Data(bytes()).write(to: url)

@@ -15,6 +15,8 @@ import PackageDescription
     let avx512Flags: [String] = []
     let avx512VNNIFlags: [String] = []
 #endif
+// Only the kernel targets (raw-pointer loops over validated shapes) are built without Swift's checks; the engine,
+// the tokenizers and everything that reads untrusted input keep their bounds and precondition checks.
 let kernelFlags = ["-Ounchecked"]
 
 let package = Package(
@@ -29,11 +31,14 @@ let package = Package(
         .library(name: "GGUF", targets: ["GGUF"]),
     ],
     targets: [
+        // File safety below every reader and loader: regular files only (a FIFO never blocks), read-only mappings,
+        // ELF shared objects checked before dlopen sees them.
+        .target(name: "SanadFiles", path: "Sources/SanadFiles", exclude: ["README.md"]),
         // Memory-mapped, validated GGUF reader shared by engines, `sanad models` and memory estimates.
-        .target(name: "GGUF", path: "Sources/GGUF"),
+        .target(name: "GGUF", dependencies: ["SanadFiles"], path: "Sources/GGUF"),
         // Optional native libraries found and opened at run time (dlopen), with a reason and a fix when missing.
         // Each library is proved to compute in a child process (NativeProbe, the sanad-probe program) before use.
-        .target(name: "SanadNative", dependencies: ["GGUF", "SanadArchive"], path: "Sources/SanadNative"),
+        .target(name: "SanadNative", dependencies: ["SanadFiles", "SanadArchive"], path: "Sources/SanadNative"),
         // The probe program: runs a native library's small real computation in its own process (NativeProbe).
         .executableTarget(
             name: "sanad-probe", dependencies: ["SanadNative", "LlamaCppBackend", "BLASBackend"],
@@ -65,16 +70,20 @@ let package = Package(
                 .define("SANAD_KERNEL_BUILD_AVX512"), .define("SANAD_KERNEL_BUILD_AVX512VNNI"),
                 .unsafeFlags(kernelFlags + avx512VNNIFlags),
             ]),
+        // The tokenizers llama.cpp's vocabularies need (BPE, SentencePiece, WordPiece), read from GGUF or a
+        // tokenizer folder: shared by the pure-Swift engine and the remote engine. Checked code (untrusted arrays).
+        .target(
+            name: "SanadTokenizers", dependencies: ["GGUF"], path: "Sources/SanadTokenizers", exclude: ["README.md"]),
         // The always-available engine: pure Swift, reads GGUF.
         .target(
             name: "PureSwiftBackend",
             dependencies: [
-                "SanadCore", "GGUF", "SafeTensors", "PureSwiftKernels", "PureSwiftKernelsAVX2",
+                "SanadCore", "GGUF", "SanadFiles", "SafeTensors", "SanadTokenizers", "PureSwiftKernels",
+                "PureSwiftKernelsAVX2",
                 "PureSwiftKernelsAVX512", "PureSwiftKernelsAVX512VNNI",
             ],
             path: "Backends/PureSwift",
-            exclude: ["Architectures/README.md", "Tokenizers/README.md", "Kernels", "ISA"],
-            swiftSettings: [.unsafeFlags(kernelFlags)]
+            exclude: ["Architectures/README.md", "Kernels", "ISA"]
         ),
         // The pure-Swift engine with CBLAS sgemm (OpenBLAS, BLIS) through dlopen for prompt batches.
         .target(
@@ -83,7 +92,8 @@ let package = Package(
             exclude: ["README.md"]),
         // llama.cpp's libllama through dlopen, with an ABI guard.
         .target(
-            name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF", "SanadNative"], path: "Backends/LlamaCpp"),
+            name: "LlamaCppBackend", dependencies: ["SanadCore", "GGUF", "SanadFiles", "SanadNative"],
+            path: "Backends/LlamaCpp"),
         // Feature plugins: one target per folder under Plugins/ (see Plugins/README.md). AbsherData is what the
         // Absher plugins share (the user's data file, civil dates, their common options); no plugin imports another.
         .target(
@@ -106,6 +116,7 @@ let package = Package(
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "ServicesPlugin", "OCRIngestPlugin",
                 "SanadNative",
                 "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend", "CreditScoringPlugin",
+                "CreditReceiver",
             ],
             path: "Sources/sanad"
         ),
@@ -113,14 +124,17 @@ let package = Package(
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
         .testTarget(name: "SanadNativeTests", dependencies: ["SanadNative"], path: "Tests/SanadNativeTests"),
         .testTarget(
-            name: "GGUFTests", dependencies: ["GGUF", "SanadCore", "SanadTestSupport"], path: "Tests/GGUFTests"),
+            name: "GGUFTests", dependencies: ["GGUF", "SanadFiles", "SanadCore", "SanadTestSupport"],
+            path: "Tests/GGUFTests"),
         .testTarget(name: "SanadCoreTests", dependencies: ["SanadCore"], path: "Tests/SanadCoreTests"),
         .testTarget(
             name: "SanadHostTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
             path: "Tests/SanadHostTests"),
         .testTarget(
             name: "PureSwiftTests",
-            dependencies: ["PureSwiftBackend", "PureSwiftKernels", "SanadCore", "GGUF", "SanadTestSupport"],
+            dependencies: [
+                "PureSwiftBackend", "PureSwiftKernels", "SanadCore", "SanadTokenizers", "GGUF", "SanadTestSupport",
+            ],
             path: "Tests/PureSwiftTests"
         ),
         .testTarget(
@@ -153,7 +167,7 @@ let package = Package(
             name: "OCRIngestTests", dependencies: ["OCRIngestPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/OCRIngestTests"),
         // Sentence embeddings (issue 19): a validated, memory-mapped safetensors reader (Foundation only).
-        .target(name: "SafeTensors", path: "Sources/SafeTensors"),
+        .target(name: "SafeTensors", dependencies: ["SanadFiles"], path: "Sources/SafeTensors"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
         // Sentence embeddings (issue 19): the vector index plugins and `sanad index` use (Foundation only).
         // Checksums (CRC-32, SHA-256) and the ZIP container, for files Sanad writes for people to keep.
@@ -162,7 +176,7 @@ let package = Package(
         .target(name: "SanadIndex", dependencies: ["SanadArchive"], path: "Sources/SanadIndex"),
         .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
         // Structured output (issue 20): JSON Schema → byte matcher → a constraint stage of the sampling chain.
-        .target(name: "SanadStructured", dependencies: ["SanadCore", "SanadChat"], path: "Sources/SanadStructured"),
+        .target(name: "SanadStructured", dependencies: ["SanadCore"], path: "Sources/SanadStructured"),
         .testTarget(
             name: "SanadStructuredTests",
             dependencies: [
@@ -192,16 +206,22 @@ let package = Package(
             path: "Tests/SanadServerTests"),
         // The `openai` engine (issue 24): an OpenAI-compatible server runs the model; tokenizer and template local.
         .target(
-            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "PureSwiftBackend"], path: "Backends/Remote"),
+            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "SanadTokenizers"], path: "Backends/Remote"),
         // Credit scoring (issue 23): message input, a deterministic feature pass, a record signed with Ed25519
         // (libcrypto, dlopen) and its verification.
         .target(
             name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative"],
             path: "Plugins/CreditScoring",
             exclude: ["README.md"]),
+        // The receiving side of credit records: PostgreSQL through libpq (dlopen), beside the database, not on the
+        // device; verifies each record before storing it.
+        .target(
+            name: "CreditReceiver", dependencies: ["CreditScoringPlugin", "SanadNative"],
+            path: "Plugins/CreditReceiver",
+            exclude: ["README.md"]),
         .testTarget(
             name: "CreditScoringTests",
-            dependencies: ["CreditScoringPlugin", "SanadCore", "SanadChat", "SanadTestSupport"],
+            dependencies: ["CreditScoringPlugin", "CreditReceiver", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/CreditScoringTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@ import GGUF
 // see them.
 @_exported import PureSwiftKernels
 import SanadCore
+import SanadTokenizers
 
 /// The always-available engine: a pure-Swift CPU transformer reading GGUF files in place (memory-mapped), and
 /// BERT sentence embeddings from safetensors (`PureSwiftEmbeddingModel`).

@@ -1,6 +1,7 @@
 import Foundation
 import PureSwiftKernels
 import SanadCore
+import SanadTokenizers
 
 /// Sentence embeddings in pure Swift: a BERT sentence-transformers model folder (config.json, model.safetensors,
 /// tokenizer.json, vocab.txt; all-MiniLM-L6-v2 for example), WordPiece ids, the encoder, mean pooling over the real

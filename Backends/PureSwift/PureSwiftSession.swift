@@ -2,6 +2,7 @@ import Foundation
 import GGUF
 import PureSwiftKernels
 import SanadCore
+import SanadTokenizers
 
 /// A model loaded into the pure-Swift engine with its KV cache: tokenizer, chat template, generation and logits.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import GGUF
-import PureSwiftBackend
 import SanadCore
+import SanadTokenizers
 
 /// The `openai` engine: any OpenAI-compatible server (`sanad serve`, llama.cpp's `llama-server`, vLLM, Ollama) runs
 /// the model; Sanad keeps the tokenizer and chat template of the local GGUF file (the same model), so prompts,

@@ -1,3 +1,5 @@
+import SanadFiles
+
 /// One tensor of a GGUF file: its name, type, shape (ggml order: `dimensions[0]` is the contiguous row length) and
 /// where its bytes lie. Offsets are validated against the file before a `GGUFTensorInfo` exists.
 public struct GGUFTensorInfo: Sendable, Equatable {
@@ -45,7 +47,15 @@ public final class GGUFFile: @unchecked Sendable {
     static let maximumDimensions = 4
 
     public convenience init(path: String) throws {
-        try self.init(mapping: MappedFile(path: path))
+        let mapping: MappedFile
+        do {
+            mapping = try MappedFile(path: path)
+        } catch MappedFileError.cannotOpen(let path, let reason) {
+            throw GGUFError.cannotOpen(path: path, reason: reason)
+        } catch {
+            throw GGUFError.truncated(path: path, offset: 0, needed: 4, what: "the magic")  // empty
+        }
+        try self.init(mapping: mapping)
     }
 
     public init(mapping: MappedFile) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SanadFiles
 
 #if canImport(Glibc)
     import Glibc
@@ -55,42 +56,29 @@ public final class SafeTensorsFile: @unchecked Sendable {
     public let metadata: [String: String]
     /// Every tensor by name.
     public let tensors: [String: SafeTensorInfo]
-    private let base: UnsafeRawPointer
-    private let count: Int
+    /// The file's bytes, mapped read-only while this value lives.
+    private let mapping: MappedFile
+    private var base: UnsafeRawPointer { mapping.base }
+    private var count: Int { mapping.count }
 
     /// Maps and validates the file at `path`. Only regular files are opened (a FIFO or device is refused without
     /// blocking).
     public init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY | O_NONBLOCK)
-        guard fd >= 0 else { throw SafeTensorsError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw SafeTensorsError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        let mapping: MappedFile
+        do {
+            mapping = try MappedFile(path: path)
+        } catch MappedFileError.cannotOpen(let path, let reason) {
+            throw SafeTensorsError.cannotOpen(path: path, reason: reason)
+        } catch {
+            throw SafeTensorsError.truncated(path: path, what: "the 8-byte header length is missing")  // empty
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw SafeTensorsError.cannotOpen(path: path, reason: "not a regular file")
-        }
-        let size = Int(info.st_size)
-        guard size >= 8 else {
+        guard mapping.count >= 8 else {
             throw SafeTensorsError.truncated(path: path, what: "the 8-byte header length is missing")
         }
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-            throw SafeTensorsError.cannotOpen(path: path, reason: "mmap failed: " + String(cString: strerror(errno)))
-        }
-        let base = UnsafeRawPointer(mapped)
-        do {
-            (metadata, tensors) = try Self.parse(path: path, base: base, count: size)
-        } catch {
-            munmap(mapped, size)
-            throw error
-        }
-        self.base = base
-        self.count = size
+        (metadata, tensors) = try Self.parse(path: path, base: mapping.base, count: mapping.count)
+        self.mapping = mapping
     }
-
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), count) }
 
     /// Tensor names sorted by their position in the file.
     public var names: [String] { tensors.values.sorted { $0.offset < $1.offset }.map(\.name) }

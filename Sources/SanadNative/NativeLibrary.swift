@@ -1,5 +1,5 @@
 import Foundation
-import GGUF
+import SanadFiles
 
 #if canImport(Glibc)
     import Glibc

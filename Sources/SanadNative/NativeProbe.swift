@@ -1,6 +1,6 @@
 import Foundation
-import GGUF
 import SanadArchive
+import SanadFiles
 
 #if canImport(Glibc)
     import Glibc

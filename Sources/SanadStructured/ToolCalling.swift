@@ -1,4 +1,3 @@
-import SanadChat
 import SanadCore
 
 /// Tool calls in Sanad's JSON envelope, `{"tool": NAME, "arguments": {…}}`: the model's reply is constrained to an

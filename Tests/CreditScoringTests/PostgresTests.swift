@@ -1,3 +1,4 @@
+import CreditReceiver
 import CreditScoringPlugin
 import Foundation
 import SanadCore

@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import SanadFiles
 import SanadTestSupport
 import Testing
 

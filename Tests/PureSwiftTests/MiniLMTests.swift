@@ -2,6 +2,7 @@ import Foundation
 import PureSwiftBackend
 import SanadCore
 import SanadTestSupport
+import SanadTokenizers
 import Testing
 
 // all-MiniLM-L6-v2 in the pure-Swift engine against Hugging Face `tokenizers` 0.23.3 (token ids) and an exact NumPy

@@ -4,6 +4,7 @@ import PureSwiftBackend
 import PureSwiftKernels
 import SanadCore
 import SanadTestSupport
+import SanadTokenizers
 import Testing
 
 // The pure-Swift tokenizers against llama.cpp b11434.

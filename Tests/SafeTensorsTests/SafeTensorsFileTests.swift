@@ -144,12 +144,12 @@ func hostileFileGetsAnErrorNamingTheFileAndTensor(_ c: HostileCase) throws {
     #expect(throws: SafeTensorsError.truncated(path: url.path, what: "the 8-byte header length is missing")) {
         try SafeTensorsFile(path: url.path)
     }
-    #expect(throws: SafeTensorsError.cannotOpen(path: "/", reason: "not a regular file")) {
+    #expect(throws: SafeTensorsError.cannotOpen(path: "/", reason: "not a regular file (a directory)")) {
         try SafeTensorsFile(path: "/")
     }
     let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-st-fifo-\(UUID().uuidString)").path
     #expect(mkfifo(fifo, 0o600) == 0)
-    #expect(throws: SafeTensorsError.cannotOpen(path: fifo, reason: "not a regular file")) {
+    #expect(throws: SafeTensorsError.cannotOpen(path: fifo, reason: "not a regular file (a FIFO)")) {
         try SafeTensorsFile(path: fifo)
     }
     #expect(throws: SafeTensorsError.self) { try SafeTensorsFile(path: "/nonexistent/model.safetensors") }

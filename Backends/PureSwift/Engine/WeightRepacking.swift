@@ -2,6 +2,7 @@ import Foundation
 import GGUF
 import PureSwiftKernels
 import SanadCore
+import SanadFiles
 
 /// Copies of a model's Q4_1 matrices in the paired layout (Q4_1Paired.swift), made at load time so that every
 /// product skips most of the unpacking of ggml's layout. A copy has the size of the matrix in the file, and the

@@ -110,6 +110,13 @@ public struct RecordRejection: Error, Sendable, Equatable, CustomStringConvertib
     public var keyID: String?
     public var digest: String?
 
+    public init(reason: String, detail: String, keyID: String? = nil, digest: String? = nil) {
+        self.reason = reason
+        self.detail = detail
+        self.keyID = keyID
+        self.digest = digest
+    }
+
     public var description: String { "record rejected (\(reason)): \(detail)" }
 }
 

@@ -14,7 +14,7 @@ public enum SharedLibraryFile {
         let mapping: MappedFile
         do {
             mapping = try MappedFile(path: path)
-        } catch GGUFError.cannotOpen(_, let reason) {
+        } catch MappedFileError.cannotOpen(_, let reason) {
             return reason
         } catch {
             return "empty, not a shared library"
@@ -147,5 +147,48 @@ public enum SharedLibraryFile {
             }
         }
         return nil
+    }
+}
+
+/// The names of the functions a 64-bit little-endian ELF shared object defines and exports, read from its
+/// `.dynsym` section without loading it, with problems worded for a refusal.
+///
+/// The llama engine runs its ABI guard's symbol checks on the file *before* `dlopen`: a refused libllama, once
+/// loaded, stays mapped (its C++ libraries are not unloadable) together with its `libggml*.so.0`, and a correct
+/// libllama loaded afterwards would be bound to that libggml by soname. Checking first keeps a wrong build out of the
+/// process.
+public enum ELFSymbols {
+    public enum Problem: Error, CustomStringConvertible {
+        case unreadable(String)
+        case notELF64LittleEndian
+        case malformed(String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let why): return "cannot be read (\(why))"
+            case .notELF64LittleEndian: return "is not a 64-bit little-endian ELF shared object"
+            case .malformed(let what): return "is a malformed ELF file (\(what))"
+            }
+        }
+    }
+
+    /// Defined function and object names in the dynamic symbol table of the file at `path`.
+    public static func exportedNames(path: String) throws -> Set<String> {
+        // MappedFile opens with O_NONBLOCK and refuses anything but a regular file (a FIFO never blocks).
+        let mapping: MappedFile
+        do {
+            mapping = try MappedFile(path: path)
+        } catch MappedFileError.cannotOpen(_, let reason) {
+            throw Problem.unreadable(reason)
+        } catch {
+            throw Problem.notELF64LittleEndian  // empty
+        }
+        do {
+            return try SharedLibraryFile.exportedNames(in: mapping.bytes)
+        } catch SharedLibraryFile.ELFProblem.malformed(let what) {
+            throw Problem.malformed(what)
+        } catch {
+            throw Problem.notELF64LittleEndian
+        }
     }
 }

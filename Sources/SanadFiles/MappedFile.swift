@@ -6,6 +6,21 @@
     import Darwin
 #endif
 
+/// Why a file could not be mapped; each reader (GGUF, safetensors, the ELF checks) words it for its own format.
+public enum MappedFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Missing, unreadable, not a regular file (a FIFO, a folder), or mmap failed: the reason in words.
+    case cannotOpen(path: String, reason: String)
+    /// The file is empty (a zero-length mapping is impossible).
+    case empty(path: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): return "cannot open \(path): \(reason)"
+        case .empty(let path): return "\(path) is empty"
+        }
+    }
+}
+
 /// A read-only memory mapping of a whole file. The bytes stay valid for the lifetime of the object; engines keep
 /// a reference so weights are read straight from the page cache, never copied.
 public final class MappedFile: @unchecked Sendable {  // @unchecked: a read-only mapping, unmapped once in deinit
@@ -20,12 +35,12 @@ public final class MappedFile: @unchecked Sendable {  // @unchecked: a read-only
         let size: Int
         switch RegularFile.open(path: path) {
         case .success(let opened): (fd, size) = opened
-        case .failure(let problem): throw GGUFError.cannotOpen(path: path, reason: problem.reason)
+        case .failure(let problem): throw MappedFileError.cannotOpen(path: path, reason: problem.reason)
         }
         defer { close(fd) }
-        guard size > 0 else { throw GGUFError.truncated(path: path, offset: 0, needed: 4, what: "the magic") }
+        guard size > 0 else { throw MappedFileError.empty(path: path) }
         guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-            throw GGUFError.cannotOpen(path: path, reason: "mmap failed: " + String(cString: strerror(errno)))
+            throw MappedFileError.cannotOpen(path: path, reason: "mmap failed: " + String(cString: strerror(errno)))
         }
         self.base = UnsafeRawPointer(mapped)
         self.count = size

@@ -1,3 +1,4 @@
+import CreditScoringPlugin
 import Foundation
 
 /// The receiving side (see README.md, "PostgreSQL"): Swift code that owns the database connection. In one
@@ -5,7 +6,7 @@ import Foundation
 /// signature, a registered key) and only then inserts it; a refused record is logged in `credit_rejections`
 /// (time, reason, key id, digest — no content). A record id seen before with the same digest is confirmed again
 /// (an outbox resend); with a different digest it is a replay and refused.
-public final class CreditReceiver {
+public final class CreditReceiver: RecordReceiver {
     let db: PostgresConnection
     let crypto: LibCrypto
 
@@ -22,13 +23,7 @@ public final class CreditReceiver {
         """
 
     /// What the server answers for a stored record.
-    public struct Confirmation: Sendable, Equatable {
-        public var id: Int
-        public var recordID: String
-        public var digest: String
-        /// False when the record was already stored (a resend).
-        public var newlyStored: Bool
-    }
+    public typealias Confirmation = RecordConfirmation
 
     public init(conninfo: String, crypto: LibCrypto) throws {
         db = try PostgresConnection(conninfo, lib: try LibPQ.shared())

@@ -1,3 +1,4 @@
+import CreditScoringPlugin
 import SanadNative
 
 #if canImport(Glibc)

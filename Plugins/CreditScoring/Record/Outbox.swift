@@ -1,22 +1,45 @@
 import Foundation
 
+/// What a receiver answers for a stored record.
+public struct RecordConfirmation: Sendable, Equatable {
+    public var id: Int
+    public var recordID: String
+    public var digest: String
+    /// False when the record was already stored (a resend).
+    public var newlyStored: Bool
+
+    public init(id: Int, recordID: String, digest: String, newlyStored: Bool) {
+        self.id = id
+        self.recordID = recordID
+        self.digest = digest
+        self.newlyStored = newlyStored
+    }
+}
+
+/// Where signed records are sent: verifies and stores one, answering a confirmation or throwing a
+/// `RecordRejection` (the PostgreSQL receiver, `CreditReceiver`, is its own target: it runs beside the database, not
+/// on the device).
+public protocol RecordReceiver {
+    func receive(_ bytes: [UInt8]) throws -> RecordConfirmation
+}
+
 /// Sends the outbox: each record to the receiver; a confirmed record's confirmation is saved and the outbox entry
 /// removed; when the database cannot be reached, everything stays for the next `send`; a rejected record is moved
 /// out of the outbox into `rejected/` with its reason.
 public enum Outbox {
     public struct Report: Sendable {
-        public var confirmed: [CreditReceiver.Confirmation] = []
+        public var confirmed: [RecordConfirmation] = []
         public var rejected: [(recordID: String, reason: String)] = []
         public var waiting = 0
         /// Why the database could not be used, when it could not.
         public var unreachable: String?
     }
 
-    public static func flush(_ store: RecordStore, connect: () throws -> CreditReceiver) -> Report {
+    public static func flush(_ store: RecordStore, connect: () throws -> any RecordReceiver) -> Report {
         var report = Report()
         let files = store.files(in: store.outbox)
         guard !files.isEmpty else { return report }
-        let receiver: CreditReceiver
+        let receiver: any RecordReceiver
         do { receiver = try connect() } catch {
             report.unreachable = "\(error)"
             report.waiting = files.count

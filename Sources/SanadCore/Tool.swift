@@ -1,5 +1,3 @@
-import SanadCore
-
 /// An action a plugin offers to the host or to a model: JSON arguments in, JSON result out.
 public protocol Tool: Sendable {
     /// Unique, snake_case (`list_alerts`).

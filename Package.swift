@@ -48,7 +48,13 @@ let package = Package(
         .target(name: "SanadCore", dependencies: ["GGUF"], path: "Sources/SanadCore", exclude: ["README.md"]),
         // The host: tier configs, memory tiers and estimates, model summaries, opening a session.
         .target(
-            name: "SanadHost", dependencies: ["SanadCore", "GGUF"], path: "Sources/SanadHost", exclude: ["README.md"]),
+            name: "SanadHost", dependencies: ["SanadCore", "SanadChat", "GGUF"], path: "Sources/SanadHost",
+            exclude: ["README.md"]),
+        // Command plumbing in swift-argument-parser's style (arguments, usage errors, exit codes, commands) and the
+        // host as commands open it: the CLI's generic commands and the plugins' own commands (Plugins/*/CLI).
+        .target(
+            name: "SanadCommandLine", dependencies: ["SanadCore", "SanadChat", "SanadHost"],
+            path: "Sources/SanadCommandLine", exclude: ["README.md"]),
         // The chat and plugin layer: chat session, entries, deep links, navigation, grounding, plugins, tools.
         .target(name: "SanadChat", dependencies: ["SanadCore"], path: "Sources/SanadChat", exclude: ["README.md"]),
         // The pure-Swift engine's kernels (portable build) and their per-CPU builds.
@@ -112,11 +118,12 @@ let package = Package(
         .executableTarget(
             name: "sanad",
             dependencies: [
-                "SanadCore", "SanadHost", "SanadChat", "GGUF", "PureSwiftBackend", "BLASBackend", "LlamaCppBackend",
+                "SanadCore", "SanadHost", "SanadChat", "SanadCommandLine", "GGUF", "PureSwiftBackend", "BLASBackend",
+                "LlamaCppBackend",
                 "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin", "ServicesPlugin", "OCRIngestPlugin",
                 "SanadNative",
                 "SanadIndex", "SanadStructured", "FormsPlugin", "SanadServer", "RemoteBackend", "CreditScoringPlugin",
-                "CreditReceiver",
+                "CreditScoringCLI",
             ],
             path: "Sources/sanad"
         ),
@@ -212,13 +219,20 @@ let package = Package(
         .target(
             name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative"],
             path: "Plugins/CreditScoring",
-            exclude: ["README.md"]),
+            exclude: ["README.md", "CLI"]),
         // The receiving side of credit records: PostgreSQL through libpq (dlopen), beside the database, not on the
         // device; verifies each record before storing it.
         .target(
             name: "CreditReceiver", dependencies: ["CreditScoringPlugin", "SanadNative"],
             path: "Plugins/CreditReceiver",
             exclude: ["README.md"]),
+        // `sanad credit`: the plugin's verbs, with the plugin (registered in the CLI's main.swift).
+        .target(
+            name: "CreditScoringCLI",
+            dependencies: [
+                "CreditScoringPlugin", "CreditReceiver", "SanadCommandLine", "SanadHost", "SanadCore", "SanadChat",
+            ],
+            path: "Plugins/CreditScoring/CLI"),
         .testTarget(
             name: "CreditScoringTests",
             dependencies: ["CreditScoringPlugin", "CreditReceiver", "SanadCore", "SanadChat", "SanadTestSupport"],

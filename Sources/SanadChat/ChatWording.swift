@@ -97,3 +97,19 @@ public struct ChatWording: Sendable {
         self.engineUnloaded = engineUnloaded
     }
 }
+
+/// The product a host presents (the Absher assistant, say): the chat's wording — greeting, system prompt and every
+/// message of its own — and the deep-link format of its app. One value, chosen where the program is wired
+/// (`Wiring.swift`), and read by the chat, the server's web chat and the tools alike.
+public struct ChatProduct: Sendable {
+    /// A short id (`absher`).
+    public var id: String
+    public var wording: ChatWording
+    public var linkFormat: DeepLinkFormat
+
+    public init(id: String, wording: ChatWording, linkFormat: DeepLinkFormat) {
+        self.id = id
+        self.wording = wording
+        self.linkFormat = linkFormat
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCommandLine
 import SanadCore
 
 // Helpers that read what commands work on: prompt text, repeatable options, template and seed flags.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SanadCommandLine
 
 #if canImport(Glibc)
     import Glibc

@@ -9,6 +9,7 @@ import ProactiveAlertsPlugin
 import PureSwiftBackend
 import RemoteBackend
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import ServicesPlugin
@@ -37,4 +38,10 @@ enum Wiring {
     static func registry() -> BackendRegistry {
         BackendRegistry(inference: inferenceBackends(), embedding: embeddingBackends())
     }
+
+    /// The product the chat, the web chat and the tools present.
+    static let product = AbsherSettings.product
+
+    /// What every command's host is opened with (`HostContext.load(&arguments)`).
+    static let host = HostWiring(registry: { registry() }, plugins: plugins, product: product)
 }

@@ -1,5 +1,7 @@
+import CreditScoringCLI
 import Foundation
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 
@@ -69,15 +71,21 @@ func runMain() async -> Int32 {
         print(command.help)
         return ExitCode.success
     }
-    do {
-        return try await command.run(&arguments)
-    } catch let error as UsageError {
-        printError("Error: \(error.message)")
+    /// A usage error: the message, the command's usage line and where to read more; exit 64.
+    func usageFailure(_ message: String) -> Int32 {
+        printError("Error: \(message)")
         if let usage = command.help.split(separator: "\n").first(where: { $0.hasPrefix("Usage:") }) {
             printError(String(usage))
         }
         printError("See 'sanad \(name) --help'.")
         return ExitCode.usage
+    }
+    do {
+        return try await command.run(&arguments)
+    } catch let error as UsageError {
+        return usageFailure(error.message)
+    } catch let error as HostUsageError {
+        return usageFailure(error.message)
     } catch {
         printError("Error: \(error)")
         return ExitCode.failure
@@ -85,4 +93,5 @@ func runMain() async -> Int32 {
 }
 
 setvbuf(cStandardOutput, nil, _IOLBF, 0)
+CommandLineHost.install(Wiring.host)
 exit(await runMain())

@@ -1,6 +1,7 @@
 import Foundation
 import GGUF
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 

@@ -1,6 +1,6 @@
-import AbsherData
 import Foundation
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import SanadStructured
@@ -79,7 +79,7 @@ enum ChatCommand: SanadCommand {
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
         var configuration = ChatConfiguration(
-            wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat, template: template)
+            wording: host.product.wording, linkFormat: host.product.linkFormat, template: template)
         configuration.generation.maxTokens = maxTokens
         configuration.replyTimeout = timeout > 0 ? timeout : nil
         configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
@@ -102,7 +102,7 @@ enum ChatCommand: SanadCommand {
             return session
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
-        let tools = ToolsMode(offered: PluginHost.tools(plugins).map(\.tool))
+        let tools = ToolsMode(offered: host.tools(plugins).map(\.tool))
         let printer = ChatPrinter(linkFormat: configuration.linkFormat)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)

@@ -1,7 +1,9 @@
 import FormsPlugin
 import Foundation
 import OCRIngestPlugin
+import SanadCommandLine
 import SanadCore
+import SanadHost
 
 /// `sanad form`: template-driven forms (DMV licence renewal, DS-160) one question at a time, every answer saved
 /// before it is acknowledged.

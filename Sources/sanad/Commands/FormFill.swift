@@ -1,6 +1,7 @@
 import FormsPlugin
 import Foundation
 import OCRIngestPlugin
+import SanadCommandLine
 
 /// `sanad form fill SESSION FILE`: the fields a document proposes (a passport's machine-readable zone for the DS-160,
 /// a licence barcode's text for the DMV renewal; text or an image through Tesseract), each shown with its evidence

@@ -1,5 +1,6 @@
 import FormsPlugin
 import Foundation
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import SanadIndex

@@ -1,5 +1,6 @@
 import FormsPlugin
 import Foundation
+import SanadCommandLine
 import SanadCore
 
 /// `sanad form privacy`: what the forms plugin keeps on this device, everything exported, or everything wiped.

@@ -1,5 +1,6 @@
 import Foundation
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import SanadStructured

@@ -1,5 +1,6 @@
 import Foundation
 import OCRIngestPlugin
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import SanadIndex

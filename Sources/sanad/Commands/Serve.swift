@@ -1,6 +1,6 @@
-import AbsherData
 import Foundation
 import SanadChat
+import SanadCommandLine
 import SanadCore
 import SanadHost
 import SanadServer
@@ -106,11 +106,11 @@ enum ServeCommand: SanadCommand {
         var webChat: WebChatService?
         if !noWebChat {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock)
-            var configuration = ChatConfiguration(
-                wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat)
+            let product = hostContext.product
+            var configuration = ChatConfiguration(wording: product.wording, linkFormat: product.linkFormat)
             configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
             webChat = WebChatService(
-                pool: pool, reference: sessions[0], linkFormat: AbsherSettings.linkFormat
+                pool: pool, reference: sessions[0], linkFormat: product.linkFormat
             ) { [configuration] borrowed in
                 ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCommandLine
 import SanadCore
 import SanadHost
 

@@ -1,28 +1,31 @@
 import Foundation
-import SanadChat
-import SanadCore
-import SanadHost
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A usage error: wrong flags or values. Printed as `Error: …`, `Usage: …`, `See 'sanad X --help'`; exit 64.
-struct UsageError: Error, CustomStringConvertible {
-    var message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
+public struct UsageError: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// Exit codes, as `sanad --help` documents them.
-enum ExitCode {
-    static let success: Int32 = 0
+public enum ExitCode {
+    public static let success: Int32 = 0
     /// The command ran and failed (model missing, engine error, …).
-    static let failure: Int32 = 1
+    public static let failure: Int32 = 1
     /// A comparison or check found a difference (`sanad compare`).
-    static let mismatch: Int32 = 2
+    public static let mismatch: Int32 = 2
     /// Bad flags or arguments (BSD sysexits EX_USAGE, as swift-argument-parser uses).
-    static let usage: Int32 = 64
+    public static let usage: Int32 = 64
 }
 
 /// One subcommand of `sanad`.
-protocol SanadCommand {
+public protocol SanadCommand {
     static var name: String { get }
     /// Other names that run it (`forms` for `form`).
     static var aliases: [String] { get }
@@ -35,25 +38,25 @@ protocol SanadCommand {
 }
 
 extension SanadCommand {
-    static var aliases: [String] { [] }
+    public static var aliases: [String] { [] }
 }
 
 /// Hand-written argument parsing in swift-argument-parser's style: options are taken by name, what is left must be
 /// positionals, and anything starting with `-` that nobody took is an error.
-struct Arguments {
-    private(set) var items: [String]
-    let command: String
+public struct Arguments {
+    public private(set) var items: [String]
+    public let command: String
 
-    init(_ items: [String], command: String) {
+    public init(_ items: [String], command: String) {
         self.items = items
         self.command = command
     }
 
     /// True when `--help`/`-h` is present.
-    var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
+    public var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
 
     /// Removes a boolean flag; true when it was present.
-    mutating func flag(_ names: String...) -> Bool {
+    public mutating func flag(_ names: String...) -> Bool {
         var found = false
         items.removeAll { item in
             if names.contains(item) {
@@ -66,7 +69,7 @@ struct Arguments {
     }
 
     /// Removes `NAME VALUE` or `NAME=VALUE`; the last occurrence wins.
-    mutating func option(_ names: String...) throws -> String? {
+    public mutating func option(_ names: String...) throws -> String? {
         var value: String?
         var i = 0
         while i < items.count {
@@ -87,7 +90,7 @@ struct Arguments {
         return value
     }
 
-    mutating func int(_ names: String..., range: ClosedRange<Int>? = nil) throws -> Int? {
+    public mutating func int(_ names: String..., range: ClosedRange<Int>? = nil) throws -> Int? {
         guard let text = try optionAny(names) else { return nil }
         guard let v = Int(text) else { throw UsageError("'\(names[0])' expects an integer, got '\(text)'") }
         if let range, !range.contains(v) {
@@ -96,7 +99,7 @@ struct Arguments {
         return v
     }
 
-    mutating func double(_ names: String...) throws -> Double? {
+    public mutating func double(_ names: String...) throws -> Double? {
         guard let text = try optionAny(names) else { return nil }
         guard let v = Double(text), v.isFinite else {
             throw UsageError("'\(names[0])' expects a number, got '\(text)'")
@@ -105,7 +108,7 @@ struct Arguments {
     }
 
     /// Comma-separated list option.
-    mutating func list(_ names: String...) throws -> [String]? {
+    public mutating func list(_ names: String...) throws -> [String]? {
         guard let text = try optionAny(names) else { return nil }
         return text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter {
             !$0.isEmpty
@@ -121,7 +124,7 @@ struct Arguments {
     }
 
     /// The remaining positionals; an unknown `-flag` is an error. `--` ends flags.
-    mutating func positionals(min: Int = 0, max: Int = Int.max, names: String = "arguments") throws -> [String] {
+    public mutating func positionals(min: Int = 0, max: Int = Int.max, names: String = "arguments") throws -> [String] {
         var out: [String] = []
         var literal = false
         for item in items {
@@ -141,23 +144,23 @@ struct Arguments {
     }
 
     /// Nothing may be left.
-    mutating func finish() throws {
+    public mutating func finish() throws {
         _ = try positionals(max: 0)
     }
 }
 
 /// Standard error output.
-func printError(_ text: String) {
+public func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 /// Writes to stdout without a newline and flushes (for streaming).
-func writeOut(_ text: String) {
+public func writeOut(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
 /// C's `stdout` stream. Swift 6 refuses to read the mutable C global directly; its value never changes, so it is
 /// looked up once through the dynamic loader (RTLD_DEFAULT) and used for buffering and flushing only.
-nonisolated(unsafe) let cStandardOutput: UnsafeMutablePointer<FILE>? = dlsym(
+nonisolated(unsafe) public let cStandardOutput: UnsafeMutablePointer<FILE>? = dlsym(
     UnsafeMutableRawPointer(bitPattern: 0), "stdout")?.load(
         as: UnsafeMutablePointer<FILE>?.self)

@@ -1,15 +1,17 @@
 import CreditReceiver
 import CreditScoringPlugin
 import Foundation
+import SanadCommandLine
 import SanadCore
 import SanadHost
 
 /// `sanad credit`: analyse one's own message history on the device into a signed record (Big Five, a
 /// trustworthiness score, explanations citing message ids); verify, list and erase records.
-enum CreditCommand: SanadCommand {
-    static let name = "credit"
-    static let summary = "Analyse your messages on the device into a signed credit record; verify, history, privacy"
-    static let help = """
+public enum CreditCommand: SanadCommand {
+    public static let name = "credit"
+    public static let summary =
+        "Analyse your messages on the device into a signed credit record; verify, history, privacy"
+    public static let help = """
         Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
                                     [--model MODEL [--backend ID]] [--threads N] [--out FILE] [--progress]
                                     [--background] [--json]
@@ -75,7 +77,7 @@ enum CreditCommand: SanadCommand {
           sanad credit verify ~/.local/share/sanad/plugins/credit-scoring/records/<id>.json
         """
 
-    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+    public static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
         let skipBad = arguments.flag("--skip-bad")
         let erase = arguments.flag("--erase")

@@ -1,5 +1,6 @@
 import CreditScoringPlugin
 import Foundation
+import SanadCommandLine
 import SanadCore
 
 #if canImport(Glibc)

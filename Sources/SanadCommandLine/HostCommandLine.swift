@@ -1,0 +1,127 @@
+import Foundation
+import SanadChat
+import SanadCore
+import SanadHost
+
+/// The program's wiring, installed once by `main` before any command runs (`CommandLineHost.install`), so commands
+/// that live with their plugins (`Plugins/*/CLI`) open the same host as the generic ones without knowing `Wiring`.
+public enum CommandLineHost {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var installed: HostWiring?
+
+    /// Sets the wiring every `HostContext.load(&arguments)` uses.
+    public static func install(_ wiring: HostWiring) {
+        lock.lock()
+        defer { lock.unlock() }
+        installed = wiring
+    }
+
+    /// The installed wiring; a program that forgot `install` stops here with a message (a programming error).
+    public static var wiring: HostWiring {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let installed else { preconditionFailure("CommandLineHost.install was not called before a command ran") }
+        return installed
+    }
+}
+
+extension HostContext {
+    /// Options every command that uses a config accepts.
+    public static let optionsHelp = """
+          --config FILE       host config to use (default: SANAD_CONFIG, else the tier for this machine's memory)
+          --tier NAME         use configs/tier-NAME.json
+          --models DIR        models folder (default: SANAD_MODELS, else models/ in the Sanad checkout)
+          --no-tuning         the tier file's engine order, not the one 'sanad tune' measured on this device
+        """
+
+    /// Reads `--config`, `--tier`, `--models` and `--no-tuning` from `arguments` and loads the host with the
+    /// program's wiring; an unknown tier is a usage error.
+    public static func load(_ arguments: inout Arguments) throws -> HostContext {
+        let options = HostOptions(
+            configFile: try arguments.option("--config"), tier: try arguments.option("--tier"),
+            modelsDirectory: try arguments.option("--models"), noTuning: arguments.flag("--no-tuning"))
+        do {
+            return try load(options, wiring: CommandLineHost.wiring)
+        } catch let error as HostUsageError {
+            throw UsageError(error.message)
+        }
+    }
+
+    /// Refuses an engine id that is not registered, as a usage error (exit 64).
+    public func validateBackendID(_ id: String?) throws {
+        do { try checkBackend(id) } catch let error as HostUsageError { throw UsageError(error.message) }
+    }
+
+    /// Plans the request, prints what a person should know about it on stderr (`note: skipping backend …`), and
+    /// loads. Every command that loads a model comes through here.
+    public func openModel(_ request: ModelRequest) async throws -> (session: any InferenceSession, plan: ModelPlan) {
+        let plan = try planModel(request)
+        return (try await opener.open(plan), plan)
+    }
+
+    /// The checks of `openModel` without the load.
+    public func planModel(_ request: ModelRequest) throws -> ModelPlan {
+        try validateBackendID(request.backend)
+        let (plan, notes) = try self.plan(request)
+        for note in notes { printError("note: \(note)") }
+        return plan
+    }
+}
+
+/// The flags every command that loads a model accepts beyond -m, --backend, -c and -t.
+public struct LoadFlags {
+    public var checkMemory = true
+    public var allowLongContext = false
+
+    public init(checkMemory: Bool = true, allowLongContext: Bool = false) {
+        self.checkMemory = checkMemory
+        self.allowLongContext = allowLongContext
+    }
+
+    public static let help = """
+          --no-memory-check      load even when the estimate exceeds the tier's memory budget
+          --allow-long-context   allow a context beyond the model's training context
+        """
+
+    public static func parse(_ arguments: inout Arguments) -> LoadFlags {
+        LoadFlags(
+            checkMemory: !arguments.flag("--no-memory-check"),
+            allowLongContext: arguments.flag("--allow-long-context"))
+    }
+}
+
+/// The plugins' clock and plugins as commands take them (`--now`, `SANAD_NOW`).
+public enum PluginHost {
+    public static let clockHelp = """
+          --now DATE          the plugins' clock starts at DATE (YYYY-MM-DD = noon UTC that day, or an ISO-8601
+                              date-time) and runs on from there (default: SANAD_NOW, else the real time)
+        """
+
+    /// `--now` or `SANAD_NOW`: a clock starting at that time and running on; else the real clock.
+    public static func clock(_ arguments: inout Arguments) throws -> @Sendable () -> Date {
+        let flag = try arguments.option("--now")
+        let env = ProcessInfo.processInfo.environment["SANAD_NOW"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let text = flag ?? env else { return { Date() } }
+        guard let clock = HostContext.clock(startingAt: text) else {
+            throw UsageError(
+                "\(flag != nil ? "'--now'" : "SANAD_NOW") expects YYYY-MM-DD or an ISO-8601 date-time such as "
+                    + "2026-11-22T09:00:00+03:00, got '\(text)'")
+        }
+        return clock
+    }
+
+    /// The config's plugins, in config order, each with its options, a data folder and the clock.
+    public static func makePlugins(_ host: HostContext, now: @escaping @Sendable () -> Date) throws
+        -> [any FeaturePlugin]
+    {
+        try host.makePlugins(now: now)
+    }
+
+    /// `SANAD_DATA/<id>`, else `~/.local/share/sanad/plugins/<id>`; created when missing.
+    public static func dataDirectory(for id: String) throws -> URL { try HostContext.dataDirectory(for: id) }
+
+    /// Every plugin's tools, then the host's `open_deep_link` in the program's product link format.
+    public static func tools(_ plugins: [any FeaturePlugin]) -> [(plugin: String, tool: any Tool)] {
+        HostContext.tools(plugins, product: CommandLineHost.wiring.product)
+    }
+}

@@ -7,7 +7,7 @@ import SanadHost
 
 /// `sanad credit`: analyse one's own message history on the device into a signed record (Big Five, a
 /// trustworthiness score, explanations citing message ids); verify, list and erase records.
-public enum CreditCommand: SanadCommand {
+public enum CreditCommand: VerbCommand {
     public static let name = "credit"
     public static let summary =
         "Analyse your messages on the device into a signed credit record; verify, history, privacy"
@@ -77,47 +77,60 @@ public enum CreditCommand: SanadCommand {
           sanad credit verify ~/.local/share/sanad/plugins/credit-scoring/records/<id>.json
         """
 
-    public static func run(_ arguments: inout Arguments) async throws -> Int32 {
-        let json = arguments.flag("--json")
-        let skipBad = arguments.flag("--skip-bad")
-        let erase = arguments.flag("--erase")
-        let showProgress = arguments.flag("--progress")
-        let background = arguments.flag("--background")
-        let job = try arguments.option("--job")
-        let me = try arguments.list("--me")
-        let dateOrderText = try arguments.option("--date-order")
-        let scopeText = try arguments.option("--scope")
-        let modelPath = try arguments.option("--model")
-        let outPath = try arguments.option("--out")
-        let storeOption = try arguments.option("--store")
-        let threads = try arguments.int("--threads", range: 1...64)
-        let dbOption = try arguments.option("--db")
-        let backendID = try arguments.option("--backend")
-        let clock = try PluginHost.clock(&arguments)
-        let host = try HostContext.load(&arguments)
-        let rest = try arguments.positionals(min: 1, max: 2, names: "a subcommand (analyze, verify, history, …)")
-        let sub = rest[0]
-        let analyzeOnly: [(String, Bool)] = [
-            ("--skip-bad", skipBad), ("--me", me != nil), ("--date-order", dateOrderText != nil),
-            ("--scope", scopeText != nil), ("--model", modelPath != nil), ("--out", outPath != nil),
-            ("--threads", threads != nil), ("--progress", showProgress), ("--background", background),
-            ("--job", job != nil), ("--backend", backendID != nil),
-        ]
-        if sub != "analyze", let f = analyzeOnly.first(where: \.1) {
-            throw UsageError("'\(f.0)' does not apply to '\(sub)'")
-        }
-        if sub != "send" && sub != "register-key" && sub != "status" && !(sub == "privacy" && erase), dbOption != nil {
-            throw UsageError("'--db' does not apply to '\(sub)'\(sub == "privacy" ? " without --erase" : "")")
-        }
-        if sub != "privacy", erase { throw UsageError("'--erase' does not apply to '\(sub)'") }
-        if !["analyze", "verify", "send", "cancel", "resume"].contains(sub), rest.count > 1 {
-            throw UsageError("unexpected argument '\(rest[1])'")
-        }
-        let store = RecordStore(
-            directory: try storeOption.map { URL(fileURLWithPath: $0) }
-                ?? PluginHost.dataDirectory(for: "credit-scoring"))
-        switch sub {
-        case "analyze":
+    public static let verbs: [any CommandVerb.Type] = [
+        Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, RegisterKey.self, History.self,
+        Status.self, Privacy.self,
+    ]
+
+    /// `--store DIR`, else the plugin's data folder.
+    static func store(_ arguments: inout Arguments) throws -> RecordStore {
+        let option = try arguments.option("--store")
+        return RecordStore(
+            directory: try option.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: "credit-scoring"))
+    }
+
+    /// `--db CONNINFO`, else `SANAD_CREDIT_DB`.
+    static func database(_ arguments: inout Arguments) throws -> String? {
+        let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+        return try arguments.option("--db") ?? env
+    }
+
+    /// `analyze [FILE|-]`: messages in, a signed record out (or a background job).
+    struct Analyze: CommandVerb {
+        static let name = "analyze"
+        let path: String
+        let json: Bool
+        let showProgress: Bool
+        let background: Bool
+        let job: String?
+        let me: [String]?
+        let dateOrderText: String?
+        let scopeText: String?
+        let modelPath: String?
+        let backendID: String?
+        let outPath: String?
+        let settings: AnalysisSettings
+        let clock: @Sendable () -> Date
+        let host: HostContext
+        let store: RecordStore
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            let skipBad = arguments.flag("--skip-bad")
+            showProgress = arguments.flag("--progress")
+            background = arguments.flag("--background")
+            job = try arguments.option("--job")
+            me = try arguments.list("--me")
+            dateOrderText = try arguments.option("--date-order")
+            scopeText = try arguments.option("--scope")
+            modelPath = try arguments.option("--model")
+            outPath = try arguments.option("--out")
+            let threads = try arguments.int("--threads", range: 1...64)
+            backendID = try arguments.option("--backend")
+            store = try CreditCommand.store(&arguments)
+            clock = try PluginHost.clock(&arguments)
+            host = try HostContext.load(&arguments)
+            path = try arguments.positionals(max: 1, names: "FILE").first ?? "-"
             var reader = ReaderSettings(skipBad: skipBad)
             if let me { reader.me = me }
             if let dateOrderText {
@@ -133,16 +146,19 @@ public enum CreditCommand: SanadCommand {
                 }
                 settings.scope = scope
             }
-            let path = rest.count > 1 ? rest[1] : "-"
+            self.settings = settings
+            if modelPath != nil { try host.validateBackendID(backendID) }
+        }
+
+        func run() async throws -> Int32 {
             if background {
                 var options: [String] = ["--now", CreditJobs.iso(clock()), "--threads", "\(settings.threads)"]
-                if skipBad { options.append("--skip-bad") }
+                if settings.reader.skipBad { options.append("--skip-bad") }
                 if let me { options += ["--me", me.joined(separator: ",")] }
                 if let dateOrderText { options += ["--date-order", dateOrderText] }
                 if let scopeText { options += ["--scope", scopeText] }
                 if let modelPath {
                     // The job loads the model the way this command would: by its resolved path and engine.
-                    try host.validateBackendID(backendID)
                     let plan = try host.planModel(
                         ModelRequest(model: modelPath, backend: backendID, contextLength: 1024))
                     options += ["--model", plan.url.path, "--backend", plan.backend.id]
@@ -152,7 +168,6 @@ public enum CreditCommand: SanadCommand {
             }
             var model: (url: URL, session: any InferenceSession)?
             if let modelPath {
-                try host.validateBackendID(backendID)
                 let plan = try host.planModel(ModelRequest(model: modelPath, backend: backendID, contextLength: 1024))
                 printError("[model pass: \(plan.url.lastPathComponent) on \(plan.backend.id)]")
                 model = (plan.url, try await host.opener.open(plan))
@@ -160,30 +175,161 @@ public enum CreditCommand: SanadCommand {
             return try await analyze(
                 path: path, settings: settings, model: model, out: outPath, store: store, now: clock(),
                 progress: showProgress, job: job, json: json)
-        case "jobs":
-            return CreditJobs.jobs(store, json: json)
-        case "cancel", "resume":
-            guard rest.count == 2 else { throw UsageError("missing the job ID ('sanad credit jobs' lists them)") }
-            return try sub == "cancel" ? CreditJobs.cancel(store, id: rest[1]) : CreditJobs.resume(store, id: rest[1])
-        case "verify":
-            guard rest.count == 2 else { throw UsageError("missing the record FILE (or '-')") }
-            return try verify(path: rest[1], json: json)
-        case "send", "register-key":
-            let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
-            guard let db = dbOption ?? env else { throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)") }
-            if sub == "register-key" { return try registerKey(store, db: db) }
-            return try send(store, recordID: rest.count > 1 ? rest[1] : "latest", db: db, json: json)
-        case "history":
-            return history(store, json: json)
-        case "status":
-            let env = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
-            return try status(store, db: dbOption ?? env, json: json)
-        case "privacy":
-            return try privacy(store, erase: erase, db: dbOption, json: json)
-        default:
-            throw UsageError(
-                "unknown subcommand '\(sub)' (analyze, verify, send, register-key, history, status, privacy)")
         }
+    }
+
+    /// `jobs`: the background analyses and their progress.
+    struct Jobs: CommandVerb {
+        static let name = "jobs"
+        let store: RecordStore
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            store = try CreditCommand.store(&arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 { CreditJobs.jobs(store, json: json) }
+    }
+
+    /// `cancel JOB-ID` and `resume JOB-ID` take the same arguments.
+    struct JobID {
+        let store: RecordStore
+        let id: String
+
+        init(parsing arguments: inout Arguments) throws {
+            store = try CreditCommand.store(&arguments)
+            guard let id = try arguments.positionals(max: 1, names: "JOB-ID").first else {
+                throw UsageError("missing the job ID ('sanad credit jobs' lists them)")
+            }
+            self.id = id
+        }
+    }
+
+    /// `cancel JOB-ID`: stops a background analysis within a batch, writing no record.
+    struct Cancel: CommandVerb {
+        static let name = "cancel"
+        let job: JobID
+        init(parsing arguments: inout Arguments) throws { job = try JobID(parsing: &arguments) }
+        func run() async throws -> Int32 { try CreditJobs.cancel(job.store, id: job.id) }
+    }
+
+    /// `resume JOB-ID`: continues a cancelled, interrupted or failed job from its checkpoint.
+    struct Resume: CommandVerb {
+        static let name = "resume"
+        let job: JobID
+        init(parsing arguments: inout Arguments) throws { job = try JobID(parsing: &arguments) }
+        func run() async throws -> Int32 { try CreditJobs.resume(job.store, id: job.id) }
+    }
+
+    /// `verify FILE|-`: checks a record offline.
+    struct Verify: CommandVerb {
+        static let name = "verify"
+        let path: String
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            guard let path = try arguments.positionals(max: 1, names: "FILE").first else {
+                throw UsageError("missing the record FILE (or '-')")
+            }
+            self.path = path
+        }
+
+        func run() async throws -> Int32 { try verify(path: path, json: json) }
+    }
+
+    /// `send [RECORD-ID|latest] --db CONNINFO`: the outbox to the receiver.
+    struct Send: CommandVerb {
+        static let name = "send"
+        let store: RecordStore
+        let db: String
+        let recordID: String
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            store = try CreditCommand.store(&arguments)
+            guard let db = try CreditCommand.database(&arguments) else {
+                throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
+            }
+            self.db = db
+            recordID = try arguments.positionals(max: 1, names: "RECORD-ID").first ?? "latest"
+        }
+
+        func run() async throws -> Int32 { try send(store, recordID: recordID, db: db, json: json) }
+    }
+
+    /// `register-key --db CONNINFO`: the operator's step.
+    struct RegisterKey: CommandVerb {
+        static let name = "register-key"
+        let store: RecordStore
+        let db: String
+
+        init(parsing arguments: inout Arguments) throws {
+            store = try CreditCommand.store(&arguments)
+            guard let db = try CreditCommand.database(&arguments) else {
+                throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
+            }
+            self.db = db
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 { try registerKey(store, db: db) }
+    }
+
+    /// `history`: the stored records and their confirmations.
+    struct History: CommandVerb {
+        static let name = "history"
+        let store: RecordStore
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            store = try CreditCommand.store(&arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 { history(store, json: json) }
+    }
+
+    /// `status [--db CONNINFO]`: the debug status.
+    struct Status: CommandVerb {
+        static let name = "status"
+        let store: RecordStore
+        let db: String?
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            store = try CreditCommand.store(&arguments)
+            db = try CreditCommand.database(&arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 { try status(store, db: db, json: json) }
+    }
+
+    /// `privacy [--erase [--db CONNINFO]]`: what is processed, stored and sent; erasure.
+    struct Privacy: CommandVerb {
+        static let name = "privacy"
+        let store: RecordStore
+        let erase: Bool
+        let db: String?
+        let json: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            erase = arguments.flag("--erase")
+            store = try CreditCommand.store(&arguments)
+            let db = try arguments.option("--db")
+            if db != nil, !erase { throw UsageError("'--db' applies to 'privacy' with --erase only") }
+            self.db = db
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 { try privacy(store, erase: erase, db: db, json: json) }
     }
 
     static func keyDirectory(_ store: RecordStore) -> URL { DeviceKey.directory(dataDirectory: store.directory) }

@@ -64,24 +64,10 @@ public enum LlamaProbe {
     /// The tiny model's file.
     static func tinyModel() -> GGUFWriter {
         var w = GGUFWriter()
-        w.set("general.architecture", .string("llama"))
+        w.setLlama(
+            .init(layers: layers, width: width, feedForward: feedForward, heads: heads, kvHeads: kvHeads))
         w.set("general.name", .string("sanad-probe"))
-        w.set("llama.block_count", .uint32(UInt32(layers)))
-        w.set("llama.context_length", .uint32(128))
-        w.set("llama.embedding_length", .uint32(UInt32(width)))
-        w.set("llama.feed_forward_length", .uint32(UInt32(feedForward)))
-        w.set("llama.attention.head_count", .uint32(UInt32(heads)))
-        w.set("llama.attention.head_count_kv", .uint32(UInt32(kvHeads)))
-        w.set("llama.rope.freq_base", .float32(10_000))
-        w.set("llama.attention.layer_norm_rms_epsilon", .float32(1e-5))
-        w.set("tokenizer.ggml.model", .string("gpt2"))
-        w.set("tokenizer.ggml.pre", .string("smollm"))
-        w.set("tokenizer.ggml.tokens", .array(.string, GGUFArray(tokens.map { .string($0) })))
-        w.set("tokenizer.ggml.scores", .array(.float32, GGUFArray(tokens.map { _ in .float32(0) })))
-        w.set(
-            "tokenizer.ggml.token_type",
-            .array(.int32, GGUFArray(tokens.map { .int32($0 == "<|end|>" ? 3 : 1) })))
-        w.set("tokenizer.ggml.merges", .array(.string, GGUFArray([.string("a b")])))
+        w.setByteLevelBPE(tokens: tokens, merges: ["a b"], control: ["<|end|>"])
         w.set("tokenizer.ggml.bos_token_id", .uint32(UInt32(tokens.count - 1)))
         w.set("tokenizer.ggml.eos_token_id", .uint32(UInt32(tokens.count - 1)))
         var random = SplitMix(seed: 1)

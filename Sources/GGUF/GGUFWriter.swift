@@ -113,3 +113,55 @@ extension GGUFValue {
         .array(.float32, GGUFArray(values.map { .float32($0) }))
     }
 }
+
+extension GGUFWriter {
+    /// The hyperparameters of a small llama-architecture model, for writing one (the tests' synthetic models, the
+    /// native-library probe's tiny model).
+    public struct LlamaShape: Sendable {
+        public var architecture = "llama"
+        public var layers: Int
+        public var contextLength = 128
+        public var width: Int
+        public var feedForward: Int
+        public var heads: Int
+        public var kvHeads: Int
+
+        public init(
+            architecture: String = "llama", layers: Int, contextLength: Int = 128, width: Int, feedForward: Int,
+            heads: Int, kvHeads: Int
+        ) {
+            self.architecture = architecture
+            self.layers = layers
+            self.contextLength = contextLength
+            self.width = width
+            self.feedForward = feedForward
+            self.heads = heads
+            self.kvHeads = kvHeads
+        }
+    }
+
+    /// `general.architecture` and the keys llama.cpp and the engines read for `shape` (RoPE base 10,000, RMS norm
+    /// epsilon 1e-5).
+    public mutating func setLlama(_ shape: LlamaShape) {
+        let a = shape.architecture
+        set("general.architecture", .string(a))
+        set("\(a).block_count", .uint32(UInt32(shape.layers)))
+        set("\(a).context_length", .uint32(UInt32(shape.contextLength)))
+        set("\(a).embedding_length", .uint32(UInt32(shape.width)))
+        set("\(a).feed_forward_length", .uint32(UInt32(shape.feedForward)))
+        set("\(a).attention.head_count", .uint32(UInt32(shape.heads)))
+        set("\(a).attention.head_count_kv", .uint32(UInt32(shape.kvHeads)))
+        set("\(a).rope.freq_base", .float32(10_000))
+        set("\(a).attention.layer_norm_rms_epsilon", .float32(1e-5))
+    }
+
+    /// A byte-level BPE vocabulary (`gpt2`, SmolLM2's pre-tokenizer): `tokens` with `control` marked as control
+    /// tokens (type 3, the others normal), and `merges`.
+    public mutating func setByteLevelBPE(tokens: [String], merges: [String], control: Set<String>) {
+        set("tokenizer.ggml.model", .string("gpt2"))
+        set("tokenizer.ggml.pre", .string("smollm"))
+        set("tokenizer.ggml.tokens", .strings(tokens))
+        set("tokenizer.ggml.token_type", .int32s(tokens.map { control.contains($0) ? 3 : 1 }))
+        set("tokenizer.ggml.merges", .strings(merges))
+    }
+}

@@ -18,21 +18,12 @@ enum TinyLlama {
         throws -> URL
     {
         var w = GGUFWriter()
-        w.set("general.architecture", .string(architecture))
+        w.setLlama(
+            .init(
+                architecture: architecture, layers: layers, width: dim, feedForward: ffn, heads: heads,
+                kvHeads: kvHeads))
         w.set("general.name", .string("tiny"))
-        w.set("\(architecture).block_count", .uint32(UInt32(layers)))
-        w.set("\(architecture).context_length", .uint32(128))
-        w.set("\(architecture).embedding_length", .uint32(UInt32(dim)))
-        w.set("\(architecture).feed_forward_length", .uint32(UInt32(ffn)))
-        w.set("\(architecture).attention.head_count", .uint32(UInt32(heads)))
-        w.set("\(architecture).attention.head_count_kv", .uint32(UInt32(kvHeads)))
-        w.set("\(architecture).rope.freq_base", .float32(10_000))
-        w.set("\(architecture).attention.layer_norm_rms_epsilon", .float32(1e-5))
-        w.set("tokenizer.ggml.model", .string("gpt2"))
-        w.set("tokenizer.ggml.pre", .string("smollm"))
-        w.set("tokenizer.ggml.tokens", .strings(tokens))
-        w.set("tokenizer.ggml.token_type", .int32s(tokens.map { $0 == "<|end|>" ? 3 : 1 }))
-        w.set("tokenizer.ggml.merges", .strings(["a b", "b c", "ab c", "a a", "Ġ a"]))
+        w.setByteLevelBPE(tokens: tokens, merges: ["a b", "b c", "ab c", "a a", "Ġ a"], control: ["<|end|>"])
         w.set("tokenizer.ggml.eos_token_id", .uint32(9))
         w.set("tokenizer.ggml.add_bos_token", .bool(false))
         var r = TestRandom(2024)

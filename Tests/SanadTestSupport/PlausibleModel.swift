@@ -11,21 +11,9 @@ public enum PlausibleModel {
     /// The writer, ready to be changed (`set`, `tensors`) and written.
     public static func writer() -> GGUFWriter {
         var w = GGUFWriter()
-        w.set("general.architecture", .string("llama"))
-        w.set("llama.block_count", .uint32(UInt32(layers)))
-        w.set("llama.context_length", .uint32(128))
-        w.set("llama.embedding_length", .uint32(UInt32(dim)))
-        w.set("llama.feed_forward_length", .uint32(UInt32(ffn)))
-        w.set("llama.attention.head_count", .uint32(UInt32(heads)))
-        w.set("llama.attention.head_count_kv", .uint32(UInt32(kvHeads)))
-        w.set("llama.rope.freq_base", .float32(10_000))
-        w.set("llama.attention.layer_norm_rms_epsilon", .float32(1e-5))
-        w.set("tokenizer.ggml.model", .string("gpt2"))
-        w.set("tokenizer.ggml.pre", .string("smollm"))
-        w.set("tokenizer.ggml.tokens", .strings(tokens))
+        w.setLlama(.init(layers: layers, width: dim, feedForward: ffn, heads: heads, kvHeads: kvHeads))
+        w.setByteLevelBPE(tokens: tokens, merges: ["a b", "c d"], control: ["<|end|>"])
         w.set("tokenizer.ggml.scores", .float32s(tokens.map { _ in 0 }))
-        w.set("tokenizer.ggml.token_type", .int32s(tokens.map { $0 == "<|end|>" ? 3 : 1 }))
-        w.set("tokenizer.ggml.merges", .strings(["a b", "c d"]))
         w.set("tokenizer.ggml.bos_token_id", .uint32(7))
         w.set("tokenizer.ggml.eos_token_id", .uint32(7))
         func add(_ name: String, _ dims: [Int]) {

@@ -178,9 +178,8 @@ public enum CreditCommand: VerbCommand {
         }
     }
 
-    /// `jobs`: the background analyses and their progress.
-    struct Jobs: CommandVerb {
-        static let name = "jobs"
+    /// The store and `--json`, nothing else: what the listing verbs take.
+    struct Listing {
         let store: RecordStore
         let json: Bool
 
@@ -189,8 +188,14 @@ public enum CreditCommand: VerbCommand {
             store = try CreditCommand.store(&arguments)
             try arguments.finish()
         }
+    }
 
-        func run() async throws -> Int32 { CreditJobs.jobs(store, json: json) }
+    /// `jobs`: the background analyses and their progress.
+    struct Jobs: CommandVerb {
+        static let name = "jobs"
+        let listing: Listing
+        init(parsing arguments: inout Arguments) throws { listing = try Listing(parsing: &arguments) }
+        func run() async throws -> Int32 { CreditJobs.jobs(listing.store, json: listing.json) }
     }
 
     /// `cancel JOB-ID` and `resume JOB-ID` take the same arguments.
@@ -240,58 +245,57 @@ public enum CreditCommand: VerbCommand {
         func run() async throws -> Int32 { try verify(path: path, json: json) }
     }
 
+    /// The store and the database a verb that talks to the receiver needs (`--db` is required).
+    struct Delivery {
+        let store: RecordStore
+        let db: String
+
+        init(parsing arguments: inout Arguments) throws {
+            store = try CreditCommand.store(&arguments)
+            guard let db = try CreditCommand.database(&arguments) else {
+                throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
+            }
+            self.db = db
+        }
+    }
+
     /// `send [RECORD-ID|latest] --db CONNINFO`: the outbox to the receiver.
     struct Send: CommandVerb {
         static let name = "send"
-        let store: RecordStore
-        let db: String
+        let delivery: Delivery
         let recordID: String
         let json: Bool
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
-            store = try CreditCommand.store(&arguments)
-            guard let db = try CreditCommand.database(&arguments) else {
-                throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
-            }
-            self.db = db
+            delivery = try Delivery(parsing: &arguments)
             recordID = try arguments.positionals(max: 1, names: "RECORD-ID").first ?? "latest"
         }
 
-        func run() async throws -> Int32 { try send(store, recordID: recordID, db: db, json: json) }
+        func run() async throws -> Int32 {
+            try send(delivery.store, recordID: recordID, db: delivery.db, json: json)
+        }
     }
 
     /// `register-key --db CONNINFO`: the operator's step.
     struct RegisterKey: CommandVerb {
         static let name = "register-key"
-        let store: RecordStore
-        let db: String
+        let delivery: Delivery
 
         init(parsing arguments: inout Arguments) throws {
-            store = try CreditCommand.store(&arguments)
-            guard let db = try CreditCommand.database(&arguments) else {
-                throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
-            }
-            self.db = db
+            delivery = try Delivery(parsing: &arguments)
             try arguments.finish()
         }
 
-        func run() async throws -> Int32 { try registerKey(store, db: db) }
+        func run() async throws -> Int32 { try registerKey(delivery.store, db: delivery.db) }
     }
 
     /// `history`: the stored records and their confirmations.
     struct History: CommandVerb {
         static let name = "history"
-        let store: RecordStore
-        let json: Bool
-
-        init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
-            store = try CreditCommand.store(&arguments)
-            try arguments.finish()
-        }
-
-        func run() async throws -> Int32 { history(store, json: json) }
+        let listing: Listing
+        init(parsing arguments: inout Arguments) throws { listing = try Listing(parsing: &arguments) }
+        func run() async throws -> Int32 { history(listing.store, json: listing.json) }
     }
 
     /// `status [--db CONNINFO]`: the debug status.

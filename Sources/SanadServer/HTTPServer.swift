@@ -95,7 +95,8 @@ public final class ResponseChannel: @unchecked Sendable {  // used by one reques
     /// Whether the connection can serve another request after this one.
     var reusable: Bool { keepAlive && !failed && !closeDelimited }
 
-    /// Whether the client has closed its side.
+    /// Whether the client has gone: a write to it failed or the connection was reset. A client that only shut
+    /// its sending side (`nc -N`) is still there and gets its answer.
     public var clientGone: Bool { failed || peerHasGone(fd) }
 
     /// Runs `operation` in a task and waits for it, cancelling it when the client disconnects or the server's

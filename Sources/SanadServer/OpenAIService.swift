@@ -9,7 +9,9 @@ public final class OpenAIService: Sendable {
     public let pool: SlotPool<any InferenceSession>
     public let metrics: ServerMetrics
     private let embedding: (any EmbeddingModel)?
-    private let embeddingLock = NSLock()
+    /// The embedding model's one slot and its queue, as bounded as the generation queue: a batch runs alone, the
+    /// others wait (or are answered 503) without holding any lock a connection could block on.
+    private let embeddingSlot: SlotPool<Int>
     private let apiKey: String?
     private let defaultMaxTokens: Int
     private let maximumBodyBytes: Int
@@ -26,6 +28,7 @@ public final class OpenAIService: Sendable {
         self.modelID = modelID
         self.pool = pool
         self.embedding = embedding
+        self.embeddingSlot = SlotPool([0], queueCapacity: pool.queueCapacity)
         self.embeddingModelID = embeddingModelID
         self.apiKey = apiKey
         self.metrics = metrics
@@ -130,11 +133,16 @@ public final class OpenAIService: Sendable {
                 code: "model_not_found")
         }
         let (texts, base64) = try decodeEmbeddingRequest(body, maximumInputs: 256)
-        let result = embeddingLock.withLock {
-            channel.runCancellable { () -> Result<EmbeddingBatch, any Error> in
-                do { return .success(try await embedding.embedReportingTruncation(texts)) } catch {
-                    return .failure(error)
-                }
+        let slot: Int
+        switch embeddingSlot.acquire(abandon: { channel.clientGone }) {
+        case .slot(let s): slot = s
+        case .abandoned: throw APIError(499, "the client left")
+        case .queueFull: throw busy(embeddingSlot, "embedding")
+        }
+        defer { embeddingSlot.release(slot) }
+        let result = channel.runCancellable { () -> Result<EmbeddingBatch, any Error> in
+            do { return .success(try await embedding.embedReportingTruncation(texts)) } catch {
+                return .failure(error)
             }
         }
         let vectors: [[Float]]
@@ -166,11 +174,7 @@ public final class OpenAIService: Sendable {
         case .slot(let s): session = s
         case .abandoned: return 499
         case .queueFull:
-            let error = APIError(
-                503,
-                "all \(pool.total) generation slots are busy and \(pool.queueCapacity) requests are waiting; "
-                    + "retry shortly", type: "server_error", code: "server_busy")
-            channel.send(error.response)
+            channel.send(busy(pool, "generation").response)
             return 503
         }
         // The slot goes back before the last bytes of the answer leave, so a client that sends its next request as
@@ -258,6 +262,14 @@ public final class OpenAIService: Sendable {
         _ = reply.piece(content)
         return reply.end(text: content, finish: .endOfGeneration, stats: outcome.stats)
     }
+}
+
+/// The 503 for a full queue (`what`: whose slots).
+func busy<Slot>(_ pool: SlotPool<Slot>, _ what: String) -> APIError {
+    APIError(
+        503,
+        "all \(pool.total) \(what) slots are busy and \(pool.queueCapacity) requests are waiting; retry shortly",
+        type: "server_error", code: "server_busy")
 }
 
 /// A generation's failure as an API error: a prompt beyond the context and a schema the engine cannot apply are

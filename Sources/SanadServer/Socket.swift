@@ -91,14 +91,14 @@ func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) -> Bool {
     return poll(&p, 1, timeoutMilliseconds) > 0
 }
 
-/// Linux's POLLRDHUP (the peer closed its side), which Glibc exports only under _GNU_SOURCE.
-private let pollPeerHangUp: Int16 = 0x2000
-
-/// Whether the peer has closed or reset the connection (checked without reading what it sent).
+/// Whether the connection is reset or closed both ways (checked without reading what the peer sent). A peer that
+/// only shut its write side after sending its request (`nc -N`, some proxies) is not gone: it still reads the
+/// answer. A peer that closed entirely looks the same until a write reaches it; the reset that write provokes makes
+/// the next check (or write) see it gone.
 func peerHasGone(_ fd: Int32) -> Bool {
-    var p = pollfd(fd: fd, events: pollPeerHangUp, revents: 0)
+    var p = pollfd(fd: fd, events: 0, revents: 0)
     guard poll(&p, 1, 0) > 0 else { return false }
-    return p.revents & (pollPeerHangUp | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
+    return p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
 }
 
 /// Reads what is available into `buffer` (up to `maximum` bytes), waiting at most until `deadline`. Returns the

@@ -106,6 +106,10 @@ final class RawConnection {
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
+    /// Shuts the sending side only (what `nc -N` does after its input): the server sees the end of the request
+    /// stream, and the answer can still be read.
+    func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }

@@ -1,0 +1,136 @@
+import Foundation
+import SanadCore
+import SanadTestSupport
+import Testing
+
+/// The reproductions of issue 42 against a real `sanad serve` on 127.0.0.1 (SmolLM2, one slot): each hostile
+/// request is answered (or refused) in bounded time, and the server then answers /health and a normal request.
+@Suite(
+    "sanad serve under hostile clients", .serialized,
+    .enabled(if: SanadCLI.executable != nil && TestPaths.model(TestPaths.smolLM2) != nil))
+struct ServeHostileTests {
+    static let engine = ServeEndToEndTests.engine + ["--slots", "1", "--no-embeddings"]
+
+    /// /health is 200 with no slot busy, and a short completion is served.
+    func stillServing(_ port: Int) throws {
+        var health = try request(port, "GET", "/health")
+        for _ in 0..<50 where health.json?["slots_busy"]?.intValue != 0 {
+            usleep(100_000)
+            health = try request(port, "GET", "/health")
+        }
+        #expect(health.status == 200 && health.json?["slots_busy"]?.intValue == 0, "\(health.body)")
+        let normal = try request(port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":2}"#)
+        #expect(normal.status == 200, "\(normal.body)")
+    }
+
+    @Test("tool call arguments nested 500 deep are a 400, and the server lives on")
+    func deepToolArguments() throws {
+        let server = try ServerProcess(Self.engine)
+        let deep = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        let reply = try request(server.port, "POST", "/v1/chat/completions", body: deepToolCallBody(arguments: deep))
+        #expect(reply.status == 400, "\(reply.body)")
+        #expect(reply.body.contains("nested deeper than 64 levels"), "\(reply.body)")
+        let deepBody = String(repeating: #"{"a":"#, count: 500) + "1" + String(repeating: "}", count: 500)
+        #expect(try request(server.port, "POST", "/v1/chat/completions", body: deepBody).status == 400)
+        try stillServing(server.port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("a schema of nested anyOfs over shared $refs answers at once; one over the work budget is a 400 naming it")
+    func schemaWork() throws {
+        let server = try ServerProcess(Self.engine)
+        let schema = fanOutSchema(depth: 15, width: 6)
+        func chat(_ extra: [String: JSONValue]) -> String {
+            var body: [String: JSONValue] = [
+                "messages": .array([.object(["role": .string("user"), "content": .string("A number?")])]),
+                "max_tokens": .number(8), "temperature": .number(0),
+            ]
+            body.merge(extra) { $1 }
+            return JSONValue.object(body).jsonString
+        }
+        let started = ContinuousClock.now
+        let formatted = try request(
+            server.port, "POST", "/v1/chat/completions",
+            body: chat([
+                "response_format": .object([
+                    "type": .string("json_schema"), "json_schema": .object(["name": .string("n"), "schema": schema]),
+                ])
+            ]))
+        #expect(formatted.status == 200, "\(formatted.body)")
+        let tool: JSONValue = .object([
+            "type": .string("function"),
+            "function": .object([
+                "name": .string("f"),
+                "parameters": .object([
+                    "type": .string("object"), "properties": .object(["n": schema]), "required": .array([.string("n")]),
+                ]),
+            ]),
+        ])
+        let called = try request(
+            server.port, "POST", "/v1/chat/completions",
+            body: chat(["tools": .array([tool]), "tool_choice": .string("required"), "max_tokens": .number(48)]))
+        #expect(called.status == 200 || called.status == 400, "\(called.body)")
+        #expect(started.duration(to: .now) < .seconds(60))
+
+        let consts = (0...256).map { JSONValue.object(["const": .number(Double($0))]) }
+        let tooWide = try request(
+            server.port, "POST", "/v1/chat/completions",
+            body: chat([
+                "response_format": .object([
+                    "type": .string("json_schema"),
+                    "json_schema": .object(["name": .string("n"), "schema": .object(["anyOf": .array(consts)])]),
+                ])
+            ]))
+        #expect(tooWide.status == 400 && tooWide.body.contains("work budget is 256"), "\(tooWide.body)")
+        try stillServing(server.port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("a client that half-closes after sending (nc -N) is answered normally, plain and streamed")
+    func halfClose() throws {
+        let server = try ServerProcess(Self.engine)
+        for stream in [false, true] {
+            let body = #"{"prompt":"Hi","max_tokens":4,"stream":\#(stream)}"#
+            let c = try RawConnection(port: server.port)
+            c.send(
+                "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n" + body)
+            c.shutdownWrite()
+            let reply = try parseReply(c.receiveAll())
+            #expect(reply.status == 200, "\(reply.body)")
+            #expect(stream ? reply.body.contains("[DONE]") : reply.json?["choices"] != nil, "\(reply.body)")
+        }
+        try stillServing(server.port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("embeddings take their own bounded queue: with --queue 0 a second batch during a long one is a 503")
+    func embeddingsQueue() throws {
+        let server = try ServerProcess(ServeEndToEndTests.engine + ["--slots", "1", "--queue", "0"])
+        let text = String(repeating: "the quick brown fox jumps over the lazy dog ", count: 40)
+        let long = JSONValue.object(["input": .array(Array(repeating: .string(text), count: 64))]).jsonString
+        let first = RawReplyBox()
+        let port = server.port
+        let thread = Thread { first.set(try? request(port, "POST", "/v1/embeddings", body: long)) }
+        thread.start()
+        var busy: RawReply?
+        for _ in 0..<100 where busy?.status != 503 && first.get() == nil {
+            usleep(50_000)
+            busy = try request(server.port, "POST", "/v1/embeddings", body: #"{"input":"hi"}"#)
+        }
+        #expect(busy?.status == 503 && busy?.body.contains("embedding slots are busy") == true, "\(busy?.body ?? "")")
+        while first.get() == nil { usleep(100_000) }
+        #expect(first.get()?.status == 200)
+        #expect(try request(server.port, "POST", "/v1/embeddings", body: #"{"input":"hi"}"#).status == 200)
+        try stillServing(server.port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+}
+
+/// A reply handed from a client thread to the test.
+final class RawReplyBox: @unchecked Sendable {  // `reply` is guarded by `lock`
+    private let lock = NSLock()
+    private var reply: RawReply?
+    func set(_ r: RawReply?) { lock.withLock { reply = r } }
+    func get() -> RawReply? { lock.withLock { reply } }
+}

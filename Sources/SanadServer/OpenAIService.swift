@@ -17,14 +17,16 @@ public final class OpenAIService: Sendable {
     private let maximumBodyBytes: Int
     private let created = Int(Date().timeIntervalSince1970)
     private let webChat: WebChatService?
+    private let browserPolicy: BrowserPolicy
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
-        webChat: WebChatService? = nil
+        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1")
     ) {
         self.webChat = webChat
+        self.browserPolicy = browserPolicy
         self.modelID = modelID
         self.pool = pool
         self.embedding = embedding
@@ -62,12 +64,16 @@ public final class OpenAIService: Sendable {
         }
         let path = request.head.path
         let method = request.head.method
+        if let refused = browserPolicy.checkHost(request.head) { return send(refused.response) }
         guard let route = allRoutes.first(where: { $0.path == path }) else {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }
         guard method == route.method else {
             return send(
                 APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
+        }
+        if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
+            return send(refused.response)
         }
         if path != "/health", path != "/", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey)
         {

@@ -125,6 +125,57 @@ struct ServeHostileTests {
         try stillServing(server.port)
         #expect(server.stop() == 0, "\(server.stderr)")
     }
+
+    @Test(
+        "browser safety: a foreign Host is 400, a cross-site or non-JSON POST is refused, conversations follow the cookie"
+    )
+    func browserSafety() throws {
+        let server = try ServerProcess(Self.engine + ["--allowed-origins", "http://app.example"])
+        let port = server.port
+        let prompt = #"{"prompt":"Hi","max_tokens":2}"#
+        func raw(_ head: [String], body: String = "") throws -> RawReply {
+            let c = try RawConnection(port: port)
+            c.send(
+                (head + ["Connection: close", "Content-Length: \(body.utf8.count)", "", body]).joined(separator: "\r\n")
+            )
+            return try parseReply(c.receiveAll())
+        }
+        let rebound = try raw(["POST /chat/open HTTP/1.1", "Host: attacker.example", "Content-Type: application/json"])
+        #expect(rebound.status == 400 && rebound.body.contains("--allowed-hosts attacker.example"), "\(rebound.body)")
+        let plain = try raw(
+            ["POST /v1/completions HTTP/1.1", "Host: 127.0.0.1:\(port)", "Content-Type: text/plain"], body: prompt)
+        #expect(plain.status == 415 && plain.body.contains("application/json"), "\(plain.body)")
+        let crossSite = try raw(
+            [
+                "POST /v1/completions HTTP/1.1", "Host: 127.0.0.1:\(port)", "Content-Type: application/json",
+                "Origin: http://evil.example",
+            ], body: prompt)
+        #expect(crossSite.status == 403, "\(crossSite.body)")
+        // The server's own pages, and an allowed origin, may POST.
+        for (host, origin) in [("127.0.0.1:\(port)", "http://127.0.0.1:\(port)"), ("localhost", "http://app.example")] {
+            let allowed = try raw(
+                [
+                    "POST /v1/completions HTTP/1.1", "Host: \(host)", "Content-Type: application/json; charset=utf-8",
+                    "Origin: \(origin)",
+                ], body: prompt)
+            #expect(allowed.status == 200, "\(origin): \(allowed.body)")
+        }
+        // A conversation answers only to the browser whose cookie opened it.
+        let opened = try request(port, "POST", "/chat/open", body: "{}")
+        let id = try #require(opened.json?["conversation"]?.stringValue, "\(opened.body)")
+        let cookie = try #require(opened.headers["set-cookie"], "\(opened.headers)")
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let back = JSONValue.object(["conversation": .string(id)]).jsonString
+        let other = "Cookie: sanad_browser=" + String(repeating: "0", count: 32)
+        #expect(try request(port, "POST", "/chat/back", body: back, headers: [other]).status == 400)
+        let own = "Cookie: " + (cookie.split(separator: ";").first.map(String.init) ?? "")
+        #expect(try request(port, "POST", "/chat/back", body: back, headers: [own]).status == 200)
+        // 70 opens by other clients do not evict it.
+        for _ in 0..<70 { _ = try request(port, "POST", "/chat/open", body: "{}") }
+        #expect(try request(port, "POST", "/chat/back", body: back, headers: [own]).status == 200)
+        try stillServing(port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
 }
 
 /// A reply handed from a client thread to the test.

@@ -166,7 +166,7 @@ func request(
     _ port: Int, _ method: String, _ path: String, body: String? = nil, headers: [String] = []
 ) throws -> RawReply {
     let c = try RawConnection(port: port)
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
     for h in headers { head += h + "\r\n" }
     if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
     c.send(head + "\r\n" + (body ?? ""))

@@ -51,6 +51,21 @@ public final class OpenAIService: Sendable {
         metrics.request(path: allRoutes.contains { $0.path == path } ? path : "other", status: status)
     }
 
+    /// What a request's head alone decides (`HTTPServerOptions.admit`), before its body is read: a Host this
+    /// server does not answer to, or a missing API key (so an unauthenticated client is closed at its head).
+    public func admit(_ head: HTTPRequestHead) -> HTTPParseError? {
+        guard let refused = browserPolicy.checkHost(head) ?? keyRefusal(head) else { return nil }
+        return HTTPParseError(refused.status, refused.message, code: refused.code)
+    }
+
+    /// The 401 for a request without the API key (every path but `/health` and the web chat's page needs it).
+    private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
+        guard let apiKey, head.path != "/health", head.path != "/",
+            !bearerMatches(head.header("authorization"), key: apiKey)
+        else { return nil }
+        return APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
+    }
+
     /// The API's routes and, when it is on, the web chat's.
     public var allRoutes: [(method: String, path: String)] {
         Self.routes + (webChat == nil ? [] : WebChatService.routes)
@@ -75,12 +90,7 @@ public final class OpenAIService: Sendable {
         if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
             return send(refused.response)
         }
-        if path != "/health", path != "/", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey)
-        {
-            return send(
-                APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
-                    .response)
-        }
+        if let refused = keyRefusal(request.head) { return send(refused.response) }
         do {
             if let webChat, WebChatService.routes.contains(where: { $0.path == path }) {
                 return try webChat.respond(request, channel)

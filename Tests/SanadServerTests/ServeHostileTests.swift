@@ -3,6 +3,10 @@ import SanadCore
 import SanadTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The reproductions of issue 42 against a real `sanad serve` on 127.0.0.1 (SmolLM2, one slot): each hostile
 /// request is answered (or refused) in bounded time, and the server then answers /health and a normal request.
 @Suite(
@@ -176,6 +180,73 @@ struct ServeHostileTests {
         try stillServing(port)
         #expect(server.stop() == 0, "\(server.stderr)")
     }
+
+    @Test("300 slowloris and 40 idle sockets cost no thread: other clients are served at once, and slow ones get 408")
+    func slowloris() throws {
+        let server = try ServerProcess(Self.engine + ["--read-timeout", "3"])
+        let port = server.port
+        var slow: [RawConnection] = []
+        for i in 0..<340 {
+            let c = try RawConnection(port: port)
+            if i < 300 { c.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ") }
+            slow.append(c)
+        }
+        let started = ContinuousClock.now
+        try stillServing(port)
+        #expect(started.duration(to: .now) < .seconds(3), "others waited \(started.duration(to: .now))")
+        #expect(try parseReply(slow[0].receiveAll()).status == 408)
+        for c in slow { c.close() }
+        try stillServing(port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("request bodies hold bounded memory: past the budget a 4 MiB body is 503 at its head, RSS stays bounded")
+    func bodyMemory() throws {
+        let server = try ServerProcess(Self.engine)
+        let port = server.port
+        let chunk = [UInt8](repeating: UInt8(ascii: " "), count: 1 << 20)
+        var clients: [RawConnection] = []
+        var refused = 0
+        for _ in 0..<24 {
+            let c = try RawConnection(port: port)
+            c.send(
+                "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(4 << 20)\r\n\r\n")
+            for _ in 0..<3 { c.send(chunk) }
+            clients.append(c)
+        }
+        for c in clients {
+            var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+            setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if let reply = try? parseReply(c.receive()), reply.status == 503 { refused += 1 }
+        }
+        let rss = residentMiB(server.process.processIdentifier)
+        print("body memory: \(refused) of 24 clients refused at their head; server RSS \(rss) MiB")
+        #expect(refused >= 24 - 16, "\(refused) of 24 refused")
+        #expect(rss < 400, "RSS \(rss) MiB with 24 clients each holding 3 of 4 MiB")
+        for c in clients { c.close() }
+        try stillServing(port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("with --api-key a request without the key is 401 at its head: its body is never waited for")
+    func keyAtHead() throws {
+        let server = try ServerProcess(Self.engine + ["--api-key", "k3y"])
+        let c = try RawConnection(port: server.port)
+        c.send(
+            "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+        )
+        let started = ContinuousClock.now
+        let reply = try parseReply(c.receiveAll())
+        #expect(reply.status == 401 && started.duration(to: .now) < .seconds(3), "\(reply.body)")
+        let health = try request(server.port, "GET", "/health")
+        #expect(health.status == 200)
+        let normal = try request(
+            server.port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":2}"#,
+            headers: ["Authorization: Bearer k3y"])
+        #expect(normal.status == 200, "\(normal.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
 }
 
 /// A reply handed from a client thread to the test.
@@ -184,4 +255,13 @@ final class RawReplyBox: @unchecked Sendable {  // `reply` is guarded by `lock`
     private var reply: RawReply?
     func set(_ r: RawReply?) { lock.withLock { reply = r } }
     func get() -> RawReply? { lock.withLock { reply } }
+}
+
+/// A process's resident memory in MiB (`VmRSS` of /proc/PID/status; 0 when unreadable).
+func residentMiB(_ pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kib >> 10
 }

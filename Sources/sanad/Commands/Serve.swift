@@ -37,7 +37,8 @@ enum ServeCommand: SanadCommand {
           -c, --ctx CTX          context length per slot (default: the tier's)
           -t, --threads N        compute threads per slot (default: the tier's, divided among the slots)
           -n, --max-tokens N     tokens per reply when the request gives no max_tokens (default 512)
-          --read-timeout S       seconds a client has to send a request once it starts (default 10)
+          --read-timeout S       seconds a client has to send a whole request (from connecting, for its first;
+                                 default 10); connections waiting or sending take no thread
           --idle-timeout S       seconds a kept-alive connection may stay idle (default 30)
           --max-body BYTES       largest request body (default 4194304; 413 beyond)
           --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
@@ -127,6 +128,7 @@ enum ServeCommand: SanadCommand {
             modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
             webChat: webChat, browserPolicy: browserPolicy)
+        options.admit = { service.admit($0) }
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.
         Interruption.shared.handle { server.shutdown() }

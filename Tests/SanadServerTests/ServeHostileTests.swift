@@ -247,6 +247,23 @@ struct ServeHostileTests {
         #expect(normal.status == 200, "\(normal.body)")
         #expect(server.stop() == 0, "\(server.stderr)")
     }
+
+    @Test("500 pipelined requests on one connection are answered in order without waiting on the reader's poll")
+    func pipelined() throws {
+        let server = try ServerProcess(Self.engine)
+        let c = try RawConnection(port: server.port)
+        let one = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        let started = ContinuousClock.now
+        c.send(
+            String(repeating: one, count: 499)
+                + "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let all = String(decoding: c.receiveAll(), as: UTF8.self)
+        #expect(all.components(separatedBy: "HTTP/1.1 200 OK").count == 501)
+        #expect(all.hasSuffix("}") && all.contains("SmolLM2"), "\(all.suffix(200))")
+        #expect(started.duration(to: .now) < .seconds(10), "\(started.duration(to: .now))")
+        try stillServing(server.port)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
 }
 
 /// A reply handed from a client thread to the test.

@@ -38,18 +38,14 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
-    /// Parses JSON text; the error says where parsing failed.
+    /// Parses JSON text with `StrictJSON` (bounded nesting, so hostile input cannot exhaust the stack); the error
+    /// gives the line, column and problem.
     public static func parse(_ text: String) throws -> JSONValue {
-        try parse(Data(text.utf8))
+        try StrictJSON.documents.parse(Array(text.utf8))
     }
 
     public static func parse(_ data: Data) throws -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            throw SanadError.engine("invalid JSON: " + (detail ?? context.debugDescription))
-        }
+        try StrictJSON.documents.parse(data)
     }
 
     /// Compact JSON with sorted keys (stable for tests and goldens).

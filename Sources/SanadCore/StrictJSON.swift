@@ -10,6 +10,10 @@ public struct StrictJSON: Sendable {
     public static let defaultMaximumBytes = 4 << 20
     public static let defaultMaximumDepth = 64
 
+    /// The reader behind `JSONValue.parse`: JSON documents of any origin (tool arguments, replies of a remote
+    /// engine, plugin data), up to 64 MiB and `defaultMaximumDepth` levels.
+    public static let documents = StrictJSON(maximumBytes: 64 << 20)
+
     public init(maximumBytes: Int = StrictJSON.defaultMaximumBytes, maximumDepth: Int = StrictJSON.defaultMaximumDepth)
     {
         self.maximumBytes = maximumBytes

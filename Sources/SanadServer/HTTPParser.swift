@@ -54,10 +54,13 @@ public struct HTTPRequestHead: Sendable, Equatable {
 public struct HTTPParseError: Error, Sendable, Equatable {
     public var status: Int
     public var message: String
+    /// The error body's `code` (nil: `timeout` for a 408, else none).
+    public var code: String?
 
-    public init(_ status: Int, _ message: String) {
+    public init(_ status: Int, _ message: String, code: String? = nil) {
         self.status = status
         self.message = message
+        self.code = code
     }
 }
 
@@ -71,13 +74,13 @@ public enum HTTPHeadParse: Sendable, Equatable {
 }
 
 /// Parses the head at the start of `bytes`. Lines end in CRLF (a bare LF is accepted, RFC 9112 §2.2); empty lines
-/// before the request line are skipped.
+/// before the request line are skipped, and count against the head's size limit.
 public func parseRequestHead(_ bytes: [UInt8], limits: HTTPLimits) -> HTTPHeadParse {
     var start = 0
     while start + 1 < bytes.count, bytes[start] == 13, bytes[start + 1] == 10 { start += 2 }
     while start < bytes.count, bytes[start] == 10 { start += 1 }
-    guard let end = headEnd(bytes, from: start, limit: limits.maximumHeaderBytes) else {
-        if bytes.count - start > limits.maximumHeaderBytes {
+    guard let end = headEnd(bytes, from: start, limit: max(0, limits.maximumHeaderBytes - start)) else {
+        if bytes.count > limits.maximumHeaderBytes {
             return .failure(
                 HTTPParseError(431, "the request header section exceeds \(limits.maximumHeaderBytes) bytes"))
         }

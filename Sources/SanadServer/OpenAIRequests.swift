@@ -98,9 +98,14 @@ func toolTurn(_ m: [String: JSONValue], role: ChatRole, param: String) throws(AP
             throw APIError.invalid("\(param).tool_calls[\(j)]", "each tool call needs 'function.name'")
         }
         let argumentsText = call["function"]?["arguments"]?.stringValue ?? "{}"
-        guard let arguments = try? JSONValue.parse(argumentsText) else {
+        let arguments: JSONValue
+        do {
+            // StrictJSON's depth limit applies inside the string too: its nesting cannot exhaust the stack.
+            arguments = try StrictJSON().parse(Array(argumentsText.utf8))
+        } catch {
             throw APIError.invalid(
-                "\(param).tool_calls[\(j)].function.arguments", "'arguments' must be a JSON object as a string")
+                "\(param).tool_calls[\(j)].function.arguments",
+                "'arguments' must be a JSON object as a string: \(error)")
         }
         envelopes.append(JSONValue.object(["tool": .string(name), "arguments": arguments]).jsonString)
     }

@@ -9,23 +9,28 @@ public final class OpenAIService: Sendable {
     public let pool: SlotPool<any InferenceSession>
     public let metrics: ServerMetrics
     private let embedding: (any EmbeddingModel)?
-    private let embeddingLock = NSLock()
+    /// The embedding model's one slot and its queue, as bounded as the generation queue: a batch runs alone, the
+    /// others wait (or are answered 503) without holding any lock a connection could block on.
+    private let embeddingSlot: SlotPool<Int>
     private let apiKey: String?
     private let defaultMaxTokens: Int
     private let maximumBodyBytes: Int
     private let created = Int(Date().timeIntervalSince1970)
     private let webChat: WebChatService?
+    private let browserPolicy: BrowserPolicy
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
-        webChat: WebChatService? = nil
+        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1")
     ) {
         self.webChat = webChat
+        self.browserPolicy = browserPolicy
         self.modelID = modelID
         self.pool = pool
         self.embedding = embedding
+        self.embeddingSlot = SlotPool([0], queueCapacity: pool.queueCapacity)
         self.embeddingModelID = embeddingModelID
         self.apiKey = apiKey
         self.metrics = metrics
@@ -46,6 +51,21 @@ public final class OpenAIService: Sendable {
         metrics.request(path: allRoutes.contains { $0.path == path } ? path : "other", status: status)
     }
 
+    /// What a request's head alone decides (`HTTPServerOptions.admit`), before its body is read: a Host this
+    /// server does not answer to, or a missing API key (so an unauthenticated client is closed at its head).
+    public func admit(_ head: HTTPRequestHead) -> HTTPParseError? {
+        guard let refused = browserPolicy.checkHost(head) ?? keyRefusal(head) else { return nil }
+        return HTTPParseError(refused.status, refused.message, code: refused.code)
+    }
+
+    /// The 401 for a request without the API key (every path but `/health` and the web chat's page needs it).
+    private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
+        guard let apiKey, head.path != "/health", head.path != "/",
+            !bearerMatches(head.header("authorization"), key: apiKey)
+        else { return nil }
+        return APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
+    }
+
     /// The API's routes and, when it is on, the web chat's.
     public var allRoutes: [(method: String, path: String)] {
         Self.routes + (webChat == nil ? [] : WebChatService.routes)
@@ -59,6 +79,7 @@ public final class OpenAIService: Sendable {
         }
         let path = request.head.path
         let method = request.head.method
+        if let refused = browserPolicy.checkHost(request.head) { return send(refused.response) }
         guard let route = allRoutes.first(where: { $0.path == path }) else {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }
@@ -66,12 +87,10 @@ public final class OpenAIService: Sendable {
             return send(
                 APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
         }
-        if path != "/health", path != "/", let apiKey, !bearerMatches(request.head.header("authorization"), key: apiKey)
-        {
-            return send(
-                APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
-                    .response)
+        if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
+            return send(refused.response)
         }
+        if let refused = keyRefusal(request.head) { return send(refused.response) }
         do {
             if let webChat, WebChatService.routes.contains(where: { $0.path == path }) {
                 return try webChat.respond(request, channel)
@@ -130,11 +149,16 @@ public final class OpenAIService: Sendable {
                 code: "model_not_found")
         }
         let (texts, base64) = try decodeEmbeddingRequest(body, maximumInputs: 256)
-        let result = embeddingLock.withLock {
-            channel.runCancellable { () -> Result<EmbeddingBatch, any Error> in
-                do { return .success(try await embedding.embedReportingTruncation(texts)) } catch {
-                    return .failure(error)
-                }
+        let slot: Int
+        switch embeddingSlot.acquire(abandon: { channel.clientGone }) {
+        case .slot(let s): slot = s
+        case .abandoned: throw APIError(499, "the client left")
+        case .queueFull: throw busy(embeddingSlot, "embedding")
+        }
+        defer { embeddingSlot.release(slot) }
+        let result = channel.runCancellable { () -> Result<EmbeddingBatch, any Error> in
+            do { return .success(try await embedding.embedReportingTruncation(texts)) } catch {
+                return .failure(error)
             }
         }
         let vectors: [[Float]]
@@ -166,11 +190,7 @@ public final class OpenAIService: Sendable {
         case .slot(let s): session = s
         case .abandoned: return 499
         case .queueFull:
-            let error = APIError(
-                503,
-                "all \(pool.total) generation slots are busy and \(pool.queueCapacity) requests are waiting; "
-                    + "retry shortly", type: "server_error", code: "server_busy")
-            channel.send(error.response)
+            channel.send(busy(pool, "generation").response)
             return 503
         }
         // The slot goes back before the last bytes of the answer leave, so a client that sends its next request as
@@ -258,6 +278,14 @@ public final class OpenAIService: Sendable {
         _ = reply.piece(content)
         return reply.end(text: content, finish: .endOfGeneration, stats: outcome.stats)
     }
+}
+
+/// The 503 for a full queue (`what`: whose slots).
+func busy<Slot>(_ pool: SlotPool<Slot>, _ what: String) -> APIError {
+    APIError(
+        503,
+        "all \(pool.total) \(what) slots are busy and \(pool.queueCapacity) requests are waiting; retry shortly",
+        type: "server_error", code: "server_busy")
 }
 
 /// A generation's failure as an API error: a prompt beyond the context and a schema the engine cannot apply are

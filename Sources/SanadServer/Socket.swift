@@ -13,7 +13,7 @@ final class ListeningSocket: @unchecked Sendable {  // `fd` changes only in `clo
     let port: Int
     private let lock = NSLock()
 
-    init(host: String, port: Int, backlog: Int32 = 128) throws {
+    init(host: String, port: Int, backlog: Int32 = 1024) throws {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -33,6 +33,7 @@ final class ListeningSocket: @unchecked Sendable {  // `fd` changes only in `clo
             var one: Int32 = 1
             setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             if bind(s, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(s, backlog) == 0 {
+                setNonBlocking(s)
                 fd = s
                 self.port = boundPort(s) ?? port
                 return
@@ -43,15 +44,19 @@ final class ListeningSocket: @unchecked Sendable {  // `fd` changes only in `clo
         throw ServerError("cannot listen on \(host):\(port): \(lastError)")
     }
 
-    /// A connection, or nil when none arrived within `timeoutMilliseconds` (or the socket was closed).
-    func accept(timeoutMilliseconds: Int32) -> Int32? {
+    /// A waiting connection and its client's address, without blocking (nil when none waits).
+    func acceptNow() -> (fd: Int32, client: String)? {
         let current = lock.withLock { fd }
-        guard current >= 0, waitReadable(current, timeoutMilliseconds: timeoutMilliseconds) else { return nil }
-        let client = Glibc.accept(current, nil, nil)
+        guard current >= 0 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let client = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(current, $0, &length) }
+        }
         guard client >= 0 else { return nil }
         var one: Int32 = 1
         setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return client
+        return (client, addressText(storage))
     }
 
     func close() {
@@ -85,34 +90,57 @@ private func boundPort(_ fd: Int32) -> Int? {
     }
 }
 
-/// Whether `fd` has bytes (or an end) to read within the timeout.
-func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) -> Bool {
-    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    return poll(&p, 1, timeoutMilliseconds) > 0
-}
-
-/// Linux's POLLRDHUP (the peer closed its side), which Glibc exports only under _GNU_SOURCE.
-private let pollPeerHangUp: Int16 = 0x2000
-
-/// Whether the peer has closed or reset the connection (checked without reading what it sent).
+/// Whether the connection is reset or closed both ways (checked without reading what the peer sent). A peer that
+/// only shut its write side after sending its request (`nc -N`, some proxies) is not gone: it still reads the
+/// answer. A peer that closed entirely looks the same until a write reaches it; the reset that write provokes makes
+/// the next check (or write) see it gone.
 func peerHasGone(_ fd: Int32) -> Bool {
-    var p = pollfd(fd: fd, events: pollPeerHangUp, revents: 0)
+    var p = pollfd(fd: fd, events: 0, revents: 0)
     guard poll(&p, 1, 0) > 0 else { return false }
-    return p.revents & (pollPeerHangUp | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
+    return p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
 }
 
-/// Reads what is available into `buffer` (up to `maximum` bytes), waiting at most until `deadline`. Returns the
-/// count read; 0 = the peer closed; nil = the deadline passed or an error.
-func readSome(_ fd: Int32, into buffer: inout [UInt8], maximum: Int, deadline: ContinuousClock.Instant) -> Int? {
-    let left = ContinuousClock.now.duration(to: deadline)
-    let ms = max(
-        0, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-    guard ms > 0, waitReadable(fd, timeoutMilliseconds: ms) else { return nil }
-    var chunk = [UInt8](repeating: 0, count: min(maximum, 64 << 10))
-    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    guard n >= 0 else { return nil }
+/// The numeric address (without the port) of a peer.
+func addressText(_ storage: sockaddr_storage) -> String {
+    var storage = storage
+    var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+    let ok = withUnsafePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            getnameinfo(
+                $0, socklen_t(MemoryLayout<sockaddr_storage>.size), &text, socklen_t(text.count), nil, 0,
+                NI_NUMERICHOST) == 0
+        }
+    }
+    return ok ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+}
+
+/// Reads what is available now into `buffer` (at most 64 KiB) without waiting: the count read, 0 when the peer
+/// closed (or the connection failed), -1 when nothing is there yet.
+func readNow(_ fd: Int32, into buffer: inout [UInt8]) -> Int {
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+    if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : 0 }
     buffer.append(contentsOf: chunk[0..<n])
     return n
+}
+
+/// Makes a descriptor's reads and accepts return at once when nothing waits.
+func setNonBlocking(_ fd: Int32) {
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+}
+
+/// Raises this process's open-file limit to its hard limit: each waiting connection holds a descriptor.
+func raiseOpenFileLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// Writes what the socket takes now, without waiting (the reader thread's short answers: a client that does not
+/// read cannot hold it up); what does not fit is dropped, and the connection closes after it anyway.
+func writeNow(_ fd: Int32, _ bytes: [UInt8]) {
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
 }
 
 /// Writes all of `bytes`; false when the peer is gone (or a write timed out: SO_SNDTIMEO).

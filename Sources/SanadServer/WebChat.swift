@@ -18,7 +18,7 @@ public final class WebChatService: Sendable {
     private let reference: any InferenceSession
     private let makeChat: ChatFactory
     private let linkFormat: DeepLinkFormat
-    private let conversations = ConversationStore(capacity: 64)
+    private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
@@ -38,9 +38,12 @@ public final class WebChatService: Sendable {
             return 200
         }
         let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)
-        if path == "/chat/open" { return open(channel) }
-        guard let id = body["conversation"]?.stringValue, let conversation = conversations[id] else {
-            throw APIError.invalid("conversation", "unknown conversation; POST /chat/open starts one")
+        let browser = browserCookie(request.head)
+        if path == "/chat/open" { return open(browser: browser, channel) }
+        guard let browser, let id = body["conversation"]?.stringValue, let conversation = conversations[id, browser]
+        else {
+            throw APIError.invalid(
+                "conversation", "unknown conversation (for this browser's cookie); POST /chat/open starts one")
         }
         switch path {
         case "/chat/send": return send(body, conversation, channel)
@@ -62,11 +65,13 @@ public final class WebChatService: Sendable {
         }
     }
 
-    /// A new conversation: its id, the greeting and the chips (or the load failure, with `retry` true).
-    private func open(_ channel: ResponseChannel) -> Int {
+    /// A new conversation of `browser` (a new browser id, set as a cookie, when the request has none): its id,
+    /// the greeting and the chips (or the load failure, with `retry` true).
+    private func open(browser: String?, _ channel: ResponseChannel) -> Int {
+        let owner = browser ?? randomID()
         let borrowed = BorrowedSession(reference: reference)
         let conversation = Conversation(chat: makeChat(borrowed), borrowed: borrowed)
-        let id = conversations.add(conversation)
+        let id = conversations.add(conversation, browser: owner)
         let format = linkFormat
         let state = channel.runCancellable { () -> JSONValue in
             await conversation.chat.open()
@@ -80,7 +85,9 @@ public final class WebChatService: Sendable {
             ])
         }
         guard let state else { return 499 }
-        channel.send(.json(200, state.jsonString))
+        let cookie =
+            browser == nil ? [("Set-Cookie", "\(browserCookieName)=\(owner); Path=/; HttpOnly; SameSite=Strict")] : []
+        channel.send(.json(200, state.jsonString, headers: cookie))
         return 200
     }
 
@@ -150,32 +157,89 @@ final class Conversation: Sendable {
     }
 }
 
-/// Conversations by id; beyond `capacity` the least recently used one is dropped.
+/// The cookie naming a browser: its conversations are its own.
+let browserCookieName = "sanad_browser"
+
+/// The browser id of the request's cookie (32 hex digits), or nil.
+func browserCookie(_ head: HTTPRequestHead) -> String? {
+    for header in head.headers where header.name == "cookie" {
+        for pair in header.value.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2, parts[0] == browserCookieName, parts[1].count == 32,
+                parts[1].allSatisfy(\.isHexDigit)
+            {
+                return parts[1]
+            }
+        }
+    }
+    return nil
+}
+
+/// 128 random bits as 32 hex digits.
+func randomID() -> String {
+    (0..<2).map { _ in
+        let hex = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }.joined()
+}
+
+/// Conversations by id, each bound to the browser (cookie) that opened it. A browser keeps at most `perBrowser`
+/// (its least recently used one goes). Beyond `capacity` in all, the oldest conversation never used since it was
+/// opened goes first, else the least recently used one of the browser holding the most: so a client opening many
+/// cannot evict the conversations people are having.
 final class ConversationStore: @unchecked Sendable {  // `items` and `order` are guarded by `lock`
     private let lock = NSLock()
     private let capacity: Int
-    private var items: [String: Conversation] = [:]
+    private let perBrowser: Int
+    private var items: [String: (conversation: Conversation, browser: String, used: Bool)] = [:]
+    /// Ids, least recently used first.
     private var order: [String] = []
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, perBrowser: Int) {
+        self.capacity = capacity
+        self.perBrowser = perBrowser
+    }
 
-    func add(_ conversation: Conversation) -> String {
-        let id = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined()
+    func add(_ conversation: Conversation, browser: String) -> String {
+        let id = randomID()
         lock.withLock {
-            items[id] = conversation
+            items[id] = (conversation, browser, false)
             order.append(id)
-            while order.count > capacity { items.removeValue(forKey: order.removeFirst()) }
+            if count(of: browser) > perBrowser { evictOldest(of: browser) }
+            while order.count > capacity { evictOne() }
         }
         return id
     }
 
-    subscript(id: String) -> Conversation? {
+    /// The conversation `id` if `browser` opened it.
+    subscript(id: String, browser: String) -> Conversation? {
         lock.withLock {
-            guard let c = items[id] else { return nil }
+            guard let item = items[id], item.browser == browser else { return nil }
+            items[id]?.used = true
             order.removeAll { $0 == id }
             order.append(id)
-            return c
+            return item.conversation
         }
+    }
+
+    private func count(of browser: String) -> Int { items.values.filter { $0.browser == browser }.count }
+
+    private func evictOldest(of browser: String) {
+        guard let id = order.first(where: { items[$0]?.browser == browser }) else { return }
+        order.removeAll { $0 == id }
+        items.removeValue(forKey: id)
+    }
+
+    private func evictOne() {
+        var counts: [String: Int] = [:]
+        for item in items.values { counts[item.browser, default: 0] += 1 }
+        guard let largest = counts.values.max() else { return }
+        func inLargest(_ id: String) -> Bool { items[id].map { counts[$0.browser] == largest } ?? false }
+        guard let id = order.first(where: { items[$0]?.used == false }) ?? order.first(where: inLargest) else {
+            return
+        }
+        order.removeAll { $0 == id }
+        items.removeValue(forKey: id)
     }
 }
 

@@ -28,8 +28,14 @@ public struct CompiledSchema: Sendable {
 
     var nodes: [Node]
     var root: Int
+    /// For each node, the distinct value nodes (object, array, string, number, literals) it stands for once every
+    /// `$ref` and `anyOf` is followed, in order: a shared definition appears once however many paths reach it.
+    var alternatives: [[Int]]
     /// The most nodes one schema may compile to.
     static let maximumNodes = 4096
+    /// The work budget of one value: the most distinct alternatives a node may stand for (`alternatives`). The
+    /// matcher starts each of them for a value's first byte; a schema past it is refused when compiled.
+    public static let maximumAlternatives = 256
 }
 
 /// A string's limits: length in Unicode scalars, and an optional pattern (ASCII only) it must match whole.

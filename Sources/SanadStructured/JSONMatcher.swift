@@ -52,7 +52,7 @@ public struct JSONMatcher: Sendable, Hashable {
     var threads: [MatchThread]
 
     public init(_ compiled: CompiledSchema) {
-        schema = CompiledSchema.Nodes(compiled.nodes)
+        schema = CompiledSchema.Nodes(compiled.nodes, alternatives: compiled.alternatives)
         threads = [MatchThread(stack: [.value(compiled.root)])]
     }
 
@@ -172,7 +172,7 @@ public struct JSONMatcher: Sendable, Hashable {
             var t = thread
             t.stack.removeLast()
             t.space = false
-            start(node, t, b, into: &out, depth: depth)
+            start(node, t, b, into: &out)
         case .keyOrEnd(let node, let next, let afterComma):
             if takeSpace() { return }
             guard case .object(let properties) = schema[node] else { return }
@@ -272,12 +272,16 @@ public struct JSONMatcher: Sendable, Hashable {
         step(t, b, into: &out, depth: depth + 1)
     }
 
-    /// The threads for a value of `node` starting with byte `b`.
-    private func start(_ node: Int, _ thread: MatchThread, _ b: UInt8, into out: inout [MatchThread], depth: Int) {
-        guard depth < 64 else { return }
+    /// The threads for a value of `node` starting with byte `b`: each of its alternatives once (precomputed, so
+    /// nested `anyOf`s over shared `$ref`s cost their distinct targets, never the product of their paths).
+    private func start(_ node: Int, _ thread: MatchThread, _ b: UInt8, into out: inout [MatchThread]) {
+        for value in schema.alternatives[node] { startValue(value, thread, b, into: &out) }
+    }
+
+    /// The threads for a value of `node` (neither a `$ref` nor an `anyOf`) starting with byte `b`.
+    private func startValue(_ node: Int, _ thread: MatchThread, _ b: UInt8, into out: inout [MatchThread]) {
         switch schema[node] {
-        case .alias(let target): start(target, thread, b, into: &out, depth: depth + 1)
-        case .anyOf(let options): for option in options { start(option, thread, b, into: &out, depth: depth + 1) }
+        case .alias, .anyOf: return
         case .object:
             if b == UInt8(ascii: "{") { push(thread, .keyOrEnd(node: node, next: 0, afterComma: false), into: &out) }
         case .array:
@@ -384,7 +388,12 @@ extension CompiledSchema {
     /// The nodes, shared by every copy of a matcher.
     final class Nodes: Sendable {
         let nodes: [Node]
-        init(_ nodes: [Node]) { self.nodes = nodes }
+        /// `CompiledSchema.alternatives`.
+        let alternatives: [[Int]]
+        init(_ nodes: [Node], alternatives: [[Int]]) {
+            self.nodes = nodes
+            self.alternatives = alternatives
+        }
         subscript(_ i: Int) -> Node { nodes[i] }
     }
 }

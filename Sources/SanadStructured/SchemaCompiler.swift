@@ -20,7 +20,7 @@ extension CompiledSchema {
         var compiler = SchemaCompiler(root: schema)
         let root = try compiler.compile(schema, pointer: "", depth: 0)
         try compiler.checkProgress()
-        self.init(nodes: compiler.nodes, root: root)
+        self.init(nodes: compiler.nodes, root: root, alternatives: try compiler.alternatives())
     }
 
     /// Parses schema text first (`StrictJSON`).
@@ -304,6 +304,46 @@ struct SchemaCompiler {
                 }
             }
         }
+    }
+
+    /// `CompiledSchema.alternatives`, each node's list made once from its children's (so `anyOf`s of the same
+    /// `$ref`s nested n deep cost n lists, not a product of paths), without recursion. The `$ref`/`anyOf` graph is
+    /// acyclic (`checkProgress`). A node past `CompiledSchema.maximumAlternatives` is an error naming the budget.
+    func alternatives() throws(SchemaError) -> [[Int]] {
+        var result = [[Int]?](repeating: nil, count: nodes.count)
+        for first in nodes.indices where result[first] == nil {
+            var stack: [(node: Int, expanded: Bool)] = [(first, false)]
+            while let (node, expanded) = stack.popLast() {
+                guard result[node] == nil else { continue }
+                let children: [Int]
+                switch nodes[node] {
+                case .alias(let target): children = [target]
+                case .anyOf(let options): children = options
+                default:
+                    result[node] = [node]
+                    continue
+                }
+                if !expanded {
+                    stack.append((node, true))
+                    stack += children.filter { result[$0] == nil }.map { ($0, false) }
+                    continue
+                }
+                var seen = Set<Int>()
+                var list: [Int] = []
+                for child in children {
+                    for value in result[child] ?? [] where seen.insert(value).inserted { list.append(value) }
+                }
+                guard list.count <= CompiledSchema.maximumAlternatives else {
+                    throw SchemaError(
+                        pointer: pointers[node],
+                        problem: "stands for \(list.count) different alternatives once $ref and anyOf are followed; "
+                            + "the work budget is \(CompiledSchema.maximumAlternatives) "
+                            + "(CompiledSchema.maximumAlternatives): merge alternatives or share them through $defs")
+                }
+                result[node] = list
+            }
+        }
+        return result.map { $0 ?? [] }
     }
 
     func literal(_ value: JSONValue) -> [UInt8] { Array(value.jsonString.utf8) }

@@ -47,6 +47,12 @@ struct HTTPParserTests {
         #expect(parse("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 900)) == .incomplete)
         #expect(status("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 2000)) == 431)
         #expect(status("GET / HTTP/1.1\r\n" + String(repeating: "X: 1\r\n", count: 9) + "\r\n") == 431)
+        // Blank lines before the request line count against the limit too.
+        #expect(status(String(repeating: "\r\n", count: 600)) == 431)
+        #expect(
+            status(String(repeating: "\r\n", count: 400) + "GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 300))
+                == 431)
+        #expect(status(String(repeating: "\r\n", count: 4) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n") == nil)
     }
 
     @Test("malformed request lines and fields are 400, other versions 505")

@@ -112,6 +112,16 @@ struct OpenAIRequestTests {
         #expect(error.status == 400 && error.param == param, "\(error)")
     }
 
+    @Test("tool call arguments nested 500 deep inside their string are a 400 naming the depth, not a crash")
+    func deepToolArguments() throws {
+        let deep = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        let error = try #require(refusal(deepToolCallBody(arguments: deep)))
+        #expect(error.status == 400 && error.param == "messages[0].tool_calls[0].function.arguments", "\(error)")
+        #expect(error.message.contains("nested deeper than 64 levels"), "\(error.message)")
+        // JSONValue.parse is the same bounded reader.
+        #expect(throws: SanadError.self) { try JSONValue.parse(deep) }
+    }
+
     @Test("response_format json_schema becomes a constraint (and drops stop strings); a bad schema is a 400")
     func responseFormat() throws {
         let r = try decodeChatRequest(
@@ -176,4 +186,14 @@ struct OpenAIRequestTests {
             }
         }
     }
+}
+
+/// A chat body whose one assistant message calls `a` with `arguments` (JSON text, sent as a string).
+func deepToolCallBody(arguments: String) -> String {
+    let call: JSONValue = .object([
+        "function": .object(["name": .string("a"), "arguments": .string(arguments)])
+    ])
+    return JSONValue.object([
+        "messages": .array([.object(["role": .string("assistant"), "tool_calls": .array([call])])])
+    ]).jsonString
 }

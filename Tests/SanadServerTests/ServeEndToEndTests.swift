@@ -85,16 +85,24 @@ struct ServeEndToEndTests {
         // HTTP/1.0: the stream is not chunked and ends when the server closes the connection.
         let old = try RawConnection(port: port)
         let short = chat("Say hello.", #","max_tokens":4,"stream":true"#)
-        old.send("POST /v1/chat/completions HTTP/1.0\r\nContent-Length: \(short.utf8.count)\r\n\r\n" + short)
+        old.send(
+            "POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: \(short.utf8.count)\r\n\r\n"
+                + short)
         let oldReply = try parseReply(old.receiveAll())
         #expect(oldReply.headers["transfer-encoding"] == nil && events(oldReply.body).last == "[DONE]")
 
         // SIGTERM while a reply streams: the reply finishes, then the server exits 0.
         let inFlight = try RawConnection(port: port)
         let long = chat("Tell a story.", #","max_tokens":48,"stream":true"#)
-        inFlight.send("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: \(long.utf8.count)\r\n\r\n" + long)
+        inFlight.send(
+            "POST /v1/chat/completions HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: \(long.utf8.count)\r\n\r\n"
+                + long)
         var first = inFlight.receive()
-        while !String(decoding: first, as: UTF8.self).contains("data: ") { first += inFlight.receive() }
+        while !String(decoding: first, as: UTF8.self).contains("data: ") {
+            let part = inFlight.receive()
+            if part.isEmpty { break }
+            first += part
+        }
         server.process.terminate()
         let rest = first + inFlight.receiveAll()
         #expect(events(try parseReply(rest).body).last == "[DONE]", "\(String(decoding: rest, as: UTF8.self))")
@@ -160,7 +168,7 @@ struct ServeEndToEndTests {
 
         // A client that never finishes its headers is answered 408 and dropped after --read-timeout.
         let slow = try RawConnection(port: port)
-        slow.send("GET /health HTTP/1.1\r\nHost: x\r\n")
+        slow.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         #expect(try parseReply(slow.receiveAll()).status == 408)
         #expect(try healthy())
 
@@ -168,7 +176,8 @@ struct ServeEndToEndTests {
         let expecting = try RawConnection(port: port)
         let prompt = #"{"prompt":"Hi","max_tokens":1}"#
         expecting.send(
-            "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(prompt.utf8.count)\r\n\r\n")
+            "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(prompt.utf8.count)\r\n\r\n")
         #expect(String(decoding: expecting.receive(), as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
         expecting.send(prompt)
         #expect(try parseReply(expecting.receive()).status == 200)
@@ -176,7 +185,8 @@ struct ServeEndToEndTests {
         // Keep-alive: two requests on one connection.
         let kept = try RawConnection(port: port)
         kept.send(
-            "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
         let both = String(decoding: kept.receiveAll(), as: UTF8.self)
         #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(both)")
 
@@ -185,7 +195,8 @@ struct ServeEndToEndTests {
         let long = try RawConnection(port: port)
         let body = chat("Write a very long story about a lighthouse.", #","max_tokens":400,"stream":true"#)
         long.send(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body)
         var seen = ""
         while !seen.contains("\"content\":\"") || seen.components(separatedBy: "data: ").count < 4 {
             let part = long.receive()
@@ -221,6 +232,9 @@ struct ServeEndToEndTests {
         #expect(page.status == 200 && page.body.contains(#"<html lang="ar" dir="rtl">"#))
         let opened = try request(port, "POST", "/chat/open", body: "{}")
         let conversation = try #require(opened.json?["conversation"]?.stringValue, "\(opened.body)")
+        // The conversation belongs to this browser: its cookie goes with every later request.
+        let cookie = try #require(opened.headers["set-cookie"]?.split(separator: ";").first, "\(opened.headers)")
+        let browser = ["Cookie: \(cookie)"]
         let greeting = opened.json?["messages"]?.arrayValue?.first?["content"]?.stringValue ?? ""
         #expect(greeting.contains("سند"), "\(opened.body)")
         let chips = opened.json?["chips"]?.arrayValue ?? []
@@ -229,7 +243,8 @@ struct ServeEndToEndTests {
 
         let turn = try request(
             port, "POST", "/chat/send",
-            body: JSONValue.object(["conversation": .string(conversation), "chip": chip["id"] ?? .null]).jsonString)
+            body: JSONValue.object(["conversation": .string(conversation), "chip": chip["id"] ?? .null]).jsonString,
+            headers: browser)
         #expect(turn.status == 200 && turn.headers["content-type"] == "text/event-stream")
         let turnEvents = events(turn.body).dropLast().compactMap { try? JSONValue.parse($0) }
         let types = turnEvents.compactMap { $0["type"]?.stringValue }
@@ -243,10 +258,12 @@ struct ServeEndToEndTests {
 
         let destination = try request(
             port, "POST", "/chat/follow",
-            body: JSONValue.object(["conversation": .string(conversation), "url": .string(url)]).jsonString)
+            body: JSONValue.object(["conversation": .string(conversation), "url": .string(url)]).jsonString,
+            headers: browser)
         #expect(destination.status == 200 && destination.json?["screen"]?.stringValue != nil, "\(destination.body)")
         let back = try request(
-            port, "POST", "/chat/back", body: JSONValue.object(["conversation": .string(conversation)]).jsonString)
+            port, "POST", "/chat/back", body: JSONValue.object(["conversation": .string(conversation)]).jsonString,
+            headers: browser)
         #expect(back.status == 200)
         let unknown = try request(port, "POST", "/chat/send", body: #"{"conversation":"nope","text":"hi"}"#)
         #expect(unknown.status == 400 && unknown.json?["error"]?["param"]?.stringValue == "conversation")

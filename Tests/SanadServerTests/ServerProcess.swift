@@ -106,6 +106,10 @@ final class RawConnection {
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
+    /// Shuts the sending side only (what `nc -N` does after its input): the server sees the end of the request
+    /// stream, and the answer can still be read.
+    func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
@@ -162,7 +166,7 @@ func request(
     _ port: Int, _ method: String, _ path: String, body: String? = nil, headers: [String] = []
 ) throws -> RawReply {
     let c = try RawConnection(port: port)
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
     for h in headers { head += h + "\r\n" }
     if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
     c.send(head + "\r\n" + (body ?? ""))

@@ -89,6 +89,21 @@ struct JSONMatcherTests {
         #expect(problem([:]).contains("no type"))
     }
 
+    @Test("anyOfs of the same $ref nested 15 deep (6^14 paths) compile and match at once: each definition once")
+    func sharedDefinitions() throws {
+        let started = ContinuousClock.now
+        let matcher = JSONMatcher(try CompiledSchema(schema: fanOutSchema(depth: 15, width: 6)))
+        #expect(accepts(matcher, "12345") && !accepts(matcher, "\"x\""))
+        #expect(started.duration(to: .now) < .seconds(2))
+    }
+
+    @Test("a value standing for more alternatives than the work budget is refused, naming the budget")
+    func overBudget() throws {
+        let consts = (0...CompiledSchema.maximumAlternatives).map { JSONValue.object(["const": .number(Double($0))]) }
+        let error = #expect(throws: SchemaError.self) { try CompiledSchema(schema: .object(["anyOf": .array(consts)])) }
+        #expect(error?.description.contains("work budget is \(CompiledSchema.maximumAlternatives)") == true)
+    }
+
     @Test("a recursive schema through $ref is matched to a bounded depth")
     func recursion() throws {
         let schema: JSONValue = [

@@ -12,7 +12,7 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-web-chat] [--now DATE] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
@@ -37,11 +37,17 @@ enum ServeCommand: SanadCommand {
           -c, --ctx CTX          context length per slot (default: the tier's)
           -t, --threads N        compute threads per slot (default: the tier's, divided among the slots)
           -n, --max-tokens N     tokens per reply when the request gives no max_tokens (default 512)
-          --read-timeout S       seconds a client has to send a request once it starts (default 10)
+          --read-timeout S       seconds a client has to send a whole request (from connecting, for its first;
+                                 default 10); connections waiting or sending take no thread
           --idle-timeout S       seconds a kept-alive connection may stay idle (default 30)
           --max-body BYTES       largest request body (default 4194304; 413 beyond)
           --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
           --no-web-chat          do not serve the web chat at / (nor its /chat/* requests)
+          --allowed-hosts NAMES  Host names answered besides loopback's and --host's (comma-separated; * = any);
+                                 other Host headers get 400 (DNS rebinding)
+          --allowed-origins ORIGINS
+                                 web origins (http://site:port, comma-separated) whose pages may POST, besides
+                                 this server's own; every POST needs Content-Type: application/json
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -65,6 +71,9 @@ enum ServeCommand: SanadCommand {
             try arguments.int("--max-body", range: 1024...1 << 30) ?? options.limits.maximumBodyBytes
         let noEmbeddings = arguments.flag("--no-embeddings")
         let noWebChat = arguments.flag("--no-web-chat")
+        let browserPolicy = BrowserPolicy(
+            bindHost: host, allowedHosts: try arguments.list("--allowed-hosts") ?? [],
+            allowedOrigins: try arguments.list("--allowed-origins") ?? [])
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let hostContext = try HostContext.load(&arguments)
@@ -118,7 +127,8 @@ enum ServeCommand: SanadCommand {
         let service = OpenAIService(
             modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
-            webChat: webChat)
+            webChat: webChat, browserPolicy: browserPolicy)
+        options.admit = { service.admit($0) }
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.
         Interruption.shared.handle { server.shutdown() }

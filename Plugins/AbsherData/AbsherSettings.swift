@@ -21,8 +21,11 @@ public struct AbsherSettings: Sendable {
     public static let systemPrompt =
         "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
 
-    /// The Absher assistant as a product: its Arabic wording and its app's deep links.
-    public static let product = ChatProduct(id: "absher", wording: wording, linkFormat: linkFormat)
+    /// The Absher assistant as a product: its Arabic wording, its app's deep links, and its web chat page
+    /// (`Resources/webchat.html`: Arabic, right to left, plain HTML, CSS and JavaScript).
+    public static let product = ChatProduct(
+        id: "absher", wording: wording, linkFormat: linkFormat,
+        webPage: shippedResource("webchat.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) })
 
     /// The Absher app's deep link URLs: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
     public static let linkFormat = DeepLinkFormat(scheme: "absher", host: "service")

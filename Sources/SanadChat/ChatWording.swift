@@ -99,17 +99,20 @@ public struct ChatWording: Sendable {
 }
 
 /// The product a host presents (the Absher assistant, say): the chat's wording — greeting, system prompt and every
-/// message of its own — and the deep-link format of its app. One value, chosen where the program is wired
-/// (`Wiring.swift`), and read by the chat, the server's web chat and the tools alike.
+/// message of its own — the deep-link format of its app, and the web page `sanad serve` shows at `/`. One value,
+/// chosen where the program is wired (`Wiring.swift`), and read by the chat, the server's web chat and the tools.
 public struct ChatProduct: Sendable {
     /// A short id (`absher`).
     public var id: String
     public var wording: ChatWording
     public var linkFormat: DeepLinkFormat
+    /// The web chat's page (HTML with its CSS and JavaScript), or nil: the server then serves no web chat.
+    public var webPage: String?
 
-    public init(id: String, wording: ChatWording, linkFormat: DeepLinkFormat) {
+    public init(id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil) {
         self.id = id
         self.wording = wording
         self.linkFormat = linkFormat
+        self.webPage = webPage
     }
 }

@@ -18,15 +18,18 @@ public final class WebChatService: Sendable {
     private let reference: any InferenceSession
     private let makeChat: ChatFactory
     private let linkFormat: DeepLinkFormat
+    private let page: String
     private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
+    /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`.
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
-        makeChat: @escaping ChatFactory
+        page: String, makeChat: @escaping ChatFactory
     ) {
         self.pool = pool
         self.reference = reference
         self.linkFormat = linkFormat
+        self.page = page
         self.makeChat = makeChat
     }
 
@@ -34,7 +37,7 @@ public final class WebChatService: Sendable {
     func respond(_ request: HTTPRequest, _ channel: ResponseChannel) throws(APIError) -> Int {
         let path = request.head.path
         if path == "/" {
-            channel.send(.text(200, webChatPage, contentType: "text/html; charset=utf-8"))
+            channel.send(.text(200, page, contentType: "text/html; charset=utf-8"))
             return 200
         }
         let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)

@@ -115,7 +115,7 @@ struct LlamaProbeTests {
         #expect((chat.stdout + chat.stderr).contains("pure-swift"))
 
         // The server starts on pure-swift and answers.
-        let serve = try ServeOnce(["--config", config.path, "--slots", "1"], environment: env)
+        let serve = try ServerProcess(["--config", config.path, "--slots", "1"], environment: env)
         defer { serve.stop() }
         #expect(serve.startup.contains("pure-swift"), "\(serve.startup)")
         #expect(serve.stderr.contains("skipping backend llama"))
@@ -152,55 +152,5 @@ struct InstalledLibraryProbeTests {
     func theInstalledLibraryPassesItsProbe() throws {
         let verdict = try #require(LlamaFixture.probe)
         #expect(verdict.passed, "\(LlamaFixture.libraryPath ?? ""): \(verdict.detail)")
-    }
-}
-
-/// `sanad serve --port 0 …` with extra environment, until it prints where it listens.
-final class ServeOnce {
-    let process = Process()
-    let port: Int
-    let startup: String
-    let stderrFile: URL
-
-    init(_ arguments: [String], environment: [String: String]) throws {
-        let executable = try #require(SanadCLI.executable)
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0"] + arguments
-        process.currentDirectoryURL = TestPaths.packageRoot
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-serve-\(UUID()).err")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var text = ""
-        while !text.contains("Ctrl-C") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        startup = text
-        guard let range = text.range(of: "listening on http://127.0.0.1:"),
-            let port = Int(text[range.upperBound...].prefix { $0.isNumber })
-        else {
-            throw CocoaError(
-                .fileReadUnknown,
-                userInfo: [
-                    NSLocalizedDescriptionKey: "sanad serve did not start: \(text) \(Self.read(stderrFile))"
-                ])
-        }
-        self.port = port
-    }
-
-    static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
-    var stderr: String { Self.read(stderrFile) }
-
-    func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: stderrFile)
     }
 }

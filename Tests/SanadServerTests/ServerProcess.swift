@@ -6,64 +6,6 @@ import SanadTestSupport
     import Glibc
 #endif
 
-/// A `sanad serve` child process on a port the kernel picked, read from its startup lines.
-final class ServerProcess {
-    let process = Process()
-    let port: Int
-    let stderrFile: URL
-
-    init(_ arguments: [String]) throws {
-        guard let executable = SanadCLI.executable else { throw ServerTestError("sanad binary not built") }
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0"] + arguments
-        process.currentDirectoryURL = TestPaths.packageRoot
-        var env = ProcessInfo.processInfo.environment
-        env["SANAD_TUNING_DIR"] = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-no-tuning").path
-        process.environment = env
-        stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-serve-\(UUID()).err")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var text = ""
-        while !text.contains("Ctrl-C") {
-            let data = out.fileHandleForReading.availableData
-            guard !data.isEmpty else {
-                throw ServerTestError("sanad serve exited before listening: \(text) \(Self.read(stderrFile))")
-            }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let range = text.range(of: "listening on http://127.0.0.1:"),
-            let port = Int(text[range.upperBound...].prefix { $0.isNumber })
-        else { throw ServerTestError("no port in: \(text)") }
-        self.port = port
-        startup = text
-    }
-
-    let startup: String
-
-    static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
-    var stderr: String { Self.read(stderrFile) }
-
-    /// SIGTERM (unless `signal` is false: one was sent already), then the exit status.
-    func stop(signal: Bool = true) -> Int32 {
-        if signal, process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: stderrFile)
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-}
-
-struct ServerTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
-
 /// A response as the raw client read it.
 struct RawReply {
     var status: Int

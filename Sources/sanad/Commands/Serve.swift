@@ -113,13 +113,16 @@ enum ServeCommand: SanadCommand {
         let metrics = ServerMetrics()
         let pool = SlotPool(sessions, queueCapacity: queue)
         var webChat: WebChatService?
-        if !noWebChat {
+        let product = hostContext.product
+        if !noWebChat, product.webPage == nil {
+            printError("note: no web chat: the product '\(product.id)' has no web page (its webchat.html is missing)")
+        }
+        if !noWebChat, let page = product.webPage {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock)
-            let product = hostContext.product
             var configuration = ChatConfiguration(wording: product.wording, linkFormat: product.linkFormat)
             configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
             webChat = WebChatService(
-                pool: pool, reference: sessions[0], linkFormat: product.linkFormat
+                pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page
             ) { [configuration] borrowed in
                 ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }

@@ -25,7 +25,22 @@ public struct AbsherSettings: Sendable {
     /// (`Resources/webchat.html`: Arabic, right to left, plain HTML, CSS and JavaScript).
     public static let product = ChatProduct(
         id: "absher", wording: wording, linkFormat: linkFormat,
-        webPage: shippedResource("webchat.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) })
+        webPage: shippedResource("webchat.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) },
+        terminal: terminalWording)
+
+    /// The labels of the Absher chat in a terminal (`sanad chat`), in Arabic.
+    public static let terminalWording = TerminalWording(
+        user: "أنت", assistant: "سند", writing: "سند (يكتب)", draft: "سند (مسودة يتحقق منها)", suggestions: "اقتراحات:",
+        link: { "رابط \($0)" }, loading: "(جارٍ تحميل النموذج…)", ready: "(النموذج جاهز)", stopped: "(أُوقف الرد)",
+        backToChat: "(عدت إلى المحادثة)", pageShown: "(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)",
+        noSuggestions: "! لا توجد اقتراحات الآن؛ اكتب سؤالك بالكلمات",
+        noSuchSuggestion: {
+            "! لا يوجد اقتراح بالرقم \(arabicIndicDigits($0))؛ اختر من ١ إلى \(arabicIndicDigits($1))"
+        },
+        saved: { "(حُفظت المحادثة في \($0)، عدد الرسائل: \($1))" },
+        loaded: { "(استُعيدت المحادثة من \($0)، عدد الرسائل: \($1)؛ /history يعرضها)" },
+        toolsOn: { "(الأدوات مفعّلة: يختار النموذج أداة من \($0) ويشغّلها سند ثم يجيب من نتيجتها)" },
+        toolsOff: "(الأدوات معطّلة)")
 
     /// The Absher app's deep link URLs: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
     public static let linkFormat = DeepLinkFormat(scheme: "absher", host: "service")

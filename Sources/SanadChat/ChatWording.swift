@@ -108,11 +108,87 @@ public struct ChatProduct: Sendable {
     public var linkFormat: DeepLinkFormat
     /// The web chat's page (HTML with its CSS and JavaScript), or nil: the server then serves no web chat.
     public var webPage: String?
+    /// The labels `sanad chat` prints in a terminal.
+    public var terminal: TerminalWording
 
-    public init(id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil) {
+    public init(
+        id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil,
+        terminal: TerminalWording = .english
+    ) {
         self.id = id
         self.wording = wording
         self.linkFormat = linkFormat
         self.webPage = webPage
+        self.terminal = terminal
     }
+}
+
+/// The labels of a chat in a terminal (`sanad chat`): who speaks, the suggestions and links, and the short notes
+/// between messages. Part of the product (`ChatProduct.terminal`); the default is plain English.
+public struct TerminalWording: Sendable {
+    /// Before the person's messages (`You`).
+    public var user: String
+    /// Before the assistant's messages (`Sanad`).
+    public var assistant: String
+    /// While a reply streams (`Sanad (writing)`), and while a draft that is checked afterwards streams.
+    public var writing: String
+    public var draft: String
+    /// The heading of the suggestions (`Suggestions:`).
+    public var suggestions: String
+    /// Link number N as shown beside a message (`link N`).
+    public var link: @Sendable (Int) -> String
+    public var loading: String
+    public var ready: String
+    public var stopped: String
+    public var backToChat: String
+    public var pageShown: String
+    /// No suggestion now, or none with number N of `count`.
+    public var noSuggestions: String
+    public var noSuchSuggestion: @Sendable (_ number: Int, _ count: Int) -> String
+    /// The history was saved to or loaded from FILE with N messages.
+    public var saved: @Sendable (_ file: String, _ count: Int) -> String
+    public var loaded: @Sendable (_ file: String, _ count: Int) -> String
+    /// Tools on (with how many are offered) and off.
+    public var toolsOn: @Sendable (Int) -> String
+    public var toolsOff: String
+
+    public init(
+        user: String, assistant: String, writing: String, draft: String, suggestions: String,
+        link: @escaping @Sendable (Int) -> String, loading: String, ready: String, stopped: String,
+        backToChat: String, pageShown: String, noSuggestions: String,
+        noSuchSuggestion: @escaping @Sendable (Int, Int) -> String,
+        saved: @escaping @Sendable (String, Int) -> String, loaded: @escaping @Sendable (String, Int) -> String,
+        toolsOn: @escaping @Sendable (Int) -> String, toolsOff: String
+    ) {
+        self.user = user
+        self.assistant = assistant
+        self.writing = writing
+        self.draft = draft
+        self.suggestions = suggestions
+        self.link = link
+        self.loading = loading
+        self.ready = ready
+        self.stopped = stopped
+        self.backToChat = backToChat
+        self.pageShown = pageShown
+        self.noSuggestions = noSuggestions
+        self.noSuchSuggestion = noSuchSuggestion
+        self.saved = saved
+        self.loaded = loaded
+        self.toolsOn = toolsOn
+        self.toolsOff = toolsOff
+    }
+
+    /// Plain English labels.
+    public static let english = TerminalWording(
+        user: "You", assistant: "Sanad", writing: "Sanad (writing)", draft: "Sanad (draft, to be checked)",
+        suggestions: "Suggestions:", link: { "link \($0)" }, loading: "(loading the model…)",
+        ready: "(the model is ready)", stopped: "(reply stopped)", backToChat: "(back to the chat)",
+        pageShown: "(the chat is closed and the page shown; /back returns)",
+        noSuggestions: "! no suggestions now; type your question in words",
+        noSuchSuggestion: { "! no suggestion number \($0); pick 1 to \($1)" },
+        saved: { "(chat saved to \($0), \($1) messages)" },
+        loaded: { "(chat restored from \($0), \($1) messages; /history shows them)" },
+        toolsOn: { "(tools on: the model picks one of \($0), Sanad runs it and answers from its result)" },
+        toolsOff: "(tools off)")
 }

@@ -18,8 +18,8 @@ enum ChatCommand: SanadCommand {
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
           N               tap suggestion N (when there is one), else send N as text
           text            send text; the reply streams as it is generated
-          /open N         follow link N (links are numbered [رابط N] in order) and show its page; the chat is
-                          dismissed until /back. '/open absher://…' follows a URL.
+          /open N         follow link N (links are numbered in order) and show its page; the chat is dismissed
+                          until /back. '/open SCHEME://…' follows a URL in the product's link format.
           /back           close the page and return to the chat
           /chips          show the suggestions again
           /history        every message with its time and link
@@ -29,10 +29,11 @@ enum ChatCommand: SanadCommand {
                           (constrained to the tools' argument schemas), Sanad runs it and shows the call and its
                           result, then the model answers from the result (free text, not checked)
           /quit           leave (end of input does the same)
-        A reply streams after 'سند (يكتب):'. Replies to a suggestion are grounded: the plugin gives the engine the
-        facts, and the model's wording streams as a draft after 'سند (مسودة يتحقق منها):' (stopped at the first
-        number the data does not have); the draft is then checked for the facts, and when the check fails a template
-        sentence replaces it (printed after 'سند:'). A note under the message says which happened (✓ kept,
+        The labels are the product's (Wiring.swift; the Absher product's are Arabic). A reply streams after the
+        assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, and
+        the model's wording streams as a draft after the "draft" label (stopped at the first number the data does not
+        have); the draft is then checked for the facts, and when the check fails a template sentence replaces it
+        (printed after the assistant's name). A note under the message says which happened (✓ kept,
         ⚠ replaced); it is kept with the message as its 'check', not in its text. Typed text is grounded the same
         way when a plugin recognises it (a service and its fee, requirements or link; the user's documents, alerts
         or dependents; Arabic, Gulf dialect or English); text no plugin covers gets a list of what Sanad can help
@@ -103,7 +104,7 @@ enum ChatCommand: SanadCommand {
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
         let tools = ToolsMode(offered: host.tools(plugins).map(\.tool))
-        let printer = ChatPrinter(linkFormat: configuration.linkFormat)
+        let printer = ChatPrinter(linkFormat: configuration.linkFormat, words: host.product.terminal)
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -127,11 +128,7 @@ enum ChatCommand: SanadCommand {
                     // A bare number picks a suggestion (any digits: 2, ٢, ۲); one out of range is not a question.
                     let count = await session.suggestions.count
                     guard n >= 1, n <= count else {
-                        print(
-                            count == 0
-                                ? "! لا توجد اقتراحات الآن؛ اكتب سؤالك بالكلمات"
-                                : "! لا يوجد اقتراح بالرقم \(arabicIndicDigits(n))؛ اختر من ١ إلى \(arabicIndicDigits(count))"
-                        )
+                        print(count == 0 ? printer.words.noSuggestions : printer.words.noSuchSuggestion(n, count))
                         continue
                     }
                     try await Interruption.shared.run { try await session.sendSuggestion(number: n, onEvent: handler) }
@@ -144,7 +141,7 @@ enum ChatCommand: SanadCommand {
                 } else {
                     try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
                 }
-                if Interruption.shared.interrupted { print("(أُوقف الرد)") }
+                if Interruption.shared.interrupted { print(printer.words.stopped) }
             } catch ChatError.navigationFailed, ChatError.invalidDeepLink {
                 // Already shown: the session adds an error message to the chat.
             } catch {
@@ -174,35 +171,35 @@ enum ChatCommand: SanadCommand {
             guard let n = parseLocalizedNumber(argument), n >= 1, n <= links.count else {
                 print(
                     "! /open needs a link number" + (links.isEmpty ? " (no links yet)" : " in 1…\(links.count)")
-                        + " or an absher:// URL")
+                        + " or a \(printer.linkFormat.scheme):// URL")
                 return true
             }
             try await session.follow(links[n - 1], onEvent: handler)
         case "/back":
             await session.returnToChat()
-            print("(عدت إلى المحادثة)")
+            print(printer.words.backToChat)
         case "/chips":
             printer.printSuggestions(await session.suggestions)
         case "/history":
             var n = 0
             for m in await session.messages {
-                print("[\(formatISO8601(m.timestamp))] \(m.isUser ? "أنت" : "سند"): \(m.content)")
+                print("[\(formatISO8601(m.timestamp))] \(printer.speaker(m)): \(m.content)")
                 if let check = m.check { print("    \(check.note)") }
                 if let link = m.deepLink {
                     n += 1
-                    print("    [رابط \(n)] \(link.url(printer.linkFormat))")
+                    print("    [\(printer.words.link(n))] \(link.url(printer.linkFormat))")
                 }
             }
         case "/save":
             guard !argument.isEmpty else { throw UsageError("/save needs a FILE") }
             try await session.saveHistory(to: URL(fileURLWithPath: argument))
-            print("(حُفظت المحادثة في \(argument)، عدد الرسائل: \(await session.messages.count))")
+            print(printer.words.saved(argument, await session.messages.count))
         case "/load":
             guard !argument.isEmpty else { throw UsageError("/load needs a FILE") }
             try await session.loadHistory(from: URL(fileURLWithPath: argument))
             let messages = await session.messages
             printer.reset(links: messages.compactMap(\.deepLink))
-            print("(استُعيدت المحادثة من \(argument)، عدد الرسائل: \(messages.count)؛ /history يعرضها)")
+            print(printer.words.loaded(argument, messages.count))
         case "/retry":
             guard await session.canRetry else {
                 print(
@@ -218,10 +215,7 @@ enum ChatCommand: SanadCommand {
             case "": break
             default: throw UsageError("/tools takes on or off")
             }
-            print(
-                tools.on
-                    ? "(الأدوات مفعّلة: يختار النموذج أداة من \(tools.offered.count) ويشغّلها سند ثم يجيب من نتيجتها)"
-                    : "(الأدوات معطّلة)")
+            print(tools.on ? printer.words.toolsOn(tools.offered.count) : printer.words.toolsOff)
         case "/help":
             print(
                 "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /retry · /tools on|off · /quit"
@@ -264,11 +258,17 @@ extension ChatCommand {
 final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state behind `lock`
     private let lock = NSLock()
     let linkFormat: DeepLinkFormat
+    /// The product's labels.
+    let words: TerminalWording
     private var shownLinks: [DeepLink] = []
 
-    init(linkFormat: DeepLinkFormat) {
+    init(linkFormat: DeepLinkFormat, words: TerminalWording) {
         self.linkFormat = linkFormat
+        self.words = words
     }
+
+    /// Who wrote `m`, as the product labels it.
+    func speaker(_ m: ChatEntry) -> String { m.isUser ? words.user : words.assistant }
     /// A reply is being streamed (its line is open).
     private var streaming = false
 
@@ -280,7 +280,7 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
 
     func printSuggestions(_ suggestions: [ChatSuggestion]) {
         guard !suggestions.isEmpty else { return }
-        print("اقتراحات:")
+        print(words.suggestions)
         for (i, s) in suggestions.enumerated() { print("  \(i + 1)) \(s.text)") }
     }
 
@@ -290,7 +290,7 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
             shownLinks.append(link)
             return shownLinks.count
         }
-        print("    [رابط \(n)] \(link.url(linkFormat))")
+        print("    [\(words.link(n))] \(link.url(linkFormat))")
     }
 
     func handle(_ event: ChatEvent) {
@@ -302,22 +302,22 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
             }) {
                 writeOut("\n")
             }
-            print("\(m.isUser ? "أنت" : "سند"): \(m.content)")
+            print("\(speaker(m)): \(m.content)")
             printLink(m.deepLink)
         case .suggestionsChanged(let s):
             printSuggestions(s)
         case .engineStateChanged(let state):
             switch state {
             case .failed: printError("[engine failed to load; /retry tries again]")
-            case .loading: print("(جارٍ تحميل النموذج…)")
-            case .ready: print("(النموذج جاهز)")
+            case .loading: print(words.loading)
+            case .ready: print(words.ready)
             case .unloaded, .notLoaded: break
             }
         case .processingChanged:
             break
         case .replyStarted(_, let draft):
             lock.withLock { streaming = true }
-            writeOut(draft ? "سند (مسودة يتحقق منها): " : "سند (يكتب): ")
+            writeOut((draft ? words.draft : words.writing) + ": ")
         case .replyPiece(_, _, let text):
             writeOut(text)
         case .replyFinished(let m, let verdict, let stats):
@@ -327,7 +327,7 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
             case .some(.verified):
                 print("    " + (m.check?.note ?? ""))
             case .some(.rejected):
-                print("سند: \(m.content)")
+                print("\(words.assistant): \(m.content)")
                 print("    " + (m.check?.note ?? ""))
             case .none:
                 break
@@ -341,7 +341,7 @@ final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state beh
             }
         case .navigated(let d):
             print(d.text(linkFormat))
-            print("(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)")
+            print(words.pageShown)
         }
     }
 }

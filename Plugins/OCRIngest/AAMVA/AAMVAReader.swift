@@ -116,7 +116,7 @@ public enum AAMVAReader {
         _ entry: AAMVASubfileEntry, bytes: [UInt8], shift: Int, directoryEnd: Int, elementSeparator: UInt8,
         segmentTerminator: UInt8, warnings: inout [String]
     ) throws -> AAMVASubfile {
-        let declared = entry.offset + shift
+        let declared = max(0, entry.offset + shift)
         var start = declared
         if !matches(bytes, at: declared, entry.type) {
             // Tolerate a wrong offset when the subfile type is found right after the directory or near the offset.
@@ -263,8 +263,11 @@ public enum AAMVAReader {
             ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
-    private static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
-        guard offset < bytes.count else { return "the end of the payload" }
+    /// Up to `count` bytes at `offset`, quoted with control bytes escaped. Any offset is safe: one before the
+    /// payload (a directory offset shifted by stripped separators) or past its end is described, never sliced.
+    static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
+        guard offset >= 0 else { return "nothing (byte \(offset) is before the start of the payload)" }
+        guard offset < bytes.count, count > 0 else { return "the end of the payload" }
         let slice = bytes[offset..<min(bytes.count, offset + count)]
         return "'"
             + slice.map { $0 >= 32 && $0 < 127 ? String(Character(Unicode.Scalar($0))) : "\\x\(String($0, radix: 16))" }

@@ -98,20 +98,22 @@ enum IngestCommand: SanadCommand {
             return
         }
         let model = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
-        var index = try VectorIndexFile.loadOrCreate(path, dimension: model.dimension)
+        if FileManager.default.fileExists(atPath: path) { _ = try VectorIndexFile.load(path) }
         let batch = try await model.embedReportingTruncation(chunks.map(\.text))
         reportTruncation(batch, labels: chunks.map { "\($0.documentID)#\($0.index)" })
-        for (chunk, vector) in zip(chunks, batch.vectors) {
-            let metadata = [
-                "documentId": chunk.documentID, "chunk": String(chunk.index),
-                "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
-            ]
-            try index.add(
-                VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
-                vector: vector, file: path)
+        let count = try VectorIndexFile.update(path, dimension: model.dimension) { index in
+            for (chunk, vector) in zip(chunks, batch.vectors) {
+                let metadata = [
+                    "documentId": chunk.documentID, "chunk": String(chunk.index),
+                    "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
+                ]
+                try index.add(
+                    VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
+                    vector: vector, file: path)
+            }
+            return index.count
         }
-        try VectorIndexFile.save(index, to: path)
-        printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(index.count) entries")
+        printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(count) entries")
     }
 
     /// Reads one document: an image through Tesseract (`ocr` is opened on the first image and kept), else text.

@@ -120,7 +120,9 @@ struct MRZDecoder {
     }
 
     /// TD1/TD2: a `<` in the document number's check position means the number continues in the optional data,
-    /// followed by its check digit and a `<`.
+    /// followed by its check digit and a `<` (Doc 9303 parts 5 and 6; TD3 defines no such overflow). The check
+    /// digit covers the nine principal characters, the `<` after them and the continuation: the Belgian specimen
+    /// `000590240<601` checks to 3 only so (the Utopia specimen checks either way).
     private mutating func locateLongDocumentNumber() {
         guard layout.format == .td1 || layout.format == .td2,
             let number = layout.field(.documentNumber), let check = layout.field(.documentNumberCheck),
@@ -147,7 +149,8 @@ struct MRZDecoder {
         overflow = (optional.line, optional.columns.lowerBound..<end)
         if let index = checks.firstIndex(where: { $0.id == .documentNumber }) {
             checks[index].covered = [
-                (number.line, number.columns), (optional.line, optional.columns.lowerBound..<digitColumn),
+                (number.line, number.columns.lowerBound..<check.columns.upperBound),
+                (optional.line, optional.columns.lowerBound..<digitColumn),
             ]
             checks[index].digit = (optional.line, digitColumn)
         }

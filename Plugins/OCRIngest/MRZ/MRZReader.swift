@@ -162,7 +162,7 @@ public enum MRZReader {
             pending = []
         }
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0.isNewline }) {
-            if rawLine.allSatisfy(\.isWhitespace) { continue }
+            if isNoise(rawLine) { continue }
             switch classify(rawLine) {
             case .strong(let chars):
                 if !pending.isEmpty { current.lineStarts.append(current.characters.count) }
@@ -180,6 +180,18 @@ public enum MRZReader {
         }
         finish()
         return blocks
+    }
+
+    /// Blank lines and OCR specks between the zone's lines (`.`, `,`, `~ -`: at most 4 marks, none a letter,
+    /// digit or filler) do not break a run.
+    static func isNoise(_ line: Substring) -> Bool {
+        var marks = 0
+        for ch in line where !ch.isWhitespace {
+            if ch.isLetter || ch.isNumber || upperASCII(ch).map(MRZAlphabet.isMRZ) == true { return false }
+            marks += 1
+            if marks > 4 { return false }
+        }
+        return true
     }
 
     enum LineKind: Equatable {

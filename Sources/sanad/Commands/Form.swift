@@ -367,7 +367,7 @@ enum FormCommand: SanadCommand {
                 return ExitCode.success
             }
             let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !json && !isatty(0).boolValue { print("> \(text)") }
+            if !json && !isatty(0).boolValue { print("> \(TerminalText.escaped(String(text.prefix(200))))") }
             let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
             do {
                 switch parts.first ?? "" {

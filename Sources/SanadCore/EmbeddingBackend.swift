@@ -48,3 +48,42 @@ public func l2Normalized(_ vector: [Float]) -> [Float] {
     let scale = Float(1 / sum.squareRoot())
     return vector.map { $0 * scale }
 }
+
+/// A model whose every vector is checked: one with a NaN or infinity (damaged weights, an engine that overflows) is
+/// an error naming the model and the text, never a zero vector stored or printed as if it were an embedding.
+public final class FiniteEmbeddingModel: EmbeddingModel {
+    public let base: any EmbeddingModel
+    /// The model as the person named it (its path), for the error.
+    public let name: String
+
+    public init(_ base: any EmbeddingModel, name: String) {
+        self.base = base
+        self.name = name
+    }
+
+    public var dimension: Int { base.dimension }
+
+    public func embed(_ texts: [String]) async throws -> [[Float]] {
+        let vectors = try await base.embed(texts)
+        try check(vectors)
+        return vectors
+    }
+
+    public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
+        let batch = try await base.embedReportingTruncation(texts)
+        try check(batch.vectors)
+        return batch
+    }
+
+    /// Throws `SanadError.engine` for the first vector with a non-finite value.
+    func check(_ vectors: [[Float]]) throws {
+        for (i, vector) in vectors.enumerated() {
+            let bad = vector.reduce(0) { $0 + ($1.isFinite ? 0 : 1) }
+            guard bad > 0 else { continue }
+            throw SanadError.engine(
+                "embedding model \(name) produced \(bad) NaN or infinite value(s) of \(vector.count) for text "
+                    + "\(i + 1): its weights are damaged or this engine cannot run it; download the model again or "
+                    + "pick another with -m")
+        }
+    }
+}

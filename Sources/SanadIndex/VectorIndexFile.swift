@@ -24,6 +24,52 @@ public enum VectorIndexFile {
         return try data.withUnsafeBytes { try parse($0, path: path) }
     }
 
+    /// How long a writer waits for another one's lock before it gives up with an error.
+    public static let lockWait: Double = 120
+
+    /// Reads the index at `path` (a new empty one of `dimension` when there is no file and `dimension` is given),
+    /// applies `change` and saves it, all under an exclusive lock (`flock` on `PATH.lock` beside it): a second
+    /// writer waits until the first has saved, then reads what it saved, so concurrent `sanad index add` keep every
+    /// entry. A writer still waiting after `lockWait` seconds fails with an error naming the lock file.
+    public static func update<T>(
+        _ path: String, dimension: Int? = nil, _ change: (inout VectorIndex) throws -> T
+    ) throws -> T {
+        try withLock(path) {
+            var index: VectorIndex
+            if let dimension { index = try loadOrCreate(path, dimension: dimension) } else { index = try load(path) }
+            let result = try change(&index)
+            try save(index, to: path)
+            return result
+        }
+    }
+
+    /// Runs `body` holding the exclusive lock of the index at `path` (the lock file is created when missing; it
+    /// holds nothing and may be deleted when no writer runs).
+    public static func withLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw VectorIndexError.io(
+                path: lockPath, operation: "open the lock file", reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        let deadline = Date().addingTimeInterval(lockWait)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw VectorIndexError.io(path: lockPath, operation: "lock", reason: String(cString: strerror(errno)))
+            }
+            guard Date() < deadline else {
+                throw VectorIndexError.io(
+                    path: lockPath, operation: "lock",
+                    reason: "another writer has held it for \(Int(lockWait)) s; wait for it to finish (or, if no "
+                        + "sanad runs, delete the lock file)")
+            }
+            usleep(20_000)
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
     /// Reads the index at `path`, or a new empty one of `dimension` when there is no file.
     public static func loadOrCreate(_ path: String, dimension: Int) throws -> VectorIndex {
         FileManager.default.fileExists(atPath: path) ? try load(path) : VectorIndex(dimension: dimension)

@@ -52,7 +52,9 @@ enum MRZGenerator {
             var data: [UInt8] = []
             if long {
                 let rest = Array(number.dropFirst(9))
-                data = rest + [UInt8(48 + (MRZAlphabet.checkDigit(number) ?? 0)), MRZAlphabet.filler]
+                // The check digit covers the nine principal characters, the `<` after them and the rest.
+                let checked = Array(number.prefix(9)) + [MRZAlphabet.filler] + rest
+                data = rest + [UInt8(48 + (MRZAlphabet.checkDigit(checked) ?? 0)), MRZAlphabet.filler]
             }
             let room = optional.columns.count - data.count - 1
             if room > 0, Bool.random(using: &rng) { data += word(Int.random(in: 1...room, using: &rng), alnum) }

@@ -41,14 +41,43 @@ public struct FieldValidator: Sendable {
     static let yesWords: Set<String> = ["yes", "y", "true", "نعم", "اي", "أجل", "sí", "si", "s"]
     static let noWords: Set<String> = ["no", "n", "false", "لا", "كلا"]
 
+    /// The most characters any answer may have, free text included; a field's `maxLength` can only lower it.
+    public static let maxAnswerCharacters = 1000
+
+    private func tooLong(_ n: Int, got: Int, unit: String) -> String {
+        let arabicUnit = unit == "bytes" ? "بايت" : "حرفاً"
+        let spanishUnit = unit == "bytes" ? "bytes" : "caracteres"
+        return t(
+            "at most \(n) characters are accepted (got \(got) \(unit)).",
+            "يُقبل \(n) حرفاً على الأكثر (كُتب \(got) \(arabicUnit)).",
+            "se aceptan como máximo \(n) caracteres (hay \(got) \(spanishUnit)).")
+    }
+
+    private var shortenIt: String { t("Shorten or abbreviate it.", "اختصره.", "Acórtelo o abrévielo.") }
+
     /// The normal form of `raw` for `field`, or the problem.
     public func normalize(_ raw: String, for field: FormTemplate.Field) -> Result<String, AnswerProblem> {
-        let text = collapseSpaces(westernDigits(raw))
         func problem(_ message: String, _ suggestion: String) -> Result<String, AnswerProblem> {
             .failure(
                 AnswerProblem(
                     field: field.id, message: "\(field.label.text(language)): \(message)", suggestion: suggestion))
         }
+        let limit = min(field.validation.maxLength ?? Self.maxAnswerCharacters, Self.maxAnswerCharacters)
+        // Refused before any other work: a 10 MB answer costs one pass over its bytes, not a normalisation.
+        if raw.utf8.count > 4 * limit + 64 {
+            return problem(tooLong(limit, got: raw.utf8.count, unit: "bytes"), shortenIt)
+        }
+        if let bad = raw.unicodeScalars.first(where: { TerminalText.isControl($0) && !["\t", "\n", "\r"].contains($0) })
+        {
+            let code = "U+" + String(bad.value, radix: 16, uppercase: true).leftPadded(to: 4)
+            return problem(
+                t(
+                    "it holds a control character (\(code)); answers are plain text.",
+                    "تحتوي على محرف تحكم (\(code))؛ الإجابات نص عادي.",
+                    "contiene un carácter de control (\(code)); las respuestas son texto simple."),
+                t("Type it again without it.", "اكتبها مرة أخرى بدونه.", "Escríbala de nuevo sin él."))
+        }
+        let text = collapseSpaces(westernDigits(raw))
         guard !text.isEmpty else {
             return problem(
                 t("no answer given.", "لم تُكتب إجابة.", "no hay respuesta."),
@@ -83,13 +112,8 @@ public struct FieldValidator: Sendable {
                     "se necesitan al menos \(n) caracteres (hay \(value.count))."),
                 t("Give the full value.", "اكتب القيمة كاملة.", "Escriba el valor completo."))
         }
-        if let n = v.maxLength, value.count > n {
-            return problem(
-                t(
-                    "at most \(n) characters are accepted (got \(value.count)).",
-                    "يُقبل \(n) حرفاً على الأكثر (كُتب \(value.count)).",
-                    "se aceptan como máximo \(n) caracteres (hay \(value.count))."),
-                t("Shorten or abbreviate it.", "اختصره.", "Acórtelo o abrévielo."))
+        if value.count > limit {
+            return problem(tooLong(limit, got: value.count, unit: "characters"), shortenIt)
         }
         if let pattern = v.pattern, value.range(of: "^(?:\(pattern))$", options: .regularExpression) == nil {
             let hint = v.patternHint?.text(language) ?? pattern
@@ -350,4 +374,11 @@ func westernDigits(_ text: String) -> String {
 /// Trimmed, with each run of white space as one space.
 func collapseSpaces(_ text: String) -> String {
     text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+}
+
+extension String {
+    /// Zeros in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -49,12 +49,7 @@ public struct FormSession {
                     + template.metadata.languageSupport.joined(separator: ", "))
         }
         let sessionID = id ?? "\(template.metadata.id)-\(UUID().uuidString.prefix(8).lowercased())"
-        guard (1...64).contains(sessionID.count),
-            sessionID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
-        else {
-            throw FormError.invalidRequest(
-                "'\(sessionID)' is not a session id: use 1 to 64 ASCII letters, digits, '-', '_' or '.'")
-        }
+        try SessionID.validate(sessionID)
         let record = SessionRecord(
             id: sessionID, templateID: template.metadata.id, templateVersion: template.metadata.version,
             language: language, createdAt: FormStores.timestamp(now()))
@@ -67,6 +62,7 @@ public struct FormSession {
         id: String, store: any FormStore, catalog: FormCatalog, today: FormDate,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> FormSession {
+        try SessionID.validate(id)
         guard let record = try store.session(id) else { throw FormError.unknownSession(id: id, store: store.location) }
         let template = try catalog.template(record.templateID)
         return FormSession(template: template, record: record, store: store, today: today, now: now)

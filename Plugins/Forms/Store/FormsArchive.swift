@@ -17,6 +17,11 @@ public enum FormsArchive {
     ) throws -> [UInt8] {
         var files: [ZipEntry] = []
         for record in records {
+            if let problem = SessionID.problem(record.id) {
+                throw FormError.store(
+                    "not backed up, nothing written: \(problem) (a session saved before this rule; back up the "
+                        + "others one by one, or wipe the store with 'sanad form privacy --wipe')")
+            }
             let template = try catalog.template(record.templateID)
             let session = FormSession(template: template, record: record, store: store, today: today, now: { now })
             files.append(
@@ -111,11 +116,16 @@ public enum FormsArchive {
         }
         var plans: [SessionBackup.Plan] = []
         for id in sessionIDs {
+            if let problem = SessionID.problem(id) {
+                throw bad("the manifest lists a session id that is refused: \(problem)")
+            }
             let path = "sessions/\(id).json"
             guard let entry = contents.first(where: { $0.path == path }) else { throw bad("\(path) is missing") }
             let plan = try SessionBackup.plan(
                 entry.bytes, file: "\(file): \(path)", catalog: catalog, store: store, today: today)
-            guard plan.record.id == id else { throw bad("\(path) holds session '\(plan.record.id)'") }
+            guard plan.record.id == id else {
+                throw bad("\(path) holds session \(TerminalText.quoted(plan.record.id))")
+            }
             plans.append(plan)
         }
         return Plan(sessions: plans, files: contents.map { ($0.path, $0.bytes.count) })

@@ -36,15 +36,19 @@ public final class JSONFormStore: FormStore {
                 "\(file.path) has format \(version); this sanad reads \(Self.formatVersion) at most. Use a newer sanad")
         }
         all = try (root["sessions"]?.arrayValue ?? []).enumerated().map {
-            try SessionRecord(json: $0.element, path: "sessions[\($0.offset)]", fail: fail)
+            try SessionRecord(json: $0.element, path: "sessions[\($0.offset)]", checkingID: false, fail: fail)
         }
     }
 
     public func sessions() throws -> [SessionRecord] { all }
 
-    public func session(_ id: String) throws -> SessionRecord? { all.first { $0.id == id } }
+    public func session(_ id: String) throws -> SessionRecord? {
+        try SessionID.validate(id)
+        return all.first { $0.id == id }
+    }
 
     public func create(_ session: SessionRecord) throws {
+        try SessionID.validate(session.id)
         guard try self.session(session.id) == nil else {
             throw FormError.invalidRequest("a form session '\(session.id)' already exists in \(location)")
         }
@@ -63,12 +67,14 @@ public final class JSONFormStore: FormStore {
     }
 
     public func replace(_ session: SessionRecord) throws {
+        try SessionID.validate(session.id)
         try write(all.filter { $0.id != session.id } + [session])
     }
 
     public func delete(session id: String) throws { try write(all.filter { $0.id != id }) }
 
     private func update(_ id: String, _ change: (inout SessionRecord) -> Void) throws {
+        try SessionID.validate(id)
         guard let i = all.firstIndex(where: { $0.id == id }) else {
             throw FormError.unknownSession(id: id, store: location)
         }

@@ -48,10 +48,16 @@ public final class SQLiteFormStore: FormStore {
     }
 
     public func sessions() throws -> [SessionRecord] {
-        try db.run("SELECT id FROM sessions ORDER BY created_at, id").compactMap { try session($0[0].text) }
+        try db.run("SELECT id FROM sessions ORDER BY created_at, id").compactMap { try load($0[0].text) }
     }
 
     public func session(_ id: String) throws -> SessionRecord? {
+        try SessionID.validate(id)
+        return try load(id)
+    }
+
+    /// The session stored under `id`, whatever the id (listing and wiping reach sessions saved before the id rule).
+    private func load(_ id: String) throws -> SessionRecord? {
         guard
             let row = try db.run(
                 "SELECT id, template_id, template_version, language, created_at FROM sessions WHERE id = ?",
@@ -91,6 +97,7 @@ public final class SQLiteFormStore: FormStore {
     }
 
     public func create(_ session: SessionRecord) throws {
+        try SessionID.validate(session.id)
         try db.transaction {
             guard try db.run("SELECT 1 FROM sessions WHERE id = ?", [.text(session.id)]).isEmpty else {
                 throw FormError.invalidRequest("a form session '\(session.id)' already exists in \(location)")
@@ -100,6 +107,7 @@ public final class SQLiteFormStore: FormStore {
     }
 
     public func save(_ answer: StoredAnswer, session id: String) throws {
+        try SessionID.validate(id)
         try db.transaction {
             guard !(try db.run("SELECT 1 FROM sessions WHERE id = ?", [.text(id)]).isEmpty) else {
                 throw FormError.unknownSession(id: id, store: location)
@@ -109,12 +117,14 @@ public final class SQLiteFormStore: FormStore {
     }
 
     public func remove(field: String, session id: String) throws {
+        try SessionID.validate(id)
         try db.transaction {
             try db.run("DELETE FROM answers WHERE session_id = ? AND field_id = ?", [.text(id), .text(field)])
         }
     }
 
     public func replace(_ session: SessionRecord) throws {
+        try SessionID.validate(session.id)
         try db.transaction {
             try db.run("DELETE FROM answers WHERE session_id = ?", [.text(session.id)])
             try db.run("DELETE FROM sessions WHERE id = ?", [.text(session.id)])

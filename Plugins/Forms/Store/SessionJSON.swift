@@ -20,8 +20,9 @@ extension SessionRecord {
     static let keys = ["id", "templateId", "templateVersion", "language", "createdAt", "answers"]
     static let answerKeys = ["fieldId", "value", "source", "detail", "sequence", "savedAt"]
 
-    /// Reads what `json` wrote; `fail(keyPath, problem)` words the error.
-    init(json: JSONValue, path: String, fail: (String, String) -> any Error) throws {
+    /// Reads what `json` wrote; `fail(keyPath, problem)` words the error. The id must pass `SessionID` unless
+    /// `checkingID` is false (the JSON store reading sessions saved before the rule, so they can still be wiped).
+    init(json: JSONValue, path: String, checkingID: Bool = true, fail: (String, String) -> any Error) throws {
         func object(_ v: JSONValue, _ at: String, _ keys: [String]) throws -> [String: JSONValue] {
             guard let o = v.objectValue else { throw fail(at, "expected an object") }
             for k in o.keys.sorted() where !keys.contains(k) { throw fail("\(at).\(k)", "unknown key") }
@@ -32,6 +33,7 @@ extension SessionRecord {
             return s
         }
         let o = try object(json, path, Self.keys)
+        if checkingID, let problem = SessionID.problem(try text(o, "id", path)) { throw fail("\(path).id", problem) }
         guard let list = o["answers"]?.arrayValue else { throw fail("\(path).answers", "missing or not an array") }
         let answers = try list.enumerated().map { i, item -> StoredAnswer in
             let at = "\(path).answers[\(i)]"

@@ -16,8 +16,20 @@ public enum AAMVAReader {
         try read(bytes: Array(payload.utf8))
     }
 
-    /// Parses the payload's bytes.
+    /// Parses the payload's bytes: strictly, and when that fails, leniently (see `read(bytes:lenient:)`); the strict
+    /// error is thrown when the lenient reading fails too.
     public static func read(bytes: [UInt8]) throws -> AAMVABarcode {
+        do { return try read(bytes: bytes, lenient: false) } catch {
+            guard let lenient = try? read(bytes: bytes, lenient: true) else { throw error }
+            return lenient
+        }
+    }
+
+    /// Parses the payload's bytes. `lenient` reads what scanners deliver, each deviation a warning starting
+    /// `lenient:`: a subfile whose element separators were stripped is split at the element ids it holds (three or
+    /// more known ids needed); a missing segment terminator is tolerated when the payload reaches the directory's
+    /// declared end (its lengths are checked, not trusted); an element that does not start with an id is skipped.
+    public static func read(bytes: [UInt8], lenient: Bool) throws -> AAMVABarcode {
         var warnings: [String] = []
         guard let first = bytes.first else {
             throw OCRIngestError.aamva(offset: 0, element: "compliance indicator", message: "the payload is empty")
@@ -91,7 +103,7 @@ public enum AAMVAReader {
         for entry in directory {
             let subfile = try readSubfile(
                 entry, bytes: bytes, shift: shift, directoryEnd: cursor, elementSeparator: elementSeparator,
-                segmentTerminator: segmentTerminator, warnings: &warnings)
+                segmentTerminator: segmentTerminator, lenient: lenient, warnings: &warnings)
             subfiles.append(subfile)
         }
         guard let primary = subfiles.first(where: { $0.type == "DL" || $0.type == "ID" }) else {
@@ -114,9 +126,9 @@ public enum AAMVAReader {
 
     private static func readSubfile(
         _ entry: AAMVASubfileEntry, bytes: [UInt8], shift: Int, directoryEnd: Int, elementSeparator: UInt8,
-        segmentTerminator: UInt8, warnings: inout [String]
+        segmentTerminator: UInt8, lenient: Bool, warnings: inout [String]
     ) throws -> AAMVASubfile {
-        let declared = entry.offset + shift
+        let declared = max(0, entry.offset + shift)
         var start = declared
         if !matches(bytes, at: declared, entry.type) {
             // Tolerate a wrong offset when the subfile type is found right after the directory or near the offset.
@@ -124,7 +136,11 @@ public enum AAMVAReader {
                 matches(bytes, at: $0, entry.type)
             }
             let afterDirectory = matches(bytes, at: directoryEnd, entry.type) ? directoryEnd : nil
-            guard let found = near ?? afterDirectory else {
+            // Lenient: stripped separators move later subfiles by more than 8 bytes; take the type's first place.
+            let anywhere =
+                lenient
+                ? (directoryEnd..<max(directoryEnd, bytes.count)).first { matches(bytes, at: $0, entry.type) } : nil
+            guard let found = near ?? afterDirectory ?? anywhere else {
                 if declared >= bytes.count {
                     throw OCRIngestError.aamva(
                         offset: declared, element: "subfile \(entry.type)",
@@ -140,7 +156,27 @@ public enum AAMVAReader {
             start = found
         }
         var cursor = start + 2
-        guard let end = bytes[cursor...].firstIndex(of: segmentTerminator) else {
+        let terminator = bytes[cursor...].firstIndex(of: segmentTerminator)
+        if let elements = splitAtIDs(bytes, cursor..<(terminator ?? bytes.count), separator: elementSeparator) {
+            guard lenient else {
+                throw OCRIngestError.aamva(
+                    offset: cursor, element: "subfile \(entry.type)",
+                    message: "\(elements.count) element ids follow each other with no element separator (0x"
+                        + "\(String(elementSeparator, radix: 16, uppercase: true))) between them: the scanner stripped "
+                        + "them")
+            }
+            warnings.append(
+                "lenient: subfile \(entry.type) has no element separators; \(elements.count) elements found by their "
+                    + "ids")
+            return AAMVASubfile(type: entry.type, offset: start, elements: elements)
+        }
+        let reachesDeclaredEnd = bytes.count >= start + entry.length - 1
+        if lenient, terminator == nil, reachesDeclaredEnd {
+            warnings.append(
+                "lenient: subfile \(entry.type) has no segment terminator; read to the end of the payload (byte "
+                    + "\(bytes.count))")
+        }
+        guard let end = terminator ?? (lenient && reachesDeclaredEnd ? bytes.count : nil) else {
             let declaredEnd = start + entry.length
             let lastElement = lastElementStart(bytes, from: cursor, separator: elementSeparator)
             let id = lastElement.map { describeRange(bytes, $0, 3) } ?? "(none)"
@@ -164,6 +200,13 @@ public enum AAMVAReader {
                     piece.prefix(3).allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 48 && $0 <= 57) }),
                     let lead = piece.first, lead >= 65, lead <= 90
                 else {
+                    if lenient {
+                        warnings.append(
+                            "lenient: subfile \(entry.type): skipped \(describeRange(bytes, cursor, min(3, piece.count))) "
+                                + "at byte \(cursor), which does not start with an element id")
+                        cursor = stop + 1
+                        continue
+                    }
                     throw OCRIngestError.aamva(
                         offset: cursor, element: "subfile \(entry.type), element \(elements.count + 1)",
                         message: "an element starts with a three-character id (DAQ, DCS, …), found "
@@ -180,6 +223,41 @@ public enum AAMVAReader {
             cursor = stop + 1
         }
         return AAMVASubfile(type: entry.type, offset: start, elements: elements)
+    }
+
+    /// The elements of `range` split at the known element ids it holds, when it has no separator, starts with an id
+    /// and holds three or more distinct ones; nil otherwise. Each id counts once; where ids overlap the later wins.
+    /// A value that holds an id's letters can still be split wrongly: the result is a lenient reading, so noted.
+    static func splitAtIDs(_ bytes: [UInt8], _ range: Range<Int>, separator: UInt8) -> [AAMVAElement]? {
+        guard range.count >= 3, !bytes[range].contains(separator) else { return nil }
+        func id(at i: Int) -> String? {
+            guard i + 3 <= range.upperBound else { return nil }
+            let text = String(decoding: bytes[i..<(i + 3)], as: UTF8.self)
+            return AAMVAElementIDs.names[text] != nil ? text : nil
+        }
+        guard id(at: range.lowerBound) != nil else { return nil }
+        var starts: [(Int, String)] = []
+        var seen = Set<String>()
+        var i = range.lowerBound
+        func fresh(_ at: Int) -> String? { id(at: at).flatMap { seen.contains($0) ? nil : $0 } }
+        while i < range.upperBound {
+            // Of overlapping ids (`DCADDCBK`, `RICHMONDDAJ`) the later one starts the element: a value's last
+            // letters run into it. The first element's id is taken as it is.
+            let overlapped = !starts.isEmpty && (fresh(i + 1) != nil || fresh(i + 2) != nil)
+            if let found = fresh(i), !overlapped {
+                starts.append((i, found))
+                seen.insert(found)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        guard starts.count >= 3 else { return nil }
+        return starts.enumerated().map { n, start in
+            let valueEnd = n + 1 < starts.count ? starts[n + 1].0 : range.upperBound
+            let value = String(decoding: bytes[(start.0 + 3)..<valueEnd], as: UTF8.self)
+            return AAMVAElement(id: start.1, value: value, offset: start.0)
+        }
     }
 
     private static func lastElementStart(_ bytes: [UInt8], from: Int, separator: UInt8) -> Int? {
@@ -263,8 +341,11 @@ public enum AAMVAReader {
             ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
-    private static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
-        guard offset < bytes.count else { return "the end of the payload" }
+    /// Up to `count` bytes at `offset`, quoted with control bytes escaped. Any offset is safe: one before the
+    /// payload (a directory offset shifted by stripped separators) or past its end is described, never sliced.
+    static func describeRange(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> String {
+        guard offset >= 0 else { return "nothing (byte \(offset) is before the start of the payload)" }
+        guard offset < bytes.count, count > 0 else { return "the end of the payload" }
         let slice = bytes[offset..<min(bytes.count, offset + count)]
         return "'"
             + slice.map { $0 >= 32 && $0 < 127 ? String(Character(Unicode.Scalar($0))) : "\\x\(String($0, radix: 16))" }

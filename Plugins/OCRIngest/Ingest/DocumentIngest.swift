@@ -42,8 +42,10 @@ public struct IngestedDocument: Sendable {
 public enum DocumentIngest {
     /// Reads `text`. With `.auto`: AAMVA when the text starts like barcode text (`@` … `ANSI `), a zone when the
     /// MRZ reader finds one, else plain text. With `.mrz` or `.aamva` the reader's error is thrown as is.
+    /// `progress` gets (bytes done, bytes in all) as plain text is chunked, for a progress line on long inputs.
     public static func ingest(
-        text: String, documentID: String, kind: DocumentKind = .auto, reference: CalendarDate, ocr: String? = nil
+        text: String, documentID: String, kind: DocumentKind = .auto, reference: CalendarDate, ocr: String? = nil,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws -> IngestedDocument {
         switch kind {
         case .aamva:
@@ -51,7 +53,7 @@ public enum DocumentIngest {
         case .mrz:
             return mrz(try MRZReader.read(text, reference: reference), documentID: documentID, ocr: ocr)
         case .text:
-            return try plainText(text, documentID: documentID, ocr: ocr)
+            return try plainText(text, documentID: documentID, ocr: ocr, progress: progress)
         case .auto:
             if looksLikeAAMVA(text) {
                 return aamva(try AAMVAReader.read(text), documentID: documentID, ocr: ocr)
@@ -59,7 +61,7 @@ public enum DocumentIngest {
             do {
                 return mrz(try MRZReader.read(text, reference: reference), documentID: documentID, ocr: ocr)
             } catch OCRIngestError.noMRZFound {
-                return try plainText(text, documentID: documentID, ocr: ocr)
+                return try plainText(text, documentID: documentID, ocr: ocr, progress: progress)
             }
         }
     }
@@ -119,8 +121,10 @@ public enum DocumentIngest {
             ocr: ocr)
     }
 
-    static func plainText(_ text: String, documentID: String, ocr: String?) throws -> IngestedDocument {
-        let chunks = try OCRText.chunk(OCRText.clean(text), documentID: documentID)
+    static func plainText(
+        _ text: String, documentID: String, ocr: String?, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws -> IngestedDocument {
+        let chunks = try OCRText.chunks(of: text, documentID: documentID, progress: progress)
         return IngestedDocument(
             documentID: documentID, content: .text(chunks), proposals: [], proposalsWithheld: nil, ocr: ocr)
     }

@@ -23,16 +23,29 @@ struct MRZDecoder {
         self.checks = layout.checks
     }
 
-    static func decode(lines: [[UInt8]], format: MRZFormat, reference: CalendarDate) -> MRZResult {
+    /// Decodes one window. `repairBudget` is how many repair combinations the caller's block may still try; the
+    /// search spends from it and is skipped (no check-digit repair) once it is spent.
+    static func decode(
+        lines: [[UInt8]], format: MRZFormat, reference: CalendarDate, repairBudget: inout Int
+    ) -> MRZResult {
         var decoder = MRZDecoder(lines: lines, format: format, reference: reference)
-        return decoder.run()
+        return decoder.run(repairBudget: &repairBudget)
     }
 
-    private mutating func run() -> MRZResult {
+    /// `decode` with the whole search allowed (one zone, no block around it).
+    static func decode(lines: [[UInt8]], format: MRZFormat, reference: CalendarDate) -> MRZResult {
+        var budget = maxRepairCombinations
+        return decode(lines: lines, format: format, reference: reference, repairBudget: &budget)
+    }
+
+    /// The most combinations of candidate repairs one zone's search tries.
+    static let maxRepairCombinations = 4096
+
+    private mutating func run(repairBudget: inout Int) -> MRZResult {
         for field in layout.fields { repairFillers(field) }
         for field in layout.fields { repairByType(field) }
         locateLongDocumentNumber()
-        repairByChecks()
+        repairByChecks(budget: &repairBudget)
         let results = checks.map(evaluate)
         confirmNumericRepairs(results)
         return assemble(results)
@@ -107,7 +120,9 @@ struct MRZDecoder {
     }
 
     /// TD1/TD2: a `<` in the document number's check position means the number continues in the optional data,
-    /// followed by its check digit and a `<`.
+    /// followed by its check digit and a `<` (Doc 9303 parts 5 and 6; TD3 defines no such overflow). The check
+    /// digit covers the nine principal characters, the `<` after them and the continuation: the Belgian specimen
+    /// `000590240<601` checks to 3 only so (the Utopia specimen checks either way).
     private mutating func locateLongDocumentNumber() {
         guard layout.format == .td1 || layout.format == .td2,
             let number = layout.field(.documentNumber), let check = layout.field(.documentNumberCheck),
@@ -134,7 +149,8 @@ struct MRZDecoder {
         overflow = (optional.line, optional.columns.lowerBound..<end)
         if let index = checks.firstIndex(where: { $0.id == .documentNumber }) {
             checks[index].covered = [
-                (number.line, number.columns), (optional.line, optional.columns.lowerBound..<digitColumn),
+                (number.line, number.columns.lowerBound..<check.columns.upperBound),
+                (optional.line, optional.columns.lowerBound..<digitColumn),
             ]
             checks[index].digit = (optional.line, digitColumn)
         }
@@ -179,7 +195,7 @@ struct MRZDecoder {
     /// the field's own check digit and the composite check over the same characters must both hold afterwards. One
     /// check alone cannot tell a misread character from a misread check digit, so fields without a second check
     /// (visas, composite-only optional data) are never repaired this way.
-    private mutating func repairByChecks() {
+    private mutating func repairByChecks(budget: inout Int) {
         guard checks.contains(where: { $0.id == .composite }) else { return }
         var options: [[(line: Int, column: Int, field: MRZFieldID, to: UInt8)]] = []
         for spec in checks where spec.id != .composite && !passes(spec) {
@@ -195,7 +211,9 @@ struct MRZDecoder {
             if candidates.isEmpty { return }
             options.append(candidates)
         }
-        guard !options.isEmpty, options.reduce(1, { $0 * $1.count }) <= 4096 else { return }
+        let combinations = options.reduce(1) { $0 * $1.count }
+        guard !options.isEmpty, combinations <= min(Self.maxRepairCombinations, budget) else { return }
+        budget -= combinations
         // Every combination of one candidate per failing field; keep those under which every check holds.
         var working: [[(line: Int, column: Int, field: MRZFieldID, to: UInt8)]] = []
         var combination: [(line: Int, column: Int, field: MRZFieldID, to: UInt8)] = []

@@ -18,40 +18,106 @@ public enum MRZReader {
             throw OCRIngestError.noMRZFound("no line of the text looks like an MRZ line (A–Z, 0–9, '<')")
         }
         var best: (result: MRZResult, score: [Int])?
-        for block in blocks {
-            for format in MRZFormat.allCases {
-                let (count, length) = format.shape
-                let total = count * length
-                guard block.count >= total else { continue }
-                for start in 0...(block.count - total) where startsDocument(block[start], format: format) {
-                    let lines = (0..<count).map { Array(block[(start + $0 * length)..<(start + ($0 + 1) * length)]) }
-                    let result = MRZDecoder.decode(lines: lines, format: format, reference: reference)
-                    // A block of exactly one format's length is read as that format first: a valid shorter window
-                    // inside it (an MRV-B window in a damaged TD3 block) is another document's shape, not a repair.
-                    let score = [
-                        block.count == total ? 1 : 0, result.isValid ? 1 : 0,
-                        result.checks.filter(\.passed).count - result.checks.count, -result.problems.count,
-                        -result.repairs.count,
-                    ]
-                    if let current = best, !current.score.lexicographicallyPrecedes(score) { continue }
-                    best = (result, score)
-                }
+        var budget = Budget()
+        for block in blocks where budget.decodes < Budget.maxDecodes {
+            for variant in variants(block) {
+                consider(variant, reference: reference, budget: &budget, best: &best)
             }
         }
         guard let best else {
-            let lengths = blocks.map { String($0.count) }.joined(separator: ", ")
             throw OCRIngestError.mrzLayout(
-                "found MRZ-like text of \(lengths) characters but no window of it starts a TD1 (90), TD2/MRV-B (72) "
-                    + "or TD3/MRV-A (88) zone")
+                "found MRZ-like text of \(describeLengths(blocks)) characters but no window of it starts a TD1 (90), "
+                    + "TD2/MRV-B (72) or TD3/MRV-A (88) zone")
         }
         if !best.result.isValid, best.score[0] == 0 {
             // Nothing fits exactly and nothing valid was found: the zone lost or gained characters.
-            let lengths = blocks.map { String($0.count) }.joined(separator: ", ")
             throw OCRIngestError.mrzLayout(
-                "found MRZ-like text of \(lengths) characters; no window of it is a valid zone and none has a "
-                    + "format's exact length (TD1 90, TD2/MRV-B 72, TD3/MRV-A 88): characters were dropped or added")
+                "found MRZ-like text of \(describeLengths(blocks)) characters; no window of it is a valid zone and "
+                    + "none has a format's exact length (TD1 90, TD2/MRV-B 72, TD3/MRV-A 88): characters were "
+                    + "dropped or added")
         }
-        return best.result
+        var result = best.result
+        if budget.capped {
+            result.notes.append(
+                "the text holds more MRZ-like windows than are read (\(Budget.maxWindowsPerBlock) per block, "
+                    + "\(Budget.maxDecodes) in all); the zone was chosen among those read")
+        }
+        return result
+    }
+
+    /// How much work one text may cost: windows decoded per block and in all, and the repair search per block.
+    /// Without caps, megabytes of MRZ-like lines would decode (and repair-search) every window.
+    struct Budget {
+        static let maxWindowsPerBlock = 256
+        static let maxDecodes = 4096
+        /// Repair combinations one block may try in all (each decode spends what its search tried).
+        static let maxRepairCombinationsPerBlock = 16_384
+        var decodes = 0
+        var capped = false
+    }
+
+    /// Decodes the windows of `block` that start a document, each format, and keeps the best in `best`: first the
+    /// windows where the text's lines start (a zone's first line starts a line), then every other position (a zone
+    /// whose line breaks OCR moved), until a cap is reached.
+    private static func consider(
+        _ block: Variant, reference: CalendarDate, budget: inout Budget, best: inout (result: MRZResult, score: [Int])?
+    ) {
+        var windows = 0
+        var repairBudget = Budget.maxRepairCombinationsPerBlock
+        let characters = block.characters
+        /// Decodes the windows at `start`; false once a cap is reached.
+        func tryWindows(at start: Int) -> Bool {
+            for format in MRZFormat.allCases where startsDocument(characters[start], format: format) {
+                let (count, length) = format.shape
+                guard characters.endIndex - start >= count * length else { continue }
+                guard windows < Budget.maxWindowsPerBlock, budget.decodes < Budget.maxDecodes else {
+                    budget.capped = true
+                    return false
+                }
+                windows += 1
+                budget.decodes += 1
+                let lines = (0..<count).map {
+                    Array(characters[(start + $0 * length)..<(start + ($0 + 1) * length)])
+                }
+                let result = MRZDecoder.decode(
+                    lines: lines, format: format, reference: reference, repairBudget: &repairBudget)
+                // A block of exactly one format's length is read as that format first: a valid shorter window
+                // inside it (an MRV-B window in a damaged TD3 block) is another document's shape, not a repair.
+                let score = [
+                    characters.count == count * length ? 1 : 0, result.isValid ? 1 : 0,
+                    result.checks.filter(\.passed).count - result.checks.count, -result.problems.count,
+                    -result.repairs.count,
+                ]
+                if let current = best, !current.score.lexicographicallyPrecedes(score) { continue }
+                best = (result, score)
+            }
+            return true
+        }
+        for start in block.lineStarts where !tryWindows(at: start) { return }
+        let lineStarts = Set(block.lineStarts.prefix(Budget.maxWindowsPerBlock))
+        for start in characters.indices where !lineStarts.contains(start) && !tryWindows(at: start) { return }
+    }
+
+    /// A block or its core: the characters and where the text's lines start in them.
+    struct Variant {
+        let characters: ArraySlice<UInt8>
+        let lineStarts: [Int]
+    }
+
+    /// The block, and the block without the short unproven lines (`weak`: a heading such as `PASSPORT`) that
+    /// joined it at its start or end: a heading directly above or below the zone must not change its length.
+    private static func variants(_ block: CandidateBlock) -> [Variant] {
+        let whole = Variant(characters: block.characters[...], lineStarts: block.lineStarts)
+        guard block.core.count != block.characters.count else { return [whole] }
+        let core = Variant(
+            characters: block.characters[block.core], lineStarts: block.lineStarts.filter { block.core.contains($0) })
+        return [whole, core]
+    }
+
+    /// The blocks' lengths for a message: the first eight, then how many more.
+    private static func describeLengths(_ blocks: [CandidateBlock]) -> String {
+        let shown = blocks.prefix(8).map { String($0.characters.count) }.joined(separator: ", ")
+        return blocks.count > 8 ? "\(shown) and \(blocks.count - 8) more blocks of" : shown
     }
 
     /// Reads a zone whose lines are already separated (e.g. a document's stored MRZ).
@@ -69,30 +135,63 @@ public enum MRZReader {
         }
     }
 
+    /// A run of MRZ-like lines joined into one character stream, and the part of it between the first and the
+    /// last strong line (without the weak lines that joined it at either end).
+    struct CandidateBlock: Equatable {
+        var characters: [UInt8] = []
+        var core: Range<Int> = 0..<0
+        /// Where each joined line starts in `characters`.
+        var lineStarts: [Int] = []
+    }
+
     /// Runs of consecutive MRZ-like lines, each joined into one character stream. Blank lines do not break a run;
     /// short all-MRZ lines (a line broken in the wrong place) join the run they sit in or next to.
-    static func candidateBlocks(_ text: String) -> [[UInt8]] {
-        var blocks: [[UInt8]] = []
-        var current: [UInt8] = []
+    static func candidateBlocks(_ text: String) -> [CandidateBlock] {
+        var blocks: [CandidateBlock] = []
+        var current = CandidateBlock()
+        var coreStart: Int?
         var pending: [UInt8] = []
+        func finish() {
+            if coreStart != nil {
+                if !pending.isEmpty { current.lineStarts.append(current.characters.count) }
+                current.characters += pending
+                blocks.append(current)
+            }
+            current = CandidateBlock()
+            coreStart = nil
+            pending = []
+        }
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0.isNewline }) {
-            if rawLine.allSatisfy(\.isWhitespace) { continue }
+            if isNoise(rawLine) { continue }
             switch classify(rawLine) {
             case .strong(let chars):
-                current += pending + chars
+                if !pending.isEmpty { current.lineStarts.append(current.characters.count) }
+                current.characters += pending
+                if coreStart == nil { coreStart = current.characters.count }
+                current.lineStarts.append(current.characters.count)
+                current.characters += chars
+                current.core = (coreStart ?? 0)..<current.characters.count
                 pending = []
             case .weak(let chars):
                 pending += chars
             case .none:
-                if !current.isEmpty {
-                    blocks.append(current + pending)
-                    current = []
-                }
-                pending = []
+                finish()
             }
         }
-        if !current.isEmpty { blocks.append(current + pending) }
+        finish()
         return blocks
+    }
+
+    /// Blank lines and OCR specks between the zone's lines (`.`, `,`, `~ -`: at most 4 marks, none a letter,
+    /// digit or filler) do not break a run.
+    static func isNoise(_ line: Substring) -> Bool {
+        var marks = 0
+        for ch in line where !ch.isWhitespace {
+            if ch.isLetter || ch.isNumber || upperASCII(ch).map(MRZAlphabet.isMRZ) == true { return false }
+            marks += 1
+            if marks > 4 { return false }
+        }
+        return true
     }
 
     enum LineKind: Equatable {
@@ -101,6 +200,14 @@ public enum MRZReader {
         /// Only MRZ characters, but nothing proves it is MRZ text.
         case weak([UInt8])
         case none
+    }
+
+    /// The character upper-cased as one ASCII byte (`«`-like marks as `<`); nil for anything else. ASCII takes no
+    /// string allocation: megabytes of text go through here.
+    private static func upperASCII(_ ch: Character) -> UInt8? {
+        if let a = ch.asciiValue { return a >= 97 && a <= 122 ? a - 32 : a }
+        if fillerLookalikes.contains(ch) { return MRZAlphabet.filler }
+        return Character(ch.uppercased()).asciiValue
     }
 
     /// Whether a line looks like (part of) an MRZ line, and its MRZ characters.
@@ -117,8 +224,7 @@ public enum MRZReader {
                 tokens += 1
                 inToken = true
             }
-            let mapped: Character = fillerLookalikes.contains(ch) ? "<" : Character(ch.uppercased())
-            if let ascii = mapped.asciiValue, MRZAlphabet.isMRZ(ascii) {
+            if let ascii = upperASCII(ch), MRZAlphabet.isMRZ(ascii) {
                 runs[runs.count - 1].append(ascii)
             } else if !(runs.last?.isEmpty ?? true) {
                 runs.append([])

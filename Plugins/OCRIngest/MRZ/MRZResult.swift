@@ -123,7 +123,7 @@ public struct MRZResult: Sendable {
     /// Malformed fields (impossible dates, wrong character classes, ambiguous repairs).
     public let problems: [String]
     /// Non-fatal remarks (an issuing state outside the ISO/ICAO lists).
-    public let notes: [String]
+    public internal(set) var notes: [String]
     /// `G`/`6` positions in checked letters-and-digits fields: no check digit can confirm them.
     public let checkBlindCharacters: [MRZCheckBlindCharacter]
     let verifications: [MRZFieldID: MRZVerification]

@@ -31,20 +31,33 @@ public enum OCRText {
     /// joins a word hyphenated across a line break (`regis-\ntration` → `registration`), joins wrapped prose lines,
     /// keeps the breaks of short lines, and keeps one blank line between paragraphs.
     public static func clean(_ raw: String) -> CleanedOCRText {
-        // Pass 1: characters with their source spans, normalised; lines split.
-        var lines: [[(Character, Range<Int>)]] = [[]]
+        var joiner = LineJoiner()
+        joiner.result.reserveCapacity(raw.utf8.count)
+        var line: [(Character, Range<Int>)] = []
         var offset = 0
         for ch in raw {
             let span = offset..<(offset + ch.utf8.count)
             offset = span.upperBound
-            if ch.isNewline || ch == "\u{0C}" {
-                lines.append([])
-                if ch == "\u{0C}" { lines.append([]) }
+            if let ascii = ch.asciiValue {
+                // ASCII needs no normalisation: the common case, kept off Foundation's slow path.
+                switch ascii {
+                case 0x0A, 0x0D, 0x0B: joiner.add(&line)
+                case 0x0C:
+                    joiner.add(&line)
+                    joiner.add(&line)
+                case 0x09, 0x20: appendSpace(&line, span)
+                case 0x21...0x7E: line.append((ch, span))
+                default: continue
+                }
+                continue
+            }
+            if ch.isNewline {
+                joiner.add(&line)
                 continue
             }
             if ch == "\u{00AD}" { continue }
             if ch.isWhitespace {
-                lines[lines.count - 1].append((" ", span))
+                appendSpace(&line, span)
                 continue
             }
             if ch.unicodeScalars.allSatisfy({
@@ -53,27 +66,31 @@ public enum OCRText {
                 continue
             }
             for normalised in String(ch).precomposedStringWithCompatibilityMapping {
-                lines[lines.count - 1].append((normalised.isWhitespace ? " " : normalised, span))
+                if normalised.isWhitespace { appendSpace(&line, span) } else { line.append((normalised, span)) }
             }
         }
-        // Pass 2: trim and collapse spaces inside each line.
-        let tidy: [[(Character, Range<Int>)]] = lines.map { line in
-            var out: [(Character, Range<Int>)] = []
-            for item in line {
-                if item.0 == " " && (out.isEmpty || out.last?.0 == " ") { continue }
-                out.append(item)
-            }
-            if out.last?.0 == " " { out.removeLast() }
-            return out
-        }
-        // Pass 3: join lines into paragraphs.
+        joiner.add(&line)
+        return CleanedOCRText(text: String(joiner.result.map(\.0)), sources: joiner.result.map(\.1))
+    }
+
+    /// One space, never at a line's start nor after another space.
+    private static func appendSpace(_ line: inout [(Character, Range<Int>)], _ span: Range<Int>) {
+        if let last = line.last, last.0 != " " { line.append((" ", span)) }
+    }
+
+    /// Joins trimmed lines into paragraphs as they come, so cleaning keeps one line, not the whole text, apart.
+    private struct LineJoiner {
         var result: [(Character, Range<Int>)] = []
         var blankBefore = false
         var previousLength = 0
-        for line in tidy {
+
+        /// Adds `line` (spaces already collapsed, no leading space) and empties it for the next line.
+        mutating func add(_ line: inout [(Character, Range<Int>)]) {
+            defer { line.removeAll(keepingCapacity: true) }
+            if line.last?.0 == " " { line.removeLast() }
             guard let first = line.first else {
                 blankBefore = !result.isEmpty
-                continue
+                return
             }
             if !result.isEmpty {
                 let joinSpan = first.1.lowerBound..<first.1.lowerBound
@@ -93,10 +110,67 @@ public enum OCRText {
             previousLength = line.count
             blankBefore = false
         }
-        return CleanedOCRText(text: String(result.map(\.0)), sources: result.map(\.1))
     }
 
     private static func isHyphen(_ c: Character) -> Bool { c == "-" || c == "\u{2010}" }
+
+    /// Raw bytes cleaned and chunked at a time by `chunks(of:)`: memory stays bounded by this, not the document.
+    static let sectionBytes = 1 << 20
+
+    /// Cleans and chunks `raw` one section of about `sectionBytes` at a time, each ending at a paragraph break
+    /// (else a line break, else a space) in its second half; no chunk crosses a section. Time is linear in the
+    /// input and memory is bounded by a section plus the chunks. `cleanedRange` counts in the sections' cleaned
+    /// texts joined by a paragraph break; `sourceRange` is exact. `progress` gets (bytes done, bytes in all) after
+    /// each section.
+    public static func chunks(
+        of raw: String, documentID: String, maxCharacters: Int = 800, overlap: Int = 120,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws -> [OCRTextChunk] {
+        let bytes = Array(raw.utf8)
+        var chunks: [OCRTextChunk] = []
+        var start = 0
+        var cleanedOffset = 0
+        while start < bytes.count {
+            let end = sectionEnd(bytes, from: start)
+            let cleaned = clean(String(decoding: bytes[start..<end], as: UTF8.self))
+            let part = try chunk(cleaned, documentID: documentID, maxCharacters: maxCharacters, overlap: overlap)
+            for c in part {
+                chunks.append(
+                    OCRTextChunk(
+                        documentID: documentID, index: chunks.count, text: c.text,
+                        cleanedRange: (c.cleanedRange.lowerBound + cleanedOffset)..<(c.cleanedRange.upperBound
+                            + cleanedOffset),
+                        sourceRange: (c.sourceRange.lowerBound + start)..<(c.sourceRange.upperBound + start)))
+            }
+            let length = cleaned.sources.count
+            if length > 0 { cleanedOffset += length + 2 }
+            start = end
+            progress?(end, bytes.count)
+        }
+        if bytes.isEmpty {
+            _ = try chunk(clean(""), documentID: documentID, maxCharacters: maxCharacters, overlap: overlap)
+        }
+        return chunks
+    }
+
+    /// Where the section starting at `start` ends: after a blank line, else a line break, else a space in the
+    /// second half of `sectionBytes`; else at a UTF-8 character boundary; the end of `bytes` when it is near.
+    static func sectionEnd(_ bytes: [UInt8], from start: Int) -> Int {
+        let limit = start + sectionBytes
+        guard limit < bytes.count else { return bytes.count }
+        let floor = start + sectionBytes / 2
+        let newline = UInt8(ascii: "\n")
+        for i in stride(from: limit, to: floor, by: -1) where bytes[i - 1] == newline {
+            var j = i - 2
+            while j > floor, bytes[j] == UInt8(ascii: "\r") || bytes[j] == UInt8(ascii: " ") { j -= 1 }
+            if bytes[j] == newline { return i }
+        }
+        if let i = bytes[floor..<limit].lastIndex(of: newline) { return i + 1 }
+        if let i = bytes[floor..<limit].lastIndex(of: UInt8(ascii: " ")) { return i + 1 }
+        var i = limit
+        while i > start + 1, bytes[i] & 0xC0 == 0x80 { i -= 1 }
+        return i
+    }
 
     /// Splits cleaned text into chunks of at most `maxCharacters`, each starting `overlap` characters (rounded to a
     /// word start) before the previous one ended. Chunks end at a paragraph break, else a sentence end, else a

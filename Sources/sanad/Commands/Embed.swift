@@ -90,6 +90,6 @@ extension HostContext {
         let options = ModelLoadOptions(
             threads: threads ?? config.threads ?? CPUAvailability.defaultThreads,
             engineOptions: engineOptions(id))
-        return try await engine.loadEmbeddingModel(at: url, options: options)
+        return FiniteEmbeddingModel(try await engine.loadEmbeddingModel(at: url, options: options), name: url.path)
     }
 }

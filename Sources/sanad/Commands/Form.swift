@@ -191,7 +191,7 @@ enum FormCommand: SanadCommand {
                 print("store: \(store.location)")
                 for s in sessions {
                     print(
-                        "\(s.id)  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")"
+                        "\(TerminalText.escaped(s.id))  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")"
                     )
                 }
             }
@@ -299,7 +299,9 @@ enum FormCommand: SanadCommand {
             if dryRun {
                 for p in plan.sessions {
                     print("would restore \(p.summary)")
-                    for answer in p.record.answers { print("  \(answer.fieldID) = \(answer.value)") }
+                    for answer in p.record.answers {
+                        print("  \(TerminalText.escaped(answer.fieldID)) = \(TerminalText.escaped(answer.value))")
+                    }
                 }
                 for f in plan.files where !f.path.hasPrefix("sessions/") {
                     print("  (in the archive: \(f.path), \(f.bytes) bytes)")
@@ -337,11 +339,11 @@ enum FormCommand: SanadCommand {
     static func describe(_ o: AnswerOutcome) -> String {
         switch o {
         case .saved(let field, let value, let reopened):
-            var line = "✓ saved \(field) = \(value.isEmpty ? "(skipped)" : value)"
-            for r in reopened { line += "\n✗ \(r.message) (\(r.field) is asked again)" }
+            var line = "✓ saved \(field) = \(value.isEmpty ? "(skipped)" : TerminalText.escaped(value))"
+            for r in reopened { line += "\n✗ \(TerminalText.escaped(r.message)) (\(r.field) is asked again)" }
             return line
         case .refused(let p):
-            return "✗ \(p.message)\n  \(p.suggestion)"
+            return "✗ \(TerminalText.escaped(p.message))\n  \(TerminalText.escaped(p.suggestion))"
         }
     }
 
@@ -367,7 +369,7 @@ enum FormCommand: SanadCommand {
                 return ExitCode.success
             }
             let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !json && !isatty(0).boolValue { print("> \(text)") }
+            if !json && !isatty(0).boolValue { print("> \(TerminalText.escaped(String(text.prefix(200))))") }
             let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
             do {
                 switch parts.first ?? "" {
@@ -403,7 +405,7 @@ enum FormCommand: SanadCommand {
                     }
                 }
             } catch let error as FormError {
-                print("✗ \(error)")
+                print("✗ \(TerminalText.escaped("\(error)"))")
             }
         }
     }

@@ -50,10 +50,10 @@ extension FormCommand {
             let outcome = try session.apply(
                 FormProposal(fieldID: p.fieldID, value: p.value, source: .document, detail: detail))
             switch outcome {
-            case .refused(let problem): print("  ✗ \(problem.message) \(problem.suggestion)")
+            case .refused(let problem): print("  ✗ \(TerminalText.escaped("\(problem.message) \(problem.suggestion)"))")
             case .saved(let field, let value, let reopened):
                 saved += 1
-                print("  ✓ saved \(field) = \(value) (from \(documentID))")
+                print("  ✓ saved \(field) = \(TerminalText.escaped(value)) (from \(TerminalText.escaped(documentID)))")
                 for r in reopened { print("  ! \(r.message)") }
             }
         }

@@ -71,15 +71,19 @@ enum IndexCommand: SanadCommand {
             guard !texts.isEmpty else { throw UsageError("missing the texts to add") }
             if id != nil && texts.count != 1 { throw UsageError("--id names one text; \(texts.count) were given") }
             let model = try await embedder()
-            var index = try VectorIndexFile.loadOrCreate(indexPath, dimension: model.dimension)
+            // A damaged index is refused before the texts are embedded.
+            if FileManager.default.fileExists(atPath: indexPath) { _ = try VectorIndexFile.load(indexPath) }
             let batch = try await model.embedReportingTruncation(texts)
             reportTruncation(batch, labels: texts)
-            for (text, vector) in zip(texts, batch.vectors) {
-                try index.add(
-                    VectorIndexEntry(id: id ?? text, text: text, metadata: metadata), vector: vector, file: indexPath)
+            let count = try VectorIndexFile.update(indexPath, dimension: model.dimension) { index in
+                for (text, vector) in zip(texts, batch.vectors) {
+                    try index.add(
+                        VectorIndexEntry(id: id ?? text, text: text, metadata: metadata), vector: vector,
+                        file: indexPath)
+                }
+                return index.count
             }
-            try VectorIndexFile.save(index, to: indexPath)
-            printError("\(indexPath): \(index.count) entries")
+            printError("\(indexPath): \(count) entries")
         case "query":
             guard positionals.count == 1 else { throw UsageError("query takes one TEXT") }
             let index = try VectorIndexFile.load(indexPath)
@@ -126,12 +130,11 @@ enum IndexCommand: SanadCommand {
             }
         case "remove":
             guard !positionals.isEmpty else { throw UsageError("remove takes the ids to remove") }
-            var index = try VectorIndexFile.load(indexPath)
-            var missing: [String] = []
-            for id in positionals where !index.remove(id) { missing.append(id) }
-            try VectorIndexFile.save(index, to: indexPath)
+            let (missing, count) = try VectorIndexFile.update(indexPath) { index in
+                (positionals.filter { !index.remove($0) }, index.count)
+            }
             for id in missing { printError("note: no entry '\(id)'") }
-            printError("\(indexPath): \(index.count) entries")
+            printError("\(indexPath): \(count) entries")
         default:
             throw UsageError("unknown action '\(action)'; use add, query, list or remove")
         }

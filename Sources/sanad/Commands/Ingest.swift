@@ -47,7 +47,7 @@ enum IngestCommand: SanadCommand {
         """
 
     /// The largest text or image file read (a scanned page is far smaller).
-    static let maxFileBytes = 64 << 20
+    static let maxFileBytes = DocumentText.maxBytes
 
     static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
@@ -99,20 +99,22 @@ enum IngestCommand: SanadCommand {
             return
         }
         let model = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
-        var index = try VectorIndexFile.loadOrCreate(path, dimension: model.dimension)
+        if FileManager.default.fileExists(atPath: path) { _ = try VectorIndexFile.load(path) }
         let batch = try await model.embedReportingTruncation(chunks.map(\.text))
         reportTruncation(batch, labels: chunks.map { "\($0.documentID)#\($0.index)" })
-        for (chunk, vector) in zip(chunks, batch.vectors) {
-            let metadata = [
-                "documentId": chunk.documentID, "chunk": String(chunk.index),
-                "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
-            ]
-            try index.add(
-                VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
-                vector: vector, file: path)
+        let count = try VectorIndexFile.update(path, dimension: model.dimension) { index in
+            for (chunk, vector) in zip(chunks, batch.vectors) {
+                let metadata = [
+                    "documentId": chunk.documentID, "chunk": String(chunk.index),
+                    "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
+                ]
+                try index.add(
+                    VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
+                    vector: vector, file: path)
+            }
+            return index.count
         }
-        try VectorIndexFile.save(index, to: path)
-        printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(index.count) entries")
+        printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(count) entries")
     }
 
     /// Reads one document: an image through Tesseract (`ocr` is opened on the first image and kept), else text.
@@ -126,8 +128,20 @@ enum IngestCommand: SanadCommand {
                 imageAt: file, documentID: documentID, kind: kind, language: language, reference: today,
                 ocr: try ocr!.get())
         }
+        let text = try readDocumentText(file)
+        let name = file == "-" ? "standard input" : file
         return try DocumentIngest.ingest(
-            text: try readDocumentText(file), documentID: documentID, kind: kind, reference: today)
+            text: text, documentID: documentID, kind: kind, reference: today,
+            progress: text.utf8.count >= progressBytes ? { printProgress(name, $0, $1) } : nil)
+    }
+
+    /// Texts from this size on get a progress line on standard error while they are chunked.
+    static let progressBytes = 4 << 20
+
+    /// `NAME: chunking 12 of 50 MiB`, rewritten in place; a newline once done.
+    static func printProgress(_ name: String, _ done: Int, _ total: Int) {
+        let line = "\(name): chunking \((done + (1 << 19)) >> 20) of \((total + (1 << 19)) >> 20) MiB"
+        FileHandle.standardError.write(Data(("\r" + line + (done >= total ? "\n" : "")).utf8))
     }
 
     static func parseDate(_ text: String) throws -> CalendarDate {
@@ -147,13 +161,13 @@ enum IngestCommand: SanadCommand {
     static func readDocumentText(_ path: String) throws -> String {
         let data: Data
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            guard let d = try DocumentText.read(FileHandle.standardInput) else {
+                throw SanadError.engine(DocumentText.tooLarge("standard input", bytes: nil))
+            }
+            data = d
         } else {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-            guard size <= maxFileBytes else {
-                throw SanadError.engine(
-                    "\(path): \(size) bytes; a document text is read up to \(maxFileBytes >> 20) MiB")
-            }
+            guard size <= maxFileBytes else { throw SanadError.engine(DocumentText.tooLarge(path, bytes: size)) }
             guard let d = FileManager.default.contents(atPath: path) else {
                 throw SanadError.engine("\(path): cannot be read (check the path and its permissions)")
             }

@@ -125,3 +125,54 @@ public enum PluginHost {
         HostContext.tools(plugins, product: CommandLineHost.wiring.product)
     }
 }
+
+/// A note on standard error for every text the model cut.
+public func reportTruncation(_ batch: EmbeddingBatch, labels: [String]? = nil) {
+    for i in batch.truncated {
+        let label = labels.map { "'\($0[i])'" } ?? "text \(i + 1)"
+        printError(
+            "note: \(label) is longer than the model's \(batch.sequenceLimit.map(String.init) ?? "") tokens; "
+                + "embedded from its first tokens")
+    }
+}
+
+extension HostContext {
+    /// The embedding model: `model` (a path or a name in the models folder) or the config's, through `backend` or
+    /// the config's engine (with a model given: pure-swift for a folder, llama for a .gguf file).
+    public func openEmbeddingModel(model: String?, backend: String?, threads: Int?) async throws -> any EmbeddingModel {
+        let choice = config.embedding
+        guard let name = model ?? choice?.model else {
+            throw UsageError(
+                "config '\(config.file.path)' has no `embedding` block; pass -m MODEL (a model folder or .gguf file)")
+        }
+        let url = try resolveModel(name)
+        let id: String
+        if let backend {
+            id = backend
+        } else if model != nil {
+            id = url.pathExtension.lowercased() == "gguf" ? "llama" : "pure-swift"
+        } else {
+            id = choice?.backend ?? "pure-swift"
+        }
+        guard let engine = registry.embedding[id] else {
+            throw UsageError(
+                "unknown embedding backend '\(id)'; known: \(registry.embeddingIDs.joined(separator: ", "))")
+        }
+        if case .unavailable(let reason) = engine.availability {
+            throw SanadError.engine("embedding backend '\(id)' is unavailable: \(reason)")
+        }
+        let options = ModelLoadOptions(
+            threads: threads ?? config.threads ?? CPUAvailability.defaultThreads,
+            engineOptions: engineOptions(id))
+        return FiniteEmbeddingModel(try await engine.loadEmbeddingModel(at: url, options: options), name: url.path)
+    }
+}
+
+/// A `--template NAME` value; an unknown family is a usage error (exit 64) listing the known ones.
+public func parseTemplate(_ name: String) throws -> ChatTemplate {
+    guard let template = ChatTemplate(rawValue: name) else {
+        throw UsageError(
+            "unknown chat template '\(name)'; known: \(ChatTemplate.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    return template
+}

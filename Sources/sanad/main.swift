@@ -1,5 +1,7 @@
 import CreditScoringCLI
+import FormsCLI
 import Foundation
+import OCRIngestCLI
 import SanadChat
 import SanadCommandLine
 import SanadCore

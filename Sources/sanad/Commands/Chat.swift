@@ -227,20 +227,6 @@ enum ChatCommand: SanadCommand {
     }
 }
 
-/// `/tools on|off`: whether typed text goes to the model with the plugins' tools offered.
-final class ToolsMode: @unchecked Sendable {  // @unchecked: `on` behind `lock`
-    private let lock = NSLock()
-    private var enabled = false
-    let offered: [any Tool]
-
-    init(offered: [any Tool]) { self.offered = offered }
-
-    var on: Bool {
-        get { lock.withLock { enabled } }
-        set { lock.withLock { enabled = newValue } }
-    }
-}
-
 extension ChatCommand {
     /// The model picks one of `tools` for `text` (constrained to the tool envelope, so only an offered tool with
     /// valid arguments can be called); the tool runs; the note shows the call and its result, and the model answers
@@ -251,97 +237,5 @@ extension ChatCommand {
         let outcome = try await ToolCalling.call(session: engine, messages: [.user(text)], tools: tools)
         let note = "🔧 \(outcome.tool) \(outcome.arguments.jsonString)\n\(outcome.result.prettyString)"
         return (note, outcome.messages)
-    }
-}
-
-/// Prints chat events as a transcript and numbers the links it shows.
-final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable state behind `lock`
-    private let lock = NSLock()
-    let linkFormat: DeepLinkFormat
-    /// The product's labels.
-    let words: TerminalWording
-    private var shownLinks: [DeepLink] = []
-
-    init(linkFormat: DeepLinkFormat, words: TerminalWording) {
-        self.linkFormat = linkFormat
-        self.words = words
-    }
-
-    /// Who wrote `m`, as the product labels it.
-    func speaker(_ m: ChatEntry) -> String { m.isUser ? words.user : words.assistant }
-    /// A reply is being streamed (its line is open).
-    private var streaming = false
-
-    var links: [DeepLink] { lock.withLock { shownLinks } }
-
-    func reset(links: [DeepLink]) {
-        lock.withLock { shownLinks = links }
-    }
-
-    func printSuggestions(_ suggestions: [ChatSuggestion]) {
-        guard !suggestions.isEmpty else { return }
-        print(words.suggestions)
-        for (i, s) in suggestions.enumerated() { print("  \(i + 1)) \(s.text)") }
-    }
-
-    private func printLink(_ link: DeepLink?) {
-        guard let link else { return }
-        let n = lock.withLock {
-            shownLinks.append(link)
-            return shownLinks.count
-        }
-        print("    [\(words.link(n))] \(link.url(linkFormat))")
-    }
-
-    func handle(_ event: ChatEvent) {
-        switch event {
-        case .messageAdded(let m):
-            if lock.withLock({ () -> Bool in
-                defer { streaming = false }
-                return streaming
-            }) {
-                writeOut("\n")
-            }
-            print("\(speaker(m)): \(m.content)")
-            printLink(m.deepLink)
-        case .suggestionsChanged(let s):
-            printSuggestions(s)
-        case .engineStateChanged(let state):
-            switch state {
-            case .failed: printError("[engine failed to load; /retry tries again]")
-            case .loading: print(words.loading)
-            case .ready: print(words.ready)
-            case .unloaded, .notLoaded: break
-            }
-        case .processingChanged:
-            break
-        case .replyStarted(_, let draft):
-            lock.withLock { streaming = true }
-            writeOut((draft ? words.draft : words.writing) + ": ")
-        case .replyPiece(_, _, let text):
-            writeOut(text)
-        case .replyFinished(let m, let verdict, let stats):
-            lock.withLock { streaming = false }
-            writeOut("\n")
-            switch verdict {
-            case .some(.verified):
-                print("    " + (m.check?.note ?? ""))
-            case .some(.rejected):
-                print("\(words.assistant): \(m.content)")
-                print("    " + (m.check?.note ?? ""))
-            case .none:
-                break
-            }
-            printLink(m.deepLink)
-            if let stats {
-                printError(
-                    "[\(stats.promptTokens) prompt tokens in \(String(format: "%.2f", stats.promptSeconds)) s, "
-                        + "\(stats.generatedTokens) tokens at \(String(format: "%.1f", stats.generationTokensPerSecond)) tokens/s]"
-                )
-            }
-        case .navigated(let d):
-            print(d.text(linkFormat))
-            print(words.pageShown)
-        }
     }
 }

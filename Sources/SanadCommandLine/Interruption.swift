@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import SanadCommandLine
 
 #if canImport(Glibc)
     import Glibc
@@ -11,10 +10,10 @@ import SanadCommandLine
 /// SIGINT and SIGTERM: the first signal cancels the operation in progress (a generation, a chat reply) so the
 /// command can finish cleanly — end the line, print statistics, exit 130 or return to the chat prompt; a second
 /// signal during the same operation, or one when nothing cancellable runs, exits at once with status 130.
-final class Interruption: @unchecked Sendable {  // state behind `lock`
-    static let shared = Interruption()
+public final class Interruption: @unchecked Sendable {  // state behind `lock`
+    public static let shared = Interruption()
     /// 128 + SIGINT, as shells report an interrupted command.
-    static let exitStatus: Int32 = 130
+    public static let exitStatus: Int32 = 130
 
     private let lock = NSLock()
     private var cancel: (@Sendable () -> Void)?
@@ -23,7 +22,7 @@ final class Interruption: @unchecked Sendable {  // state behind `lock`
     private var sources: [any DispatchSourceSignal] = []
 
     /// Routes SIGINT and SIGTERM here (once per process).
-    func install() {
+    public func install() {
         lock.withLock {
             guard sources.isEmpty else { return }
             for number in [SIGINT, SIGTERM] {
@@ -51,7 +50,7 @@ final class Interruption: @unchecked Sendable {  // state behind `lock`
 
     /// From now on the first signal calls `action` (a server's graceful stop) and a second one exits at once;
     /// installed before a server says it is listening, so no signal can fall between the two.
-    func handle(with action: @escaping @Sendable () -> Void) {
+    public func handle(with action: @escaping @Sendable () -> Void) {
         install()
         lock.withLock {
             signalsDuringOperation = 0
@@ -61,11 +60,11 @@ final class Interruption: @unchecked Sendable {  // state behind `lock`
     }
 
     /// Whether a signal arrived during the last `run`.
-    var interrupted: Bool { lock.withLock { interruptedFlag } }
+    public var interrupted: Bool { lock.withLock { interruptedFlag } }
 
     /// Runs `operation` in a task that the first signal cancels. Returns its result, or throws its error
     /// (`CancellationError` or whatever the operation makes of its cancellation).
-    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await operation() }
         lock.withLock {
             signalsDuringOperation = 0

@@ -7,10 +7,11 @@ import SanadIndex
 import SanadNative
 
 /// `sanad ingest`: reads documents (text or images) into zones, barcodes or text chunks and the form fields they fill.
-enum IngestCommand: SanadCommand {
-    static let name = "ingest"
-    static let summary = "Read a passport MRZ, a licence barcode text or a document (text or image) into form fields"
-    static let help = """
+public enum IngestCommand: SanadCommand {
+    public static let name = "ingest"
+    public static let summary =
+        "Read a passport MRZ, a licence barcode text or a document (text or image) into form fields"
+    public static let help = """
         Usage: sanad ingest [--kind auto|mrz|aamva|text] [--lang LANGS] [--today YYYY-MM-DD] [--json] FILE... | -
 
         Reads each FILE (or standard input for '-'): an image (PNG, JPEG, TIFF, GIF, BMP, PNM, WebP) goes through
@@ -49,7 +50,7 @@ enum IngestCommand: SanadCommand {
     /// The largest text or image file read (a scanned page is far smaller).
     static let maxFileBytes = DocumentText.maxBytes
 
-    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+    public static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
         let kindName = try arguments.option("--kind") ?? DocumentKind.auto.rawValue
         guard let kind = DocumentKind(rawValue: kindName) else {
@@ -118,7 +119,7 @@ enum IngestCommand: SanadCommand {
     }
 
     /// Reads one document: an image through Tesseract (`ocr` is opened on the first image and kept), else text.
-    static func read(
+    public static func read(
         _ file: String, documentID: String, kind: DocumentKind, language: String, today: CalendarDate,
         ocr: inout Result<TesseractOCR, any Error>?
     ) throws -> IngestedDocument {
@@ -182,7 +183,7 @@ enum IngestCommand: SanadCommand {
     }
 
     /// What a person reads: the kind, whether it verified, and each proposed field with its evidence.
-    static func summary(_ d: IngestedDocument, file: String) -> String {
+    public static func summary(_ d: IngestedDocument, file: String) -> String {
         var lines: [String] = []
         let via = d.ocr.map { " (OCR: \($0))" } ?? ""
         switch d.content {

@@ -1,5 +1,6 @@
 import FormsPlugin
 import Foundation
+import OCRIngestCLI
 import OCRIngestPlugin
 import SanadCommandLine
 

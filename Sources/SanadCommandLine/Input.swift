@@ -1,12 +1,11 @@
 import Foundation
-import SanadCommandLine
 import SanadCore
 
 // Helpers that read what commands work on: prompt text, repeatable options, template and seed flags.
 
 /// The text a command works on: the positional argument, standard input for '-', or the file given with -f (from a
 /// file or standard input one trailing newline is dropped when `dropTrailingNewline`, as llama.cpp's tools do).
-func promptText(positionals: [String], file: String?, dropTrailingNewline: Bool = false) throws -> String {
+public func promptText(positionals: [String], file: String?, dropTrailingNewline: Bool = false) throws -> String {
     if let file {
         guard positionals.isEmpty else { throw UsageError("give the text either with -f or as an argument, not both") }
         var text = try readText(file)
@@ -21,7 +20,7 @@ func promptText(positionals: [String], file: String?, dropTrailingNewline: Bool 
 }
 
 /// Reads a UTF-8 text file, or standard input for '-'.
-func readText(_ path: String) throws -> String {
+public func readText(_ path: String) throws -> String {
     let data: Data
     if path == "-" {
         data = FileHandle.standardInput.readDataToEndOfFile()
@@ -35,7 +34,7 @@ func readText(_ path: String) throws -> String {
 }
 
 /// Every value of a repeatable option (`NAME VALUE` or `NAME=VALUE`), in order.
-func repeatedValues(of name: String, in items: [String]) -> [String] {
+public func repeatedValues(of name: String, in items: [String]) -> [String] {
     var values: [String] = []
     var i = 0
     while i < items.count {
@@ -48,13 +47,4 @@ func repeatedValues(of name: String, in items: [String]) -> [String] {
         i += 1
     }
     return values
-}
-
-/// A `--template NAME` value; an unknown family is a usage error (exit 64) listing the known ones.
-func parseTemplate(_ name: String) throws -> ChatTemplate {
-    guard let template = ChatTemplate(rawValue: name) else {
-        throw UsageError(
-            "unknown chat template '\(name)'; known: \(ChatTemplate.allCases.map(\.rawValue).joined(separator: ", "))")
-    }
-    return template
 }

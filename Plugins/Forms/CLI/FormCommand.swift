@@ -7,11 +7,11 @@ import SanadHost
 
 /// `sanad form`: template-driven forms (DMV licence renewal, DS-160) one question at a time, every answer saved
 /// before it is acknowledged.
-enum FormCommand: SanadCommand {
-    static let name = "form"
-    static let aliases = ["forms"]
-    static let summary = "Fill a form (DMV renewal, DS-160) question by question; review, export, backup"
-    static let help = """
+public enum FormCommand: SanadCommand {
+    public static let name = "form"
+    public static let aliases = ["forms"]
+    public static let summary = "Fill a form (DMV renewal, DS-160) question by question; review, export, backup"
+    public static let help = """
         Usage: sanad form list | sessions [--json]
                sanad form start TEMPLATE [--lang en|ar|es] [--id ID] [--json]
                sanad form resume SESSION [--json]
@@ -106,7 +106,7 @@ enum FormCommand: SanadCommand {
           sanad form export demo --out /tmp/demo
         """
 
-    static func run(_ arguments: inout Arguments) async throws -> Int32 {
+    public static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
         let dryRun = arguments.flag("--dry-run")
         let all = arguments.flag("--all")

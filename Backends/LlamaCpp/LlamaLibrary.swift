@@ -136,9 +136,9 @@ final class LlamaLibrary: @unchecked Sendable {  // @unchecked: function pointer
                     return .failure(
                         NativeLibraryError(
                             NativeProbe.refusal(displayName: "libllama", library: native.shownPath, verdict: verdict)
-                                + ". Fix: scripts/install-llama --force (it smoke-tests each build and rebuilds it "
-                                + "without the instruction-set extensions that crash; a rebuilt library is probed "
-                                + "again), or use another engine"))
+                                + ". Rebuild it with scripts/install-llama --force (each build is smoke-tested and "
+                                + "rebuilt without the instruction-set extensions that crash; a rebuilt library is "
+                                + "probed again), or use another engine"))
                 }
             }
             do {

@@ -1,6 +1,6 @@
 /// Every text the chat layer itself shows the user: the greeting, the system prompt for typed text, error
-/// messages, and the grounding notes. The defaults are neutral English; a product gives its own (the Absher app's
-/// Arabic wording is `AbsherSettings.wording` in `Plugins/AbsherData`). Plugins word their own messages.
+/// messages, and the grounding notes. The defaults are neutral English; a product gives its own (its
+/// `ChatProduct`, chosen in the program's wiring). Plugins word their own messages.
 public struct ChatWording: Sendable {
     /// The first message of every chat.
     public var greeting: String
@@ -98,11 +98,11 @@ public struct ChatWording: Sendable {
     }
 }
 
-/// The product a host presents (the Absher assistant, say): the chat's wording — greeting, system prompt and every
+/// The product a host presents (an e-services assistant, say): the chat's wording — greeting, system prompt and every
 /// message of its own — the deep-link format of its app, and the web page `sanad serve` shows at `/`. One value,
 /// chosen where the program is wired (`Wiring.swift`), and read by the chat, the server's web chat and the tools.
 public struct ChatProduct: Sendable {
-    /// A short id (`absher`).
+    /// A short id, for notes and logs.
     public var id: String
     public var wording: ChatWording
     public var linkFormat: DeepLinkFormat

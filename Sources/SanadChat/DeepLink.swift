@@ -1,7 +1,7 @@
 /// A link from a chat message to a screen of the app, carrying the context the screen needs.
 ///
 /// JSON form (inside a chat message): `{"serviceType": …, "title": …, "alertId": …}`.
-/// URL form (in a product's `DeepLinkFormat`, e.g. the Absher app's): `absher://service/<serviceType>?alert=<alertId>&title=<title>` with every value percent-encoded as
+/// URL form (in a product's `DeepLinkFormat`): `SCHEME://HOST/<serviceType>?alert=<alertId>&title=<title>` with every value percent-encoded as
 /// UTF-8 (only `A–Z a–z 0–9 - . _ ~` are left as they are); `title` is left out when it is empty.
 /// `DeepLink(url:format:)` and `url(_:)` round-trip: `DeepLink(url: link.url(f), format: f) == link` for every link,
 /// and `DeepLink(url: s, format: f).url(f) == s` for every URL this type writes. An invalid URL throws `ChatError.invalidDeepLink`.
@@ -37,7 +37,7 @@ public struct DeepLink: Sendable, Codable, Equatable, Hashable {
         if alertId.isEmpty { try c.encodeNil(forKey: .alertId) } else { try c.encode(alertId, forKey: .alertId) }
     }
 
-    /// The URL form in `format`, e.g. `absher://service/driving_license_renewal?alert=dl-1&title=%D8%B1…`.
+    /// The URL form in `format`, e.g. `app://service/driving_license_renewal?alert=dl-1&title=%D8%B1…`.
     public func url(_ format: DeepLinkFormat) -> String {
         var text = "\(format.scheme)://\(format.host)/\(percentEncode(serviceType))?alert=\(percentEncode(alertId))"
         if !title.isEmpty { text += "&title=" + percentEncode(title) }
@@ -155,9 +155,9 @@ func percentDecode(_ text: Substring) -> String? {
     return Array(text.utf8) == bytes ? text : nil
 }
 
-/// The scheme and host of a product's deep link URLs (`absher://service/…` in the Absher app).
+/// The scheme and host of a product's deep link URLs (`app://service/…`).
 public struct DeepLinkFormat: Sendable, Equatable, Hashable {
-    /// The URL scheme (`absher`).
+    /// The URL scheme (`app`).
     public var scheme: String
     /// The URL host (`service`).
     public var host: String
@@ -170,6 +170,6 @@ public struct DeepLinkFormat: Sendable, Equatable, Hashable {
     /// A neutral format for hosts that name none (`sanad://service/…`).
     public static let standard = DeepLinkFormat(scheme: "sanad")
 
-    /// What a valid URL looks like, for error messages: `absher://service/<serviceType>?alert=<alertId>[&title=<title>]`.
+    /// What a valid URL looks like, for error messages: `SCHEME://HOST/<serviceType>?alert=<alertId>[&title=<title>]`.
     public var pattern: String { "\(scheme)://\(host)/<serviceType>?alert=<alertId>[&title=<title>]" }
 }

@@ -29,7 +29,7 @@ enum ChatCommand: SanadCommand {
                           (constrained to the tools' argument schemas), Sanad runs it and shows the call and its
                           result, then the model answers from the result (free text, not checked)
           /quit           leave (end of input does the same)
-        The labels are the product's (Wiring.swift; the Absher product's are Arabic). A reply streams after the
+        The labels are the product's (chosen in Wiring.swift). A reply streams after the
         assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, and
         the model's wording streams as a draft after the "draft" label (stopped at the first number the data does not
         have); the draft is then checked for the facts, and when the check fails a template sentence replaces it

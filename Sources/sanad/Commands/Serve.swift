@@ -16,7 +16,7 @@ enum ServeCommand: SanadCommand {
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
-        tier's embedding model), and at / the web chat: the Absher assistant in Arabic (greeting, the plugins'
+        tier's embedding model), and at / the web chat: the product's assistant (greeting, the plugins'
         suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots
         answers one request at a time. On the local engines (pure-swift, blas, llama) the slots share one loaded
         model and all the threads, and the generation steps of requests running at the same time go through the

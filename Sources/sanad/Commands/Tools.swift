@@ -22,7 +22,8 @@ enum ToolsCommand: SanadCommand {
 
         Examples:
           sanad tools call list_alerts
-          sanad tools call open_deep_link '{"url": "absher://service/dependents?alert=dep-1"}'
+          sanad tools call open_deep_link '{"url": "SCHEME://service/dependents?alert=dep-1"}'
+                              (SCHEME: the product's link scheme, as list_alerts' links show it)
         """
 
     static func run(_ arguments: inout Arguments) async throws -> Int32 {

@@ -97,7 +97,7 @@ let package = Package(
         // Swift's checks.
         .target(
             name: "PureSwiftKernels", dependencies: ["GGUF"], path: "Backends/PureSwift/Kernels",
-            swiftSettings: [.unsafeFlags(kernelFlags)]),
+            exclude: ["README.md"], swiftSettings: [.unsafeFlags(kernelFlags)]),
         .target(
             name: "PureSwiftKernelsAVX2", dependencies: ["PureSwiftKernels"], path: "Backends/PureSwift/ISA/AVX2",
             swiftSettings: [.define("SANAD_KERNEL_BUILD_AVX2"), .unsafeFlags(kernelFlags + avx2Flags)]),

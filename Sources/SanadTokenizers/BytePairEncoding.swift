@@ -60,15 +60,7 @@ struct BytePairEncoding: Sendable {
         }
     }
 
-    private struct Symbol {
-        var start: Int32
-        var count: Int32  // bytes; 0 once merged into the symbol on its left
-        var prev: Int32
-        var next: Int32
-        var string: Int32  // entry in `strings`, -1 when the text is in no token or merge
-    }
-
-    private struct Bigram: HeapElement {
+    private struct Bigram: MergeCandidate {
         var rank: Int32
         var left: Int32
         var right: Int32
@@ -82,48 +74,17 @@ struct BytePairEncoding: Sendable {
 
     /// Merges one byte-mapped word and returns its tokens.
     private func mergeWord(_ word: UnsafeBufferPointer<UInt8>) -> [Int32] {
-        var symbols: [Symbol] = []
-        symbols.reserveCapacity(word.count)
-        var offset = 0
-        while offset < word.count {
-            let length = min(utf8SequenceLength(word[offset]), word.count - offset)
-            let string = strings.value(UnsafeBufferPointer(rebasing: word[offset..<offset + length])) ?? -1
-            let index = Int32(symbols.count)
-            symbols.append(
-                Symbol(
-                    start: Int32(offset), count: Int32(length), prev: index - 1,
-                    next: offset + length == word.count ? -1 : index + 1, string: string))
-            offset += length
-        }
-
-        var queue = BinaryHeap<Bigram>()
-        func addBigram(_ left: Int32, _ right: Int32) {
-            guard left >= 0, right >= 0 else { return }
+        var symbols = characterSymbols(word) { strings.value($0) ?? -1 }
+        mergeSymbols(&symbols) { symbols, left, right -> Bigram? in
             let l = symbols[Int(left)].string
             let r = symbols[Int(right)].string
-            guard l >= 0, r >= 0 else { return }
-            guard let merge = merges[UInt64(UInt32(l)) << 32 | UInt64(UInt32(r))] else { return }
-            queue.push(
-                Bigram(
-                    rank: Int32(truncatingIfNeeded: merge >> 32), left: left, right: right,
-                    size: symbols[Int(left)].count + symbols[Int(right)].count,
-                    merged: Int32(truncatingIfNeeded: merge & 0xFFFF_FFFF)))
-        }
-        for i in 1..<max(symbols.count, 1) { addBigram(Int32(i - 1), Int32(i)) }
-
-        while let bigram = queue.pop() {
-            let l = Int(bigram.left)
-            let r = Int(bigram.right)
-            // Stale: one side was merged away or grew since the pair was queued.
-            guard symbols[l].count > 0, symbols[r].count > 0, symbols[l].count + symbols[r].count == bigram.size
-            else { continue }
-            symbols[l].count += symbols[r].count
-            symbols[l].string = bigram.merged
-            symbols[r].count = 0
-            symbols[l].next = symbols[r].next
-            if symbols[r].next >= 0 { symbols[Int(symbols[r].next)].prev = bigram.left }
-            addBigram(symbols[l].prev, bigram.left)
-            addBigram(bigram.left, symbols[l].next)
+            guard l >= 0, r >= 0, let merge = merges[UInt64(UInt32(l)) << 32 | UInt64(UInt32(r))] else { return nil }
+            return Bigram(
+                rank: Int32(truncatingIfNeeded: merge >> 32), left: left, right: right,
+                size: symbols[Int(left)].count + symbols[Int(right)].count,
+                merged: Int32(truncatingIfNeeded: merge & 0xFFFF_FFFF))
+        } apply: { symbol, bigram in
+            symbol.string = bigram.merged
         }
 
         var tokens: [Int32] = []
@@ -139,48 +100,5 @@ struct BytePairEncoding: Sendable {
             }
         }
         return tokens
-    }
-}
-
-/// An element of `BinaryHeap`: `precedes` is true when `a` must pop before `b`.
-protocol HeapElement {
-    static func precedes(_ a: Self, _ b: Self) -> Bool
-}
-
-/// A binary heap popping the element that precedes all others.
-struct BinaryHeap<Element: HeapElement> {
-    private var items: [Element] = []
-
-    var isEmpty: Bool { items.isEmpty }
-
-    mutating func push(_ element: Element) {
-        items.append(element)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Element.precedes(items[child], items[parent]) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Element? {
-        guard let last = items.popLast() else { return nil }
-        guard !items.isEmpty else { return last }
-        let top = items[0]
-        items[0] = last
-        var parent = 0
-        let count = items.count
-        while true {
-            let left = 2 * parent + 1
-            guard left < count else { break }
-            var best = left
-            let right = left + 1
-            if right < count && Element.precedes(items[right], items[left]) { best = right }
-            guard Element.precedes(items[best], items[parent]) else { break }
-            items.swapAt(best, parent)
-            parent = best
-        }
-        return top
     }
 }

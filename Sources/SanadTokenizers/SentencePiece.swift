@@ -21,14 +21,7 @@ struct SentencePiece: Sendable {
         self.byteTokens = byteTokens
     }
 
-    private struct Symbol {
-        var start: Int32
-        var count: Int32  // bytes; 0 once merged into the symbol on its left
-        var prev: Int32
-        var next: Int32
-    }
-
-    private struct Bigram: HeapElement {
+    private struct Bigram: MergeCandidate {
         var score: Float
         var left: Int32
         var right: Int32
@@ -43,42 +36,14 @@ struct SentencePiece: Sendable {
     /// becomes `unknown` when there is one; llama.cpp stops with an exception there.
     func encode(_ text: UnsafeBufferPointer<UInt8>, unknown: Int32?, into output: inout [Int32]) {
         guard !text.isEmpty else { return }
-        var symbols: [Symbol] = []
-        symbols.reserveCapacity(text.count)
-        var offset = 0
-        while offset < text.count {
-            let length = min(utf8SequenceLength(text[offset]), text.count - offset)
-            let index = Int32(symbols.count)
-            symbols.append(
-                Symbol(
-                    start: Int32(offset), count: Int32(length), prev: index - 1,
-                    next: offset + length == text.count ? -1 : index + 1))
-            offset += length
-        }
-
-        var queue = BinaryHeap<Bigram>()
-        func addBigram(_ left: Int32, _ right: Int32) {
-            guard left >= 0, right >= 0 else { return }
+        var symbols = characterSymbols(text)
+        mergeSymbols(&symbols) { symbols, left, right -> Bigram? in
             let start = Int(symbols[Int(left)].start)
             let size = Int(symbols[Int(left)].count + symbols[Int(right)].count)
             guard let token = vocabulary.value(UnsafeBufferPointer(rebasing: text[start..<start + size])) else {
-                return
+                return nil
             }
-            queue.push(Bigram(score: scores[Int(token)], left: left, right: right, size: Int32(size)))
-        }
-        for i in 1..<symbols.count { addBigram(Int32(i - 1), Int32(i)) }
-
-        while let bigram = queue.pop() {
-            let l = Int(bigram.left)
-            let r = Int(bigram.right)
-            guard symbols[l].count > 0, symbols[r].count > 0, symbols[l].count + symbols[r].count == bigram.size
-            else { continue }
-            symbols[l].count += symbols[r].count
-            symbols[r].count = 0
-            symbols[l].next = symbols[r].next
-            if symbols[r].next >= 0 { symbols[Int(symbols[r].next)].prev = bigram.left }
-            addBigram(symbols[l].prev, bigram.left)
-            addBigram(bigram.left, symbols[l].next)
+            return Bigram(score: scores[Int(token)], left: left, right: right, size: Int32(size))
         }
 
         var i = 0

@@ -137,12 +137,12 @@ struct KernelBuildTests {
                             let row = w.row(i)
                             expected[b * rows + i] =
                                 switch type {
-                                case .q5_0: dotQ5_0(row, a, count: columns)
-                                case .q8_0: dotQ8_0(row, a, count: columns)
+                                case .q5_0: Q5_0Rows.dot(row, a, count: columns)
+                                case .q8_0: Q8_0Rows.dot(row, a, count: columns)
                                 case .q4_K where b < batch - batch % 4: dotQ4_KGrouped(row, a, count: columns)
-                                case .q4_K: dotQ4_K(row, a, count: columns)
+                                case .q4_K: Q4_KRows.dot(row, a, count: columns)
                                 case _ where batch >= q6_KTiledMinimumBatch: dotQ6_KTiled(row, a, count: columns)
-                                default: dotQ6_K(row, a, count: columns)
+                                default: Q6_KRows.dot(row, a, count: columns)
                                 }
                         }
                     }

@@ -57,7 +57,7 @@ let blockFormats: [BlockFormat] = [
                 return Float(q - 8) * d
             }
         },
-        dequantize: { dequantizeRowQ4_0($0, $1, count: $2) }),
+        dequantize: { Q4_0Rows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
         name: "Q4_1", blockSize: 32, blockBytes: 20,
         makeBlock: { r in
@@ -71,7 +71,7 @@ let blockFormats: [BlockFormat] = [
                 return Float(q) * d + m
             }
         },
-        dequantize: { dequantizeRowQ4_1($0, $1, count: $2) }),
+        dequantize: { Q4_1Rows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
         name: "Q5_0", blockSize: 32, blockBytes: 22,
         makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<20).map { _ in r.byte() } },
@@ -84,12 +84,12 @@ let blockFormats: [BlockFormat] = [
                 return Float((low | high) - 16) * d
             }
         },
-        dequantize: { dequantizeRowQ5_0($0, $1, count: $2) }),
+        dequantize: { Q5_0Rows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
         name: "Q8_0", blockSize: 32, blockBytes: 34,
         makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<32).map { _ in r.byte() } },
         reference: { b in (0..<32).map { Float(Int8(bitPattern: b[2 + $0])) * half(b, 0) } },
-        dequantize: { dequantizeRowQ8_0($0, $1, count: $2) }),
+        dequantize: { Q8_0Rows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
         name: "Q4_K", blockSize: 256, blockBytes: 144,
         makeBlock: { r in
@@ -114,7 +114,7 @@ let blockFormats: [BlockFormat] = [
                 return d * Float(s) * Float(q) - dmin * Float(m)
             }
         },
-        dequantize: { dequantizeRowQ4_K($0, $1, count: $2) }),
+        dequantize: { Q4_KRows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
         name: "Q6_K", blockSize: 256, blockBytes: 210,
         makeBlock: { r in (0..<208).map { _ in r.byte() } + halfBytes(r.float(0.0001...0.01)) },
@@ -133,7 +133,7 @@ let blockFormats: [BlockFormat] = [
                 return d * Float(scale) * Float((low | high << 4) - 32)
             }
         },
-        dequantize: { dequantizeRowQ6_K($0, $1, count: $2) }),
+        dequantize: { Q6_KRows.dequantizeRow($0, $1, count: $2) }),
 ]
 
 @Suite("Kernels")
@@ -212,13 +212,13 @@ struct KernelTests {
         let values: [Float] = [0, 1, -2.5, 0.1, 65504, -1e-5, 3.14159]
         let halves = values.flatMap { halfBytes($0) }
         var out = [Float](repeating: 0, count: values.count)
-        halves.withUnsafeBytes { dequantizeRowF16($0.baseAddress!, &out, count: values.count) }
+        halves.withUnsafeBytes { F16Rows.dequantizeRow($0.baseAddress!, &out, count: values.count) }
         #expect(out == values.map { Float(Float16($0)) })
         let bf = values.flatMap { v -> [UInt8] in
             let b = floatToBFloat16(v)
             return [UInt8(b & 0xFF), UInt8(b >> 8)]
         }
-        bf.withUnsafeBytes { dequantizeRowBF16($0.baseAddress!, &out, count: values.count) }
+        bf.withUnsafeBytes { BF16Rows.dequantizeRow($0.baseAddress!, &out, count: values.count) }
         #expect(out == values.map { bfloat16ToFloat(floatToBFloat16($0)) })
     }
 
@@ -292,12 +292,12 @@ struct KernelTests {
                 format.dequantize(row, &weights, columns)
                 func dot(_ a: ActivationRow) -> Float {
                     switch format.name {
-                    case "Q4_0": return dotQ4_0(row, a, count: columns)
-                    case "Q4_1": return dotQ4_1(row, a, count: columns)
-                    case "Q5_0": return dotQ5_0(row, a, count: columns)
-                    case "Q8_0": return dotQ8_0(row, a, count: columns)
-                    case "Q4_K": return dotQ4_K(row, a, count: columns)
-                    default: return dotQ6_K(row, a, count: columns)
+                    case "Q4_0": return Q4_0Rows.dot(row, a, count: columns)
+                    case "Q4_1": return Q4_1Rows.dot(row, a, count: columns)
+                    case "Q5_0": return Q5_0Rows.dot(row, a, count: columns)
+                    case "Q8_0": return Q8_0Rows.dot(row, a, count: columns)
+                    case "Q4_K": return Q4_KRows.dot(row, a, count: columns)
+                    default: return Q6_KRows.dot(row, a, count: columns)
                     }
                 }
                 for b in 0..<4 {
@@ -334,22 +334,22 @@ struct KernelTests {
                 case "Q4_0":
                     pair = (
                         dot4Q4_0(row, a0, a1, a2, a3, count: columns),
-                        [a0, a1, a2, a3].map { dotQ4_0(row, $0, count: columns) }
+                        [a0, a1, a2, a3].map { Q4_0Rows.dot(row, $0, count: columns) }
                     )
                 case "Q4_1":
                     pair = (
-                        dot4Q4_1(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { dotQ4_1(row, $0, count: columns) }
+                        Q4_1Rows.dot4(row, a0, rowStride: columns, count: columns),
+                        [a0, a1, a2, a3].map { Q4_1Rows.dot(row, $0, count: columns) }
                     )
                 case "Q5_0":
                     pair = (
-                        dot4Q5_0(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { dotQ5_0(row, $0, count: columns) }
+                        Q5_0Rows.dot4(row, a0, rowStride: columns, count: columns),
+                        [a0, a1, a2, a3].map { Q5_0Rows.dot(row, $0, count: columns) }
                     )
                 default:
                     pair = (
-                        dot4Q8_0(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { dotQ8_0(row, $0, count: columns) }
+                        Q8_0Rows.dot4(row, a0, rowStride: columns, count: columns),
+                        [a0, a1, a2, a3].map { Q8_0Rows.dot(row, $0, count: columns) }
                     )
                 }
                 for i in 0..<4 { #expect(pair.0[i] == pair.1[i], "\(format.name) column \(i)") }

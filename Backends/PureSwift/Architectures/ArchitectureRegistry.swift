@@ -1,15 +1,15 @@
 import GGUF
 
 /// The architectures the engine implements, keyed by `general.architecture`. Adding one: a file in Architectures/
-/// with its configuration and forward pass, and a line here (see Architectures/README.md).
+/// with its configuration, its `DecoderArchitecture` and forward pass, and a line here (see Architectures/README.md).
 public enum ArchitectureRegistry {
     /// Reads a model's weights from `file`; with `repackWeights`, regroups what the kernels read faster in another
     /// layout (Q4_1: `WeightLayout.q4_1Paired`) into private memory at load time.
     public typealias Loader = @Sendable (_ file: GGUFFile, _ repackWeights: Bool) throws -> any LanguageModel
 
     public static let architectures: [String: Loader] = [
-        "llama": { try LlamaModel(file: $0, repackWeights: $1) },
-        "gemma3": { try Gemma3Model(file: $0, repackWeights: $1) },
+        "llama": { try Decoder<Llama>(file: $0, repackWeights: $1) },
+        "gemma3": { try Decoder<Gemma3>(file: $0, repackWeights: $1) },
     ]
 
     /// Supported architecture names, sorted.

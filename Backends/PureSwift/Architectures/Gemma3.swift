@@ -16,17 +16,8 @@ import PureSwiftKernels
 // to everything with the model's base (`rope.freq_base`, and its linear scaling if any).
 
 /// Hyperparameters of a Gemma 3 model, read from the model's own `gemma3.*` keys.
-public struct Gemma3Configuration: Sendable, Equatable {
-    public var layers: Int
-    /// Width of the residual stream (`embedding_length`).
-    public var embedding: Int
-    public var feedForward: Int
-    public var heads: Int
-    public var kvHeads: Int
-    public var headDimension: Int
-    public var trainingContextLength: Int
-    public var vocabularySize: Int
-    public var normEpsilon: Float
+public struct Gemma3Configuration: DecoderConfiguration, Sendable, Equatable {
+    public var dimensions: DecoderDimensions
     /// Multiplies the queries before attention (1/√headDimension; 1/√(embedding/heads) for the 27B model).
     public var queryScale: Float
     /// RoPE of the global layers.
@@ -40,19 +31,13 @@ public struct Gemma3Configuration: Sendable, Equatable {
     /// Final logit soft-capping (0: none).
     public var finalLogitSoftCap: Float
 
-    public var queryDimensions: Int { heads * headDimension }
-    public var kvDimensions: Int { kvHeads * headDimension }
-
     /// Reads the configuration of `file` (whose `general.architecture` is `gemma3`).
     public init(file: GGUFFile) throws {
         let hp = HyperparameterReader(file: file, architecture: "gemma3")
-        layers = try hp.int("block_count")
-        embedding = try hp.int("embedding_length")
-        feedForward = try hp.int("feed_forward_length")
-        let shape = try hp.attentionShape(embedding: embedding)
-        (heads, kvHeads, headDimension) = (shape.heads, shape.kvHeads, shape.headDimension)
-        trainingContextLength = try hp.int("context_length")
-        normEpsilon = try hp.float("attention.layer_norm_rms_epsilon")
+        dimensions = try hp.decoderDimensions()
+        let (layers, embedding, heads, headDimension) = (
+            dimensions.layers, dimensions.embedding, dimensions.heads, dimensions.headDimension
+        )
         rope = try hp.rope(mode: .neox, headDimension: headDimension)
         localRoPE = RoPEConfiguration(
             mode: .neox, dimensions: headDimension, frequencyBase: try hp.float("rope.freq_base_swa", default: 10_000))
@@ -68,87 +53,56 @@ public struct Gemma3Configuration: Sendable, Equatable {
         // llama.cpp: the 27B model (62 layers) scales by the embedding per head, the others by the head size.
         queryScale = 1 / Float(layers == 62 ? embedding / heads : headDimension).squareRoot()
         finalLogitSoftCap = try hp.float("final_logit_softcapping", default: 0)
-        vocabularySize = try hp.vocabularySize()
     }
 }
 
-/// One Gemma 3 block's weights (memory-mapped).
-struct Gemma3Layer {
-    let attentionNorm: RMSNorm
-    let query: Projection
-    let key: Projection
-    let value: Projection
-    let queryNorm: RMSNorm
-    let keyNorm: RMSNorm
-    let output: Projection
-    let attentionPostNorm: RMSNorm
-    let feedForwardNorm: RMSNorm
-    let feedForward: FeedForwardWeights
-    let feedForwardPostNorm: RMSNorm
-}
+/// The Gemma 3 architecture: per-head query and key norms, norms after attention and feed-forward, GELU.
+enum Gemma3: DecoderArchitecture {
+    static let name = "gemma3"
 
-/// A Gemma 3 model: configuration plus weights read in place from the GGUF file.
-// @unchecked Sendable: weights read-only after load; runners own their buffers
-public final class Gemma3Model: LanguageModel, @unchecked Sendable {
-    public let file: GGUFFile
-    public let configuration: Gemma3Configuration
-    let weights: DecoderWeights
-    let layers: [Gemma3Layer]
+    /// One Gemma 3 block's weights (memory-mapped).
+    struct Layer {
+        let attention: AttentionWeights
+        let queryNorm: RMSNorm
+        let keyNorm: RMSNorm
+        let attentionPostNorm: RMSNorm
+        let feedForwardNorm: RMSNorm
+        let feedForward: FeedForwardWeights
+        let feedForwardPostNorm: RMSNorm
+    }
 
-    public var architecture: String { "gemma3" }
-    public var vocabularySize: Int { configuration.vocabularySize }
-    public var trainingContextLength: Int { configuration.trainingContextLength }
-    public var kvBytesPerPosition: Int { configuration.layers * configuration.kvDimensions * 2 * 2 }
+    static func configuration(_ file: GGUFFile) throws -> Gemma3Configuration { try Gemma3Configuration(file: file) }
 
-    /// The model in `file`; `repackWeights` as for `DecoderWeights`.
-    public init(file: GGUFFile, repackWeights: Bool = true) throws {
-        self.file = file
-        let c = try Gemma3Configuration(file: file)
-        configuration = c
+    static func layer(_ t: BlockTensors, _ c: Gemma3Configuration) throws -> Layer {
         let dim = c.embedding
-        weights = try DecoderWeights(
-            file: file, vocabularySize: c.vocabularySize, embedding: dim, normEpsilon: c.normEpsilon,
-            repackWeights: repackWeights)
-        layers = try (0..<c.layers).map { [weights] i in
-            let t = weights.block(i, file: file, normEpsilon: c.normEpsilon)
-            return Gemma3Layer(
-                attentionNorm: try t.norm("attn_norm", count: dim),
-                query: try t.projection("attn_q", rows: c.queryDimensions, columns: dim),
-                key: try t.projection("attn_k", rows: c.kvDimensions, columns: dim),
-                value: try t.projection("attn_v", rows: c.kvDimensions, columns: dim),
-                queryNorm: try t.norm("attn_q_norm", count: c.headDimension),
-                keyNorm: try t.norm("attn_k_norm", count: c.headDimension),
-                output: try t.projection("attn_output", rows: dim, columns: c.queryDimensions),
-                attentionPostNorm: try t.norm("post_attention_norm", count: dim),
-                feedForwardNorm: try t.norm("ffn_norm", count: dim),
-                feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: dim),
-                feedForwardPostNorm: try t.norm("post_ffw_norm", count: dim))
-        }
+        return Layer(
+            attention: try t.attention(c.dimensions),
+            queryNorm: try t.norm("attn_q_norm", count: c.headDimension),
+            keyNorm: try t.norm("attn_k_norm", count: c.headDimension),
+            attentionPostNorm: try t.norm("post_attention_norm", count: dim),
+            feedForwardNorm: try t.norm("ffn_norm", count: dim),
+            feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: dim),
+            feedForwardPostNorm: try t.norm("post_ffw_norm", count: dim))
     }
 
-    public func makeRunner(contextLength: Int, batchSize: Int, threads: Int, options: RunnerOptions) throws
-        -> any ModelRunner
-    {
-        let c = configuration
-        // The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
-        let shape = DecoderShape(
-            layers: c.layers, embedding: c.embedding, feedForward: c.feedForward, heads: c.heads, kvHeads: c.kvHeads,
-            headDimension: c.headDimension, vocabularySize: c.vocabularySize, attentionScale: 1, activation: .gelu)
-        return try Gemma3Runner(
-            model: self,
-            state: DecoderState(
-                shape, contextLength: contextLength, batchSize: batchSize, threads: threads, options: options))
+    /// The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
+    static func shape(_ c: Gemma3Configuration) -> DecoderShape {
+        DecoderShape(dimensions: c.dimensions, attentionScale: 1, activation: .gelu)
+    }
+
+    static func runner(_ model: Decoder<Gemma3>, state: DecoderState) throws -> Gemma3Runner {
+        try Gemma3Runner(model: model, state: state)
     }
 }
 
 /// One session's Gemma 3 state: the decoder's buffers and blocks, and the global and local RoPE.
 final class Gemma3Runner: DecoderRunner {
-    let model: Gemma3Model
+    let model: Decoder<Gemma3>
     let state: DecoderState
     private let rope: RotaryEmbedding
     private let localRoPE: RotaryEmbedding
 
-    init(model: Gemma3Model, state: DecoderState) throws {
+    init(model: Decoder<Gemma3>, state: DecoderState) throws {
         self.model = model
         self.state = state
         rope = try state.rotaryEmbedding(model.configuration.rope)
@@ -160,10 +114,11 @@ final class Gemma3Runner: DecoderRunner {
         logits: UnsafeMutablePointer<Float>, tiledAttention: Bool
     ) {
         let c = model.configuration
+        let d = c.dimensions
         let s = state
         let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
-        let dim = c.embedding
-        let hd = c.headDimension
+        let dim = d.embedding
+        let hd = d.headDimension
         var n = tokens.count
 
         s.embed(tokens, from: model.weights.tokenEmbedding, scale: Float(dim).squareRoot())
@@ -176,23 +131,22 @@ final class Gemma3Runner: DecoderRunner {
         for (l, layer) in model.layers.enumerated() {
             let positions = c.isLocalLayer[l] ? localRoPE : rope
             // Attention block: x += postnorm(Wo · attention(q, k, v)).
-            s.forRows(n) { r in s.normalize(x, with: layer.attentionNorm, into: xb, rows: r) }
-            s.projector.projectGroup((layer.query, q), (layer.key, k), (layer.value, v), xb, rows: n)
+            s.projectAttentionInput(layer.attention, rows: n)
             s.forRows(n) { r in
-                let (qr, kr) = (q + r.lowerBound * c.queryDimensions, k + r.lowerBound * c.kvDimensions)
-                layer.queryNorm.apply(qr, into: qr, rows: r.count * c.heads, width: hd)
-                layer.keyNorm.apply(kr, into: kr, rows: r.count * c.kvHeads, width: hd)
+                let (qr, kr) = (q + r.lowerBound * d.queryDimensions, k + r.lowerBound * d.kvDimensions)
+                layer.queryNorm.apply(qr, into: qr, rows: r.count * d.heads, width: hd)
+                layer.keyNorm.apply(kr, into: kr, rows: r.count * d.kvHeads, width: hd)
                 for b in r {
-                    positions.apply(q + b * c.queryDimensions, heads: c.heads, row: b)
-                    positions.apply(k + b * c.kvDimensions, heads: c.kvHeads, row: b)
+                    positions.apply(q + b * d.queryDimensions, heads: d.heads, row: b)
+                    positions.apply(k + b * d.kvDimensions, heads: d.kvHeads, row: b)
                 }
-                for i in 0..<r.count * c.queryDimensions { qr[i] *= c.queryScale }
+                for i in 0..<r.count * d.queryDimensions { qr[i] *= c.queryScale }
             }
             s.storeAndAttend(
                 q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention,
                 mask: c.isLocalLayer[l] ? local : global, into: attended)
-            if l == c.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
-            s.projector.project(layer.output, attended, rows: n, into: xb)
+            if l == d.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
+            s.projector.project(layer.attention.output, attended, rows: n, into: xb)
             // ... and the feed-forward block's input norm(x), row by row.
             s.forRows(n) { r in
                 s.normalize(xb, with: layer.attentionPostNorm, into: xb, rows: r)
@@ -210,7 +164,7 @@ final class Gemma3Runner: DecoderRunner {
         s.logits(outputRows, norm: model.weights.outputNorm, output: model.weights.output, into: logits)
         let cap = c.finalLogitSoftCap
         if cap != 0 {
-            for i in 0..<outputRows.count * c.vocabularySize { logits[i] = cap * tanhf(logits[i] * (1 / cap)) }
+            for i in 0..<outputRows.count * d.vocabularySize { logits[i] = cap * tanhf(logits[i] * (1 / cap)) }
         }
     }
 }

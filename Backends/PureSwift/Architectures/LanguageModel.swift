@@ -56,3 +56,15 @@ public protocol ModelRunner: AnyObject {
     /// `logits`, `outputs.count × vocabularySize` floats.
     func evaluate(_ tokens: UnsafeBufferPointer<Int32>, outputs: Range<Int>, logits: UnsafeMutablePointer<Float>)
 }
+
+/// A decoder-only model whose sizes are its `DecoderDimensions` (every architecture here): the protocol supplies
+/// the sizes `LanguageModel` asks for.
+public protocol DecoderModel: LanguageModel {
+    var dimensions: DecoderDimensions { get }
+}
+
+extension DecoderModel {
+    public var vocabularySize: Int { dimensions.vocabularySize }
+    public var trainingContextLength: Int { dimensions.trainingContextLength }
+    public var kvBytesPerPosition: Int { dimensions.kvBytesPerPosition }
+}

@@ -114,7 +114,8 @@ struct DecoderWeights {
 
     /// With `repackWeights`, Q4_1 projection matrices are copied into the paired layout (`RepackedWeights`);
     /// otherwise every matrix is read in place from the mapping.
-    init(file: GGUFFile, vocabularySize: Int, embedding: Int, normEpsilon: Float, repackWeights: Bool) throws {
+    init(file: GGUFFile, dimensions d: DecoderDimensions, repackWeights: Bool) throws {
+        let (vocabularySize, embedding, normEpsilon) = (d.vocabularySize, d.embedding, d.normEpsilon)
         let t = TensorLoader(file: file)
         repacked = RepackedWeights(file: file, enabled: repackWeights)
         tokenEmbedding = try t.matrix("token_embd.weight", rows: vocabularySize, columns: embedding)
@@ -129,6 +130,15 @@ struct DecoderWeights {
     func block(_ index: Int, file: GGUFFile, normEpsilon: Float) -> BlockTensors {
         BlockTensors(loader: TensorLoader(file: file), packed: repacked, prefix: "blk.\(index).", epsilon: normEpsilon)
     }
+}
+
+/// One block's attention weights: the input RMSNorm and the Q, K, V and output projections.
+struct AttentionWeights {
+    let norm: RMSNorm
+    let query: Projection
+    let key: Projection
+    let value: Projection
+    let output: Projection
 }
 
 /// Reads one transformer block's tensors by their names within the block.
@@ -146,6 +156,16 @@ struct BlockTensors {
     /// `<name>.weight` (`rows` × `columns`) and `<name>.bias` when present.
     func projection(_ name: String, rows: Int, columns: Int) throws -> Projection {
         try loader.projection(prefix + name, rows: rows, columns: columns, packed: packed)
+    }
+
+    /// The attention block's weights: `attn_norm`, `attn_q`, `attn_k`, `attn_v` and `attn_output`.
+    func attention(_ d: DecoderDimensions) throws -> AttentionWeights {
+        AttentionWeights(
+            norm: try norm("attn_norm", count: d.embedding),
+            query: try projection("attn_q", rows: d.queryDimensions, columns: d.embedding),
+            key: try projection("attn_k", rows: d.kvDimensions, columns: d.embedding),
+            value: try projection("attn_v", rows: d.kvDimensions, columns: d.embedding),
+            output: try projection("attn_output", rows: d.embedding, columns: d.queryDimensions))
     }
 
     /// The gated feed-forward block `ffn_gate`, `ffn_up`, `ffn_down` of hidden width `width`.

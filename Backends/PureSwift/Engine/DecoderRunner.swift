@@ -1,21 +1,11 @@
 import PureSwiftKernels
 
 /// The sizes of a decoder-only transformer that its runner's buffers and blocks depend on.
-struct DecoderShape {
-    var layers: Int
-    /// Width of the residual stream.
-    var embedding: Int
-    var feedForward: Int
-    var heads: Int
-    var kvHeads: Int
-    var headDimension: Int
-    var vocabularySize: Int
+struct DecoderShape: DecoderConfiguration {
+    var dimensions: DecoderDimensions
     /// The scale attention applies to q·k (1 when the architecture scales the queries itself).
     var attentionScale: Float
     var activation: FeedForwardActivation
-
-    var queryDimensions: Int { heads * headDimension }
-    var kvDimensions: Int { kvHeads * headDimension }
 }
 
 /// The sequences the rows of one forward pass belong to: one sequence in `cache` from its count on (a session's own
@@ -95,6 +85,13 @@ final class DecoderState {
     ) {
         let dim = shape.embedding
         norm.apply(x + r.lowerBound * dim, into: out + r.lowerBound * dim, rows: r.count, width: dim)
+    }
+
+    /// q, k, v = Wq · norm(x), Wk · norm(x), Wv · norm(x) for the first `rows` rows: the start of every
+    /// architecture's attention block.
+    func projectAttentionInput(_ a: AttentionWeights, rows n: Int) {
+        forRows(n) { r in normalize(x, with: a.norm, into: xb, rows: r) }
+        projector.projectGroup((a.query, q), (a.key, k), (a.value, v), xb, rows: n)
     }
 
     /// Rows `r` of the residual stream `x` += the same rows of `y`.

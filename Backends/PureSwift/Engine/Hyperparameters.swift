@@ -1,6 +1,41 @@
 import GGUF
 import PureSwiftKernels
 
+/// What every decoder architecture reads the same way: its widths, heads and vocabulary.
+public struct DecoderDimensions: Sendable, Equatable {
+    public var layers: Int
+    /// Width of the residual stream (`embedding_length`).
+    public var embedding: Int
+    public var feedForward: Int
+    public var heads: Int
+    public var kvHeads: Int
+    public var headDimension: Int
+    public var trainingContextLength: Int
+    public var vocabularySize: Int
+    public var normEpsilon: Float
+
+    public var queryDimensions: Int { heads * headDimension }
+    public var kvDimensions: Int { kvHeads * headDimension }
+    /// Bytes the F16 keys and values of one position take over every layer.
+    public var kvBytesPerPosition: Int { layers * kvDimensions * 2 * 2 }
+}
+
+/// An architecture's configuration or shape, which reads its `dimensions` as its own properties
+/// (`configuration.layers`).
+@dynamicMemberLookup
+public protocol DecoderConfiguration {
+    var dimensions: DecoderDimensions { get set }
+}
+
+extension DecoderConfiguration {
+    public subscript<T>(dynamicMember path: WritableKeyPath<DecoderDimensions, T>) -> T {
+        get { dimensions[keyPath: path] }
+        set { dimensions[keyPath: path] = newValue }
+    }
+
+    public subscript<T>(dynamicMember path: KeyPath<DecoderDimensions, T>) -> T { dimensions[keyPath: path] }
+}
+
 /// The shape of a model's attention, read from `<arch>.attention.*`.
 struct AttentionShape: Sendable, Equatable {
     var heads: Int
@@ -10,6 +45,21 @@ struct AttentionShape: Sendable, Equatable {
 }
 
 extension HyperparameterReader {
+    /// `block_count`, `embedding_length`, `feed_forward_length`, the attention shape, `context_length`,
+    /// `attention.layer_norm_rms_epsilon` and the vocabulary size.
+    func decoderDimensions() throws -> DecoderDimensions {
+        let layers = try int("block_count")
+        let embedding = try int("embedding_length")
+        let feedForward = try int("feed_forward_length")
+        let shape = try attentionShape(embedding: embedding)
+        let trainingContextLength = try int("context_length")
+        let normEpsilon = try float("attention.layer_norm_rms_epsilon")
+        return DecoderDimensions(
+            layers: layers, embedding: embedding, feedForward: feedForward, heads: shape.heads,
+            kvHeads: shape.kvHeads, headDimension: shape.headDimension, trainingContextLength: trainingContextLength,
+            vocabularySize: try vocabularySize(), normEpsilon: normEpsilon)
+    }
+
     /// `attention.head_count`, `head_count_kv` (default: the head count), `key_length` (default: the embedding
     /// width over the heads) and `value_length` (which must equal it), checked against what the blocks compute:
     /// whole groups of query heads per KV head and heads of a multiple of 16 values.

@@ -185,57 +185,33 @@ public func tiledKeyStride(contextLength: Int) -> Int {
     (contextLength + attentionTileSize - 1) / attentionTileSize * attentionTileSize
 }
 
-/// 64 floats as eight 8-lane vectors, which the loops below keep in registers: eight independent FMA chains where
-/// one would wait on the latency of the last.
+/// 64 floats as eight 8-lane vectors (two `Floats32`), which the loops below keep in registers: eight independent
+/// FMA chains where one would wait on the latency of the last.
 @usableFromInline
 struct Floats64 {
-    @usableFromInline var v0: SIMD8<Float>, v1: SIMD8<Float>, v2: SIMD8<Float>, v3: SIMD8<Float>
-    @usableFromInline var v4: SIMD8<Float>, v5: SIMD8<Float>, v6: SIMD8<Float>, v7: SIMD8<Float>
+    @usableFromInline var low: Floats32, high: Floats32
 
     /// Zeros.
     @inline(__always) @inlinable
-    init() {
-        (v0, v1, v2, v3, v4, v5, v6, v7) = (.zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero)
-    }
+    init() { (low, high) = (Floats32(), Floats32()) }
 
     /// The 64 floats at `p`.
     @inline(__always) @inlinable
-    init(loading p: UnsafeRawPointer) {
-        v0 = p.loadUnaligned(fromByteOffset: 0, as: SIMD8<Float>.self)
-        v1 = p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
-        v2 = p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
-        v3 = p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
-        v4 = p.loadUnaligned(fromByteOffset: 128, as: SIMD8<Float>.self)
-        v5 = p.loadUnaligned(fromByteOffset: 160, as: SIMD8<Float>.self)
-        v6 = p.loadUnaligned(fromByteOffset: 192, as: SIMD8<Float>.self)
-        v7 = p.loadUnaligned(fromByteOffset: 224, as: SIMD8<Float>.self)
-    }
+    init(loading p: UnsafeRawPointer) { (low, high) = (Floats32(loading: p), Floats32(loading: p + 128)) }
 
     /// `self[i] = fma(p[i], s, self[i])` for the 64 floats at `p`.
     @inline(__always) @inlinable
     mutating func addProducts(_ p: UnsafeRawPointer, _ s: Float) {
         let x = Floats64(loading: p)
-        v0 = fusedMultiplyAdd(x.v0, s, v0)
-        v1 = fusedMultiplyAdd(x.v1, s, v1)
-        v2 = fusedMultiplyAdd(x.v2, s, v2)
-        v3 = fusedMultiplyAdd(x.v3, s, v3)
-        v4 = fusedMultiplyAdd(x.v4, s, v4)
-        v5 = fusedMultiplyAdd(x.v5, s, v5)
-        v6 = fusedMultiplyAdd(x.v6, s, v6)
-        v7 = fusedMultiplyAdd(x.v7, s, v7)
+        low.addProducts(x.low, s)
+        high.addProducts(x.high, s)
     }
 
     /// Stores the 64 floats, each times `scale`, at `p`.
     @inline(__always) @inlinable
     func store(to p: UnsafeMutableRawPointer, times scale: Float = 1) {
-        p.storeBytes(of: v0 * scale, toByteOffset: 0, as: SIMD8<Float>.self)
-        p.storeBytes(of: v1 * scale, toByteOffset: 32, as: SIMD8<Float>.self)
-        p.storeBytes(of: v2 * scale, toByteOffset: 64, as: SIMD8<Float>.self)
-        p.storeBytes(of: v3 * scale, toByteOffset: 96, as: SIMD8<Float>.self)
-        p.storeBytes(of: v4 * scale, toByteOffset: 128, as: SIMD8<Float>.self)
-        p.storeBytes(of: v5 * scale, toByteOffset: 160, as: SIMD8<Float>.self)
-        p.storeBytes(of: v6 * scale, toByteOffset: 192, as: SIMD8<Float>.self)
-        p.storeBytes(of: v7 * scale, toByteOffset: 224, as: SIMD8<Float>.self)
+        low.store(to: p, times: scale)
+        high.store(to: p + 128, times: scale)
     }
 }
 
@@ -287,7 +263,7 @@ func fusedMultiplyAdd(_ a: SIMD8<Float>, _ b: Float, _ acc: SIMD8<Float>) -> SIM
     acc.addingProduct(a, b)
 }
 
-/// 32 floats as four 8-lane vectors: the half of a `Floats64` that two queries at once keep in registers (two sets
+/// 32 floats as four 8-lane vectors: half a `Floats64`, and what two queries at once keep in registers (two sets
 /// of accumulators and one of loaded keys or values fit the 16 registers of AVX2).
 @usableFromInline
 struct Floats32 {

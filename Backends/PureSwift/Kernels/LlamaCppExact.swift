@@ -5,12 +5,12 @@ import Foundation
 // level of single roundings: one flipped rounding early on moves late logits by tenths, enough to change a greedy
 // pick. These kernels therefore keep ggml's lane structure, summation order and fused multiply-adds:
 //
-// - `dotQ4_1`, `dotQ8_0` (Q4_1.swift, Q8_0.swift): ggml_vec_dot_q4_1_q8_1 / tinyBLAS_Q0_AVX — eight float lanes,
+// - `Q4_1Rows.dot`, `Q8_0Rows.dot` (LaneBlocks.swift): ggml_vec_dot_q4_1_q8_1 / tinyBLAS_Q0_AVX — eight float lanes,
 //   lane l summing the products of elements 4l…4l+3 of each block, accumulated as `fma(dw·da, lane, acc)`, reduced
-//   as hsum_float_8. `dotQ5_0` (Q5_0.swift) likewise (ggml_vec_dot_q5_0_q8_0 and tinyBLAS give the same).
-// - `dotQ6_K` (Q6_K.swift): ggml_vec_dot_q6_K_q8_K's eight integer lanes per super-block, `fma(d, lane, acc)`;
+//   as hsum_float_8. `Q5_0Rows.dot` likewise (ggml_vec_dot_q5_0_q8_0 and tinyBLAS give the same).
+// - `Q6_KRows.dot` (Q6_K.swift): ggml_vec_dot_q6_K_q8_K's eight integer lanes per super-block, `fma(d, lane, acc)`;
 //   for batches of 8 rows or more ggml's tiled K-quant product, one `fma(dw·S, da, acc)` per super-block.
-// - `dotQ4_K` (Q4_K.swift): the AVX2 build repacks Q4_K matrices (q4_K_8x8_q8_K) and multiplies activation rows in
+// - `Q4_KRows.dot` (Q4_K.swift): the AVX2 build repacks Q4_K matrices (q4_K_8x8_q8_K) and multiplies activation rows in
 //   groups of four with ggml_gemm_q4_K_8x8_q8_K (one fma per pair of sub-blocks), the rest with the GEMV (one per
 //   super-block); the grouped rows' Q8_K activations come from its own quantizer (`.q8_KRepacked`).
 // - `swiGLUExact`: ggml_vec_swiglu_f32 with ggml_v_silu / ggml_v_expf (a polynomial exp, not libm's).

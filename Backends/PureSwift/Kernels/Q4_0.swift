@@ -4,20 +4,6 @@
 /// Bytes per Q4_0 block.
 @inlinable public var q4_0BlockBytes: Int { 18 }
 
-/// Dequantizes `count` (a multiple of 32) Q4_0 weights at `row` into `out`.
-@inlinable
-public func dequantizeRowQ4_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    for b in 0..<count / 32 {
-        let block = row + b * q4_0BlockBytes
-        let d = loadHalf(block)
-        let q = (block + 2).assumingMemoryBound(to: UInt8.self)
-        for j in 0..<16 {
-            out[b * 32 + j] = Float(Int32(q[j] & 0x0F) - 8) * d
-            out[b * 32 + j + 16] = Float(Int32(q[j] >> 4) - 8) * d
-        }
-    }
-}
-
 /// The four weight vectors (even/odd lanes of low and high nibbles, minus 8) of one Q4_0 block.
 @inline(__always)
 @inlinable
@@ -29,20 +15,6 @@ func unpackQ4_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
         (raw & mask) &- eight, ((raw &>> 8) & mask) &- eight, ((raw &>> 4) & mask) &- eight,
         ((raw &>> 12) & mask) &- eight
     )
-}
-
-/// Σ row · activations over `count` values (Q4_0 weights × Q8_0 activations).
-@inline(__always)
-@inlinable
-public func dotQ4_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD4<Float>()
-    for b in 0..<count / 32 {
-        let block = row + b * q4_0BlockBytes
-        let (w0, w1, w2, w3) = unpackQ4_0(block)
-        let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
-        acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
-    }
-    return acc.sum()
 }
 
 /// Four dot products of one Q4_0 row with four activation rows (the weights are unpacked once).
@@ -66,4 +38,47 @@ public func dot4Q4_0(
         acc3 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32))) * (d * a3.scales[b])
     }
     return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum())
+}
+
+/// Q4_0 weights.
+public enum Q4_0Rows: WeightType {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 32, blockBytes: q4_0BlockBytes, activationFormat: .q8_0)
+    }
+
+    @inline(__always)
+    @inlinable
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_0(
+            row, a, a.advanced(rows: 1, columns: rowStride), a.advanced(rows: 2, columns: rowStride),
+            a.advanced(rows: 3, columns: rowStride), count: count)
+    }
+
+    /// Dequantizes `count` (a multiple of 32) Q4_0 weights at `row` into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        for b in 0..<count / 32 {
+            let block = row + b * q4_0BlockBytes
+            let d = loadHalf(block)
+            let q = (block + 2).assumingMemoryBound(to: UInt8.self)
+            for j in 0..<16 {
+                out[b * 32 + j] = Float(Int32(q[j] & 0x0F) - 8) * d
+                out[b * 32 + j + 16] = Float(Int32(q[j] >> 4) - 8) * d
+            }
+        }
+    }
+
+    /// Σ row · activations over `count` values (Q4_0 weights × Q8_0 activations).
+    @inline(__always)
+    @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        var acc = SIMD4<Float>()
+        for b in 0..<count / 32 {
+            let block = row + b * q4_0BlockBytes
+            let (w0, w1, w2, w3) = unpackQ4_0(block)
+            let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
+            acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
+        }
+        return acc.sum()
+    }
 }

@@ -5,17 +5,40 @@
 /// Bytes per Q4_1 block.
 @inlinable public var q4_1BlockBytes: Int { 20 }
 
-/// Dequantizes `count` (a multiple of 32) Q4_1 weights at `row` into `out`.
-@inlinable
-public func dequantizeRowQ4_1(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    for b in 0..<count / 32 {
-        let block = row + b * q4_1BlockBytes
-        let d = loadHalf(block)
-        let m = loadHalf(block, 2)
-        let q = (block + 4).assumingMemoryBound(to: UInt8.self)
-        for j in 0..<16 {
-            out[b * 32 + j] = Float(q[j] & 0x0F) * d + m
-            out[b * 32 + j + 16] = Float(q[j] >> 4) * d + m
+/// Q4_1 weights: products on the shared lane-block loop (LaneBlocks.swift), with the offsets.
+public enum Q4_1Rows: LaneBlocks {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 32, blockBytes: q4_1BlockBytes, activationFormat: .q8_1)
+    }
+    @inlinable public static var offsetByte: Int? { 2 }
+
+    @inline(__always)
+    @inlinable
+    public static func lanes(_ block: UnsafeRawPointer) -> (even: SIMD16<Int16>, odd: SIMD16<Int16>) {
+        unpackQ4_1(block)
+    }
+
+    /// Unsigned nibbles: ggml's `mul_sum_us8_pairs_float`.
+    @inline(__always)
+    @inlinable
+    public static func laneSums(_ even: SIMD16<Int16>, _ odd: SIMD16<Int16>, _ pairs: UnsafePointer<Int16>)
+        -> SIMD8<Float>
+    {
+        nibbleLaneFloats(even, odd, pairs)
+    }
+
+    /// Dequantizes `count` (a multiple of 32) Q4_1 weights at `row` into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        for b in 0..<count / 32 {
+            let block = row + b * q4_1BlockBytes
+            let d = loadHalf(block)
+            let m = loadHalf(block, 2)
+            let q = (block + 4).assumingMemoryBound(to: UInt8.self)
+            for j in 0..<16 {
+                out[b * 32 + j] = Float(q[j] & 0x0F) * d + m
+                out[b * 32 + j + 16] = Float(q[j] >> 4) * d + m
+            }
         }
     }
 }
@@ -35,61 +58,4 @@ func unpackQ4_1(_ block: UnsafeRawPointer) -> (even: SIMD16<Int16>, odd: SIMD16<
     return (
         unsafeBitCast(nibbles & 0x00FF, to: SIMD16<Int16>.self), unsafeBitCast(nibbles &>> 8, to: SIMD16<Int16>.self)
     )
-}
-
-/// Σ row · activations over `count` values (Q4_1 weights × Q8_1 activations), rounded as llama.cpp's
-/// ggml_vec_dot_q4_1_q8_1 (AVX2) rounds: eight float lanes accumulated as `fma(dw·da, lane, acc)`, the offsets
-/// `fma(m, s, offsets)`, reduced as hsum_float_8.
-@inline(__always)
-@inlinable
-public func dotQ4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    let halves = halfToFloatTable
-    var acc = SIMD8<Float>()
-    var offsets: Float = 0
-    for b in 0..<count / 32 {
-        let block = row + b * q4_1BlockBytes
-        let w = unpackQ4_1(block)
-        let lanes = nibbleLaneFloats(w.even, w.odd, a.pairs + b * 32)
-        offsets = offsets.addingProduct(loadHalf(block, 2, halves), a.sums[b])
-        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), lanes)
-    }
-    return llamaHorizontalSum(acc) + offsets
-}
-
-/// Four dot products of one Q4_1 row with the four activation rows `a`, `a` + `rowStride` values, … (consecutive
-/// rows of a `QuantizedActivations` buffer), each rounded as `dotQ4_1`. The row is unpacked once per block for all
-/// four; the activations are addressed from one base so that the loop keeps its pointers in registers.
-@inline(__always)
-@inlinable
-public func dot4Q4_1(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-    let halves = halfToFloatTable
-    let scaleStride = rowStride / 32
-    var acc0 = SIMD8<Float>()
-    var acc1 = SIMD8<Float>()
-    var acc2 = SIMD8<Float>()
-    var acc3 = SIMD8<Float>()
-    var offsets = SIMD4<Float>()
-    var pairs = UnsafePointer(a.pairs)
-    var scales = UnsafePointer(a.scales)
-    var sums = UnsafePointer(a.sums)
-    for b in 0..<count / 32 {
-        let block = row + b * q4_1BlockBytes
-        let (even, odd) = unpackQ4_1(block)
-        let d = loadHalf(block, 0, halves)
-        let ds = SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride]) * d
-        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), nibbleLaneFloats(even, odd, pairs))
-        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), nibbleLaneFloats(even, odd, pairs + rowStride))
-        acc2 = acc2.addingProduct(
-            SIMD8(repeating: ds[2]), nibbleLaneFloats(even, odd, pairs + 2 * rowStride))
-        acc3 = acc3.addingProduct(
-            SIMD8(repeating: ds[3]), nibbleLaneFloats(even, odd, pairs + 3 * rowStride))
-        let s = SIMD4(sums[0], sums[scaleStride], sums[2 * scaleStride], sums[3 * scaleStride])
-        offsets = offsets.addingProduct(SIMD4(repeating: loadHalf(block, 2, halves)), s)
-        pairs += 32
-        scales += 1
-        sums += 1
-    }
-    return SIMD4(
-        llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
-        + offsets
 }

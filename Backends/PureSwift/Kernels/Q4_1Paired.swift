@@ -7,7 +7,7 @@
 // (what x86's `pmaddubsw` multiplies: ISA/AVX2/Q4_1PairedAVX2.swift), and a shift the other block's; read as
 // sixteen 16-bit lanes, masks and shifts give each block's even and odd weights (`nibbleLaneFloats`'s operands).
 // Either way it is about a third of the work of unpacking ggml's layout, and the scales of a run of blocks convert
-// and multiply eight at a time ahead of the block loop. The products are rounded exactly as `dotQ4_1`'s
+// and multiply eight at a time ahead of the block loop. The products are rounded exactly as `Q4_1Rows.dot`'s
 // (llama.cpp's) are.
 
 /// Whether a Q4_1 row of `columns` values can take the paired layout (an even number of blocks).
@@ -32,21 +32,6 @@ public func repackRowQ4_1Paired(_ source: UnsafeRawPointer, _ destination: Unsaf
         let block = source + b * q4_1BlockBytes
         (scales + 2 * b).storeBytes(of: block.loadUnaligned(as: UInt16.self), as: UInt16.self)
         (offsets + 2 * b).storeBytes(of: block.loadUnaligned(fromByteOffset: 2, as: UInt16.self), as: UInt16.self)
-    }
-}
-
-/// Dequantizes `count` (a multiple of 64) weights of a paired-layout row into `out`.
-@inlinable
-public func dequantizeRowQ4_1Paired(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    let blocks = count / 32
-    for p in 0..<blocks / 2 {
-        let bytes = (row + p * 32).assumingMemoryBound(to: UInt8.self)
-        for k in 0..<2 {
-            let b = 2 * p + k
-            let d = loadHalf(row, blocks * 16 + 2 * b)
-            let m = loadHalf(row, blocks * 18 + 2 * b)
-            for j in 0..<32 { out[b * 32 + j] = Float((bytes[j] &>> (4 * k)) & 0x0F) * d + m }
-        }
     }
 }
 
@@ -121,7 +106,7 @@ func unpackQ4_1Pair(_ row: UnsafeRawPointer, pair: Int)
     )
 }
 
-/// `dotQ4_1` for a paired-layout row: the same value, bit for bit, with `products`' block products.
+/// `Q4_1Rows.dot` for a paired-layout row: the same value, bit for bit, with `products`' block products.
 @inline(__always)
 @inlinable
 public func dotQ4_1Paired<P: Q4_1PairProducts>(
@@ -153,8 +138,8 @@ public func dotQ4_1Paired<P: Q4_1PairProducts>(
     }
 }
 
-/// `dot4Q4_1` for a paired-layout row: four activation rows, `rowStride` values apart, each product bit for bit
-/// `dotQ4_1`'s.
+/// `Q4_1Rows.dot4` for a paired-layout row: four activation rows, `rowStride` values apart, each product bit for bit
+/// `Q4_1Rows.dot`'s.
 @inline(__always)
 @inlinable
 public func dot4Q4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
@@ -203,5 +188,39 @@ public func dot4Q4_1Paired(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStrid
         return SIMD4(
             llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
             + offsets
+    }
+}
+
+/// Q4_1 weights in the paired layout (`WeightLayout.q4_1Paired`).
+public enum Q4_1PairedRows: WeightType {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 32, blockBytes: q4_1BlockBytes, activationFormat: .q8_1)
+    }
+
+    @inline(__always)
+    @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ4_1Paired(row, a, count: count)
+    }
+
+    @inline(__always)
+    @inlinable
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        dot4Q4_1Paired(row, a, rowStride: rowStride, count: count)
+    }
+
+    /// Dequantizes `count` (a multiple of 64) weights of a paired-layout row into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        let blocks = count / 32
+        for p in 0..<blocks / 2 {
+            let bytes = (row + p * 32).assumingMemoryBound(to: UInt8.self)
+            for k in 0..<2 {
+                let b = 2 * p + k
+                let d = loadHalf(row, blocks * 16 + 2 * b)
+                let m = loadHalf(row, blocks * 18 + 2 * b)
+                for j in 0..<32 { out[b * 32 + j] = Float((bytes[j] &>> (4 * k)) & 0x0F) * d + m }
+            }
+        }
     }
 }

@@ -14,31 +14,6 @@ func scaleMinQ4_K(_ j: Int, _ q: UnsafePointer<UInt8>) -> (scale: UInt8, min: UI
     return ((q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
 }
 
-/// Dequantizes `count` (a multiple of 256) Q4_K weights at `row` into `out`.
-@inlinable
-public func dequantizeRowQ4_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    for b in 0..<count / 256 {
-        let block = row + b * q4_KBlockBytes
-        let d = loadHalf(block)
-        let dmin = loadHalf(block, 2)
-        let scales = (block + 4).assumingMemoryBound(to: UInt8.self)
-        let q = (block + 16).assumingMemoryBound(to: UInt8.self)
-        let y = out + b * 256
-        for g in 0..<4 {
-            let (s1, m1) = scaleMinQ4_K(2 * g, scales)
-            let (s2, m2) = scaleMinQ4_K(2 * g + 1, scales)
-            let d1 = d * Float(s1)
-            let min1 = dmin * Float(m1)
-            let d2 = d * Float(s2)
-            let min2 = dmin * Float(m2)
-            for l in 0..<32 {
-                y[64 * g + l] = d1 * Float(q[32 * g + l] & 0x0F) - min1
-                y[64 * g + 32 + l] = d2 * Float(q[32 * g + l] >> 4) - min2
-            }
-        }
-    }
-}
-
 /// The integer sums of super-block `b` of a Q4_K row with Q8_K activations, per pair g (0..<4) of 32-value
 /// sub-blocks 2g and 2g+1: `products[g]` = scale₂g · Σq·a (sub-block 2g) + scale₂g₊₁ · Σq·a (sub-block 2g+1),
 /// `mins[g]` = min₂g · Σa (sub-block 2g) + min₂g₊₁ · Σa (sub-block 2g+1). Exact integers, whatever the order.
@@ -68,25 +43,7 @@ func superBlockSumsQ4_K(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: Int)
     return (products, mins)
 }
 
-/// Σ row · activations over `count` values (Q4_K weights × Q8_K activations), rounded as llama.cpp's AVX2 build
-/// rounds a single activation row: it repacks Q4_K matrices (q4_K_8x8_q8_K, rows a multiple of 8) and multiplies
-/// one row with ggml_gemv_q4_K_8x8_q8_K, which per super-block converts the whole integer sums once:
-/// `acc = fma(Σ products, dw·da, acc)`, `accMin = fma(Σ mins, dmin·da, accMin)`, result `acc − accMin`.
-@inline(__always)
-@inlinable
-public func dotQ4_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc: Float = 0
-    var accMin: Float = 0
-    for b in 0..<count / 256 {
-        let block = row + b * q4_KBlockBytes
-        let (products, mins) = superBlockSumsQ4_K(block, a, b)
-        acc = acc.addingProduct(Float(products.wrappedSum()), loadHalf(block) * a.scales[b])
-        accMin = accMin.addingProduct(Float(mins.wrappedSum()), loadHalf(block, 2) * a.scales[b])
-    }
-    return acc - accMin
-}
-
-/// `dotQ4_K` as ggml_gemm_q4_K_8x8_q8_K rounds it for activation rows in groups of four: the integer sums are
+/// `Q4_KRows.dot` as ggml_gemm_q4_K_8x8_q8_K rounds it for activation rows in groups of four: the integer sums are
 /// converted and accumulated per pair of sub-blocks.
 @inline(__always)
 @inlinable
@@ -106,13 +63,63 @@ public func dotQ4_KGrouped(_ row: UnsafeRawPointer, _ a: ActivationRow, count: I
     return acc - accMin
 }
 
-/// Four `dotQ4_KGrouped` products of one Q4_K row with the four activation rows `a`, `a` + `rowStride` values, ….
-@inline(__always)
-@inlinable
-public func dot4Q4_K(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-    SIMD4(
-        dotQ4_KGrouped(row, a, count: count),
-        dotQ4_KGrouped(row, a.advanced(rows: 1, columns: rowStride), count: count),
-        dotQ4_KGrouped(row, a.advanced(rows: 2, columns: rowStride), count: count),
-        dotQ4_KGrouped(row, a.advanced(rows: 3, columns: rowStride), count: count))
+/// Q4_K weights.
+public enum Q4_KRows: WeightType {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 256, blockBytes: q4_KBlockBytes, activationFormat: .q8_KRepacked)
+    }
+
+    /// Dequantizes `count` (a multiple of 256) Q4_K weights at `row` into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        for b in 0..<count / 256 {
+            let block = row + b * q4_KBlockBytes
+            let d = loadHalf(block)
+            let dmin = loadHalf(block, 2)
+            let scales = (block + 4).assumingMemoryBound(to: UInt8.self)
+            let q = (block + 16).assumingMemoryBound(to: UInt8.self)
+            let y = out + b * 256
+            for g in 0..<4 {
+                let (s1, m1) = scaleMinQ4_K(2 * g, scales)
+                let (s2, m2) = scaleMinQ4_K(2 * g + 1, scales)
+                let d1 = d * Float(s1)
+                let min1 = dmin * Float(m1)
+                let d2 = d * Float(s2)
+                let min2 = dmin * Float(m2)
+                for l in 0..<32 {
+                    y[64 * g + l] = d1 * Float(q[32 * g + l] & 0x0F) - min1
+                    y[64 * g + 32 + l] = d2 * Float(q[32 * g + l] >> 4) - min2
+                }
+            }
+        }
+    }
+
+    /// Σ row · activations over `count` values (Q4_K weights × Q8_K activations), rounded as llama.cpp's AVX2 build
+    /// rounds a single activation row: it repacks Q4_K matrices (q4_K_8x8_q8_K, rows a multiple of 8) and multiplies
+    /// one row with ggml_gemv_q4_K_8x8_q8_K, which per super-block converts the whole integer sums once:
+    /// `acc = fma(Σ products, dw·da, acc)`, `accMin = fma(Σ mins, dmin·da, accMin)`, result `acc − accMin`.
+    @inline(__always)
+    @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        var acc: Float = 0
+        var accMin: Float = 0
+        for b in 0..<count / 256 {
+            let block = row + b * q4_KBlockBytes
+            let (products, mins) = superBlockSumsQ4_K(block, a, b)
+            acc = acc.addingProduct(Float(products.wrappedSum()), loadHalf(block) * a.scales[b])
+            accMin = accMin.addingProduct(Float(mins.wrappedSum()), loadHalf(block, 2) * a.scales[b])
+        }
+        return acc - accMin
+    }
+
+    /// Four `dotQ4_KGrouped` products of one Q4_K row with the four activation rows `a`, `a` + `rowStride` values, ….
+    @inline(__always)
+    @inlinable
+    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
+        SIMD4(
+            dotQ4_KGrouped(row, a, count: count),
+            dotQ4_KGrouped(row, a.advanced(rows: 1, columns: rowStride), count: count),
+            dotQ4_KGrouped(row, a.advanced(rows: 2, columns: rowStride), count: count),
+            dotQ4_KGrouped(row, a.advanced(rows: 3, columns: rowStride), count: count))
+    }
 }

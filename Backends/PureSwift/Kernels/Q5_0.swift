@@ -4,19 +4,33 @@
 /// Bytes per Q5_0 block.
 @inlinable public var q5_0BlockBytes: Int { 22 }
 
-/// Dequantizes `count` (a multiple of 32) Q5_0 weights at `row` into `out`.
-@inlinable
-public func dequantizeRowQ5_0(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    for b in 0..<count / 32 {
-        let block = row + b * q5_0BlockBytes
-        let d = loadHalf(block)
-        let qh = block.loadUnaligned(fromByteOffset: 2, as: UInt32.self)
-        let q = (block + 6).assumingMemoryBound(to: UInt8.self)
-        for j in 0..<16 {
-            let h0 = Int32((qh >> UInt32(j)) & 1) << 4
-            let h1 = Int32((qh >> UInt32(j + 16)) & 1) << 4
-            out[b * 32 + j] = Float((Int32(q[j] & 0x0F) | h0) - 16) * d
-            out[b * 32 + j + 16] = Float((Int32(q[j] >> 4) | h1) - 16) * d
+/// Q5_0 weights: products on the shared lane-block loop (LaneBlocks.swift).
+public enum Q5_0Rows: LaneBlocks {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 32, blockBytes: q5_0BlockBytes, activationFormat: .q8_0)
+    }
+
+    @inline(__always)
+    @inlinable
+    public static func lanes(_ block: UnsafeRawPointer) -> (even: SIMD16<Int16>, odd: SIMD16<Int16>) {
+        let (w0, w1, w2, w3) = unpackQ5_0(block)
+        return (SIMD16(lowHalf: w0, highHalf: w2), SIMD16(lowHalf: w1, highHalf: w3))
+    }
+
+    /// Dequantizes `count` (a multiple of 32) Q5_0 weights at `row` into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        for b in 0..<count / 32 {
+            let block = row + b * q5_0BlockBytes
+            let d = loadHalf(block)
+            let qh = block.loadUnaligned(fromByteOffset: 2, as: UInt32.self)
+            let q = (block + 6).assumingMemoryBound(to: UInt8.self)
+            for j in 0..<16 {
+                let h0 = Int32((qh >> UInt32(j)) & 1) << 4
+                let h1 = Int32((qh >> UInt32(j + 16)) & 1) << 4
+                out[b * 32 + j] = Float((Int32(q[j] & 0x0F) | h0) - 16) * d
+                out[b * 32 + j + 16] = Float((Int32(q[j] >> 4) | h1) - 16) * d
+            }
         }
     }
 }
@@ -49,63 +63,4 @@ func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
     let byte = SIMD8<Int16>(repeating: 0xFF)
     let sixteen = SIMD8<Int16>(repeating: 16)
     return ((low & byte) &- sixteen, (low &>> 8) &- sixteen, (high & byte) &- sixteen, (high &>> 8) &- sixteen)
-}
-
-/// The eight lane sums of one Q5_0 block times Q8_0 activations in the pair layout: lane l sums the products of
-/// elements 4l…4l+3, as ggml_vec_dot_q5_0_q8_0 (AVX2) and llamafile's tinyBLAS_Q0_AVX group them.
-@inline(__always)
-@inlinable
-func lanesQ5_0(_ block: UnsafeRawPointer, _ pairs: UnsafePointer<Int16>) -> SIMD8<Int32> {
-    let (w0, w1, w2, w3) = unpackQ5_0(block)
-    return pairLanes(SIMD16(lowHalf: w0, highHalf: w2), SIMD16(lowHalf: w1, highHalf: w3), pairs)
-}
-
-/// Σ row · activations over `count` values (Q5_0 weights × Q8_0 activations), rounded as llama.cpp's AVX2
-/// ggml_vec_dot_q5_0_q8_0 and tinyBLAS_Q0_AVX round: eight float lanes accumulated as `fma(dw·da, lane, acc)`,
-/// hsum_float_8.
-@inline(__always)
-@inlinable
-public func dotQ5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    let halves = halfToFloatTable
-    var acc = SIMD8<Float>()
-    for b in 0..<count / 32 {
-        let block = row + b * q5_0BlockBytes
-        let lanes = lanesQ5_0(block, a.pairs + b * 32)
-        acc = acc.addingProduct(SIMD8(repeating: loadHalf(block, 0, halves) * a.scales[b]), smallIntToFloat(lanes))
-    }
-    return llamaHorizontalSum(acc)
-}
-
-/// Four dot products of one Q5_0 row with the four activation rows `a`, `a` + `rowStride` values, …, each rounded
-/// as `dotQ5_0`.
-@inline(__always)
-@inlinable
-public func dot4Q5_0(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-    let halves = halfToFloatTable
-    let scaleStride = rowStride / 32
-    var acc0 = SIMD8<Float>()
-    var acc1 = SIMD8<Float>()
-    var acc2 = SIMD8<Float>()
-    var acc3 = SIMD8<Float>()
-    var pairs = UnsafePointer(a.pairs)
-    var scales = UnsafePointer(a.scales)
-    for b in 0..<count / 32 {
-        let block = row + b * q5_0BlockBytes
-        let (w0, w1, w2, w3) = unpackQ5_0(block)
-        let even = SIMD16(lowHalf: w0, highHalf: w2)
-        let odd = SIMD16(lowHalf: w1, highHalf: w3)
-        let ds =
-            SIMD4(scales[0], scales[scaleStride], scales[2 * scaleStride], scales[3 * scaleStride])
-            * loadHalf(block, 0, halves)
-        acc0 = acc0.addingProduct(SIMD8(repeating: ds[0]), smallIntToFloat(pairLanes(even, odd, pairs)))
-        acc1 = acc1.addingProduct(SIMD8(repeating: ds[1]), smallIntToFloat(pairLanes(even, odd, pairs + rowStride)))
-        acc2 = acc2.addingProduct(
-            SIMD8(repeating: ds[2]), smallIntToFloat(pairLanes(even, odd, pairs + 2 * rowStride)))
-        acc3 = acc3.addingProduct(
-            SIMD8(repeating: ds[3]), smallIntToFloat(pairLanes(even, odd, pairs + 3 * rowStride)))
-        pairs += 32
-        scales += 1
-    }
-    return SIMD4(
-        llamaHorizontalSum(acc0), llamaHorizontalSum(acc1), llamaHorizontalSum(acc2), llamaHorizontalSum(acc3))
 }

@@ -9,32 +9,6 @@
 /// Bytes per Q6_K super-block.
 @inlinable public var q6_KBlockBytes: Int { 210 }
 
-/// Dequantizes `count` (a multiple of 256) Q6_K weights at `row` into `out`.
-@inlinable
-public func dequantizeRowQ6_K(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
-    for b in 0..<count / 256 {
-        let block = row + b * q6_KBlockBytes
-        let d = loadHalf(block, 208)
-        for n in 0..<2 {
-            let ql = (block + 64 * n).assumingMemoryBound(to: UInt8.self)
-            let qh = (block + 128 + 32 * n).assumingMemoryBound(to: UInt8.self)
-            let sc = (block + 192 + 8 * n).assumingMemoryBound(to: Int8.self)
-            let y = out + b * 256 + 128 * n
-            for l in 0..<32 {
-                let s = l / 16
-                let q1 = Int32((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32
-                let q2 = Int32((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32
-                let q3 = Int32((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32
-                let q4 = Int32((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32
-                y[l] = d * Float(sc[s]) * Float(q1)
-                y[l + 32] = d * Float(sc[s + 2]) * Float(q2)
-                y[l + 64] = d * Float(sc[s + 4]) * Float(q3)
-                y[l + 96] = d * Float(sc[s + 6]) * Float(q4)
-            }
-        }
-    }
-}
-
 /// Σ over 16 weights (16 bytes of unsigned 6-bit values, even/odd in 16-bit lanes) × 16 int8 activations: lane j
 /// sums elements 4j…4j+3.
 @inline(__always)
@@ -84,22 +58,7 @@ func superBlockLanesQ6_K(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: Int
     return lanes
 }
 
-/// Σ row · activations over `count` values (Q6_K weights × Q8_K activations), rounded as llama.cpp's AVX2
-/// ggml_vec_dot_q6_K_q8_K rounds: `acc = fma(da·dw, lane, acc)` per lane of `superBlockLanesQ6_K`, then
-/// hsum_float_8.
-@inline(__always)
-@inlinable
-public func dotQ6_K(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-    var acc = SIMD8<Float>()
-    for b in 0..<count / 256 {
-        let block = row + b * q6_KBlockBytes
-        let lanes = superBlockLanesQ6_K(block, a, b)
-        acc = acc.addingProduct(SIMD8(repeating: a.scales[b] * loadHalf(block, 208)), intToFloat(lanes))
-    }
-    return llamaHorizontalSum(acc)
-}
-
-/// `dotQ6_K` as llama.cpp's tiled K-quant product (ggml-cpu/tiled, AVX2 microtile) rounds it, which the reference
+/// `Q6_KRows.dot` as llama.cpp's tiled K-quant product (ggml-cpu/tiled, AVX2 microtile) rounds it, which the reference
 /// build takes for Q6_K matrices times batches of at least `q6_KTiledMinimumBatch` rows: per super-block the exact
 /// integer sum S, `acc = fma(dw · Float(S), da, acc)`.
 @inline(__always)
@@ -117,3 +76,73 @@ public func dotQ6_KTiled(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int
 /// The smallest batch for which llama.cpp's CPU backend multiplies K-quant matrices (not repacked) with its tiled
 /// kernel (`ggml_tiled_min_batch`).
 @inlinable public var q6_KTiledMinimumBatch: Int { 8 }
+
+/// Q6_K weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled kernel does.
+public enum Q6_KRows: WeightType {
+    @inlinable public static var traits: WeightTraits {
+        WeightTraits(blockValues: 256, blockBytes: q6_KBlockBytes, activationFormat: .q8_K)
+    }
+
+    @inline(__always)
+    @inlinable
+    public static func multiplyRows<Build>(
+        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+        outStride: Int, build: Build.Type
+    ) {
+        if x.rows >= q6_KTiledMinimumBatch {
+            PureSwiftKernels.multiplyRows(
+                Q6_KTiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+        } else {
+            PureSwiftKernels.multiplyRows(Self.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+        }
+    }
+
+    /// Dequantizes `count` (a multiple of 256) Q6_K weights at `row` into `out`.
+    @inlinable
+    public static func dequantizeRow(_ row: UnsafeRawPointer, _ out: UnsafeMutablePointer<Float>, count: Int) {
+        for b in 0..<count / 256 {
+            let block = row + b * q6_KBlockBytes
+            let d = loadHalf(block, 208)
+            for n in 0..<2 {
+                let ql = (block + 64 * n).assumingMemoryBound(to: UInt8.self)
+                let qh = (block + 128 + 32 * n).assumingMemoryBound(to: UInt8.self)
+                let sc = (block + 192 + 8 * n).assumingMemoryBound(to: Int8.self)
+                let y = out + b * 256 + 128 * n
+                for l in 0..<32 {
+                    let s = l / 16
+                    let q1 = Int32((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32
+                    let q2 = Int32((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32
+                    let q3 = Int32((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32
+                    let q4 = Int32((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32
+                    y[l] = d * Float(sc[s]) * Float(q1)
+                    y[l + 32] = d * Float(sc[s + 2]) * Float(q2)
+                    y[l + 64] = d * Float(sc[s + 4]) * Float(q3)
+                    y[l + 96] = d * Float(sc[s + 6]) * Float(q4)
+                }
+            }
+        }
+    }
+
+    /// Σ row · activations over `count` values (Q6_K weights × Q8_K activations), rounded as llama.cpp's AVX2
+    /// ggml_vec_dot_q6_K_q8_K rounds: `acc = fma(da·dw, lane, acc)` per lane of `superBlockLanesQ6_K`, then
+    /// hsum_float_8.
+    @inline(__always)
+    @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        var acc = SIMD8<Float>()
+        for b in 0..<count / 256 {
+            let block = row + b * q6_KBlockBytes
+            let lanes = superBlockLanesQ6_K(block, a, b)
+            acc = acc.addingProduct(SIMD8(repeating: a.scales[b] * loadHalf(block, 208)), intToFloat(lanes))
+        }
+        return llamaHorizontalSum(acc)
+    }
+}
+
+/// `dotQ6_KTiled` as a row kernel.
+public enum Q6_KTiledRows: RowKernel {
+    @inline(__always) @inlinable
+    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
+        dotQ6_KTiled(row, a, count: count)
+    }
+}

@@ -11,8 +11,10 @@ public enum WeightLayout: Sendable, Equatable {
 /// A weight matrix: `rows` rows of `columns` values in one ggml type, read in place from the memory-mapped GGUF file
 /// or (Q4_1, `layout` `.q4_1Paired`) from a copy regrouped at load time. Products run on the quantized bytes.
 public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read-only mapped or repacked bytes
-    /// The weight types the engine can multiply with, in ggml's order.
-    public static let supportedTypes: [GGMLType] = [.f32, .f16, .q4_0, .q4_1, .q5_0, .q8_0, .q4_K, .q6_K, .bf16]
+    /// The weight types the engine can multiply with (those in `withWeightType`'s table), in ggml's order.
+    public static let supportedTypes: [GGMLType] = GGMLType.allCases.filter {
+        withWeightType($0, WeightTraits.Read()) != nil
+    }
 
     public let name: String
     public let type: GGMLType
@@ -60,17 +62,13 @@ public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read
             : loadHalf(row(r), block * q4_1BlockBytes + 2)
     }
 
-    /// The activation format this type's dot product reads.
-    public var activationFormat: ActivationFormat {
-        switch type {
-        case .f16: return .f16
-        case .bf16: return .bf16
-        case .q4_0, .q5_0, .q8_0: return .q8_0
-        case .q4_1: return .q8_1
-        case .q4_K: return .q8_KRepacked
-        case .q6_K: return .q8_K
-        default: return .f32
-        }
+    /// The activation format this type's dot products read.
+    public var activationFormat: ActivationFormat { traits.activationFormat }
+
+    /// The traits of this matrix's weight type (the table: `withWeightType`).
+    public var traits: WeightTraits {
+        // The initializer's caller checked that the type is in the table.
+        withWeightType(type, layout: layout, WeightTraits.Read())!
     }
 
     /// Bytes of row `r`.
@@ -81,20 +79,7 @@ public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read
     /// Row `r` as floats (an embedding lookup).
     @inlinable
     public func dequantizeRow(_ r: Int, into out: UnsafeMutablePointer<Float>) {
-        let p = row(r)
-        switch type {
-        case .f32: dequantizeRowF32(p, out, count: columns)
-        case .f16: dequantizeRowF16(p, out, count: columns)
-        case .bf16: dequantizeRowBF16(p, out, count: columns)
-        case .q4_0: dequantizeRowQ4_0(p, out, count: columns)
-        case .q4_1 where layout == .q4_1Paired: dequantizeRowQ4_1Paired(p, out, count: columns)
-        case .q4_1: dequantizeRowQ4_1(p, out, count: columns)
-        case .q5_0: dequantizeRowQ5_0(p, out, count: columns)
-        case .q8_0: dequantizeRowQ8_0(p, out, count: columns)
-        case .q4_K: dequantizeRowQ4_K(p, out, count: columns)
-        case .q6_K: dequantizeRowQ6_K(p, out, count: columns)
-        default: for i in 0..<columns { out[i] = 0 }  // unreachable: the initializer refuses other types
-        }
+        _ = withWeightType(type, layout: layout, DequantizedRow(row: row(r), out: out, count: columns))
     }
 
     /// Row `r` · activation row `a` (a test and reference entry point; products go through `multiplyRows`).
@@ -106,130 +91,6 @@ public struct WeightMatrix: @unchecked Sendable {  // @unchecked: a view of read
             multiplyRows(self, x, rows: r..<(r + 1), out: $0 - r, outStride: 0, build: WeightMatrix.self)
         }
         return out
-    }
-}
-
-/// The dot products of one weight type: a row (its bytes) times one prepared activation row, and times four.
-/// `multiplyRows` is generic over these so that each build of the kernels specializes its loop for every type,
-/// in its own module (see KernelSet.swift).
-public protocol RowKernel {
-    static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float
-    /// Four dot products: with `a` and the three activation rows after it, `rowStride` values apart.
-    static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float>
-}
-
-extension RowKernel {
-    /// Four single dot products, for types without a kernel that unpacks a row once for four activation rows.
-    @inline(__always)
-    @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        SIMD4(
-            dot(row, a, count: count), dot(row, a.advanced(rows: 1, columns: rowStride), count: count),
-            dot(row, a.advanced(rows: 2, columns: rowStride), count: count),
-            dot(row, a.advanced(rows: 3, columns: rowStride), count: count))
-    }
-}
-
-public enum Q4_1Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ4_1(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q4_1(row, a, rowStride: rowStride, count: count)
-    }
-}
-
-public enum Q4_1PairedRows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ4_1Paired(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q4_1Paired(row, a, rowStride: rowStride, count: count)
-    }
-}
-
-public enum Q8_0Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ8_0(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q8_0(row, a, rowStride: rowStride, count: count)
-    }
-}
-
-public enum Q4_0Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ4_0(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q4_0(
-            row, a, a.advanced(rows: 1, columns: rowStride), a.advanced(rows: 2, columns: rowStride),
-            a.advanced(rows: 3, columns: rowStride), count: count)
-    }
-}
-
-public enum Q5_0Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ5_0(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q5_0(row, a, rowStride: rowStride, count: count)
-    }
-}
-
-public enum Q4_KRows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ4_K(row, a, count: count)
-    }
-    @inline(__always) @inlinable
-    public static func dot4(_ row: UnsafeRawPointer, _ a: ActivationRow, rowStride: Int, count: Int) -> SIMD4<Float> {
-        dot4Q4_K(row, a, rowStride: rowStride, count: count)
-    }
-}
-
-public enum Q6_KRows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ6_K(row, a, count: count)
-    }
-}
-
-public enum Q6_KTiledRows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotQ6_KTiled(row, a, count: count)
-    }
-}
-
-public enum F16Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotF16(row, a, count: count)
-    }
-}
-
-public enum BF16Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotBF16(row, a, count: count)
-    }
-}
-
-public enum F32Rows: RowKernel {
-    @inline(__always) @inlinable
-    public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        dotF32(row, a, count: count)
     }
 }
 
@@ -296,68 +157,6 @@ public func matmul(
     }
 }
 
-/// The rows `rows` of `w` times every prepared activation row, on the calling thread (see `matmul`).
-@inlinable
-///
-/// `build` is the calling kernel build's type (`BuiltKernels` of its module). It only tells the specializations of
-/// this generic loop apart: specializations are emitted in the module that uses them under a name made of the
-/// function and its type arguments, and the linker keeps one copy of each name — without the build among the type
-/// arguments, the AVX2 build could end up running the portable build's copy.
-public func multiplyRows<Build>(
-    _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>, outStride: Int,
-    build: Build.Type
-) {
-    switch w.type {
-    case .q4_1 where w.layout == .q4_1Paired:
-        multiplyRows(Q4_1PairedRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q4_1: multiplyRows(Q4_1Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q8_0: multiplyRows(Q8_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q4_0: multiplyRows(Q4_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q5_0: multiplyRows(Q5_0Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q4_K: multiplyRows(Q4_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q6_K where x.rows >= q6_KTiledMinimumBatch:
-        multiplyRows(Q6_KTiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .q6_K: multiplyRows(Q6_KRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .f16: multiplyRows(F16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .bf16: multiplyRows(BF16Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    case .f32: multiplyRows(F32Rows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    default: break  // unreachable: WeightMatrix(file:tensor:) refuses other types
-    }
-}
-
-/// `multiplyRows` for one weight type: rows in tiles of eight, each tile against the activation rows four at a
-/// time, so a tile's bytes are unpacked once per four activation rows and stay in cache for all of them.
-@inlinable
-public func multiplyRows<K: RowKernel, Build>(
-    _ kernel: K.Type, _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-    outStride: Int, build: Build.Type
-) {
-    let batch = x.rows
-    let columns = w.columns
-    var tileStart = rows.lowerBound
-    while tileStart < rows.upperBound {
-        let tile = tileStart..<min(tileStart + 8, rows.upperBound)
-        var b = 0
-        while b + 4 <= batch {
-            let a = x.row(b)
-            for r in tile {
-                let v = K.dot4(w.row(r), a, rowStride: x.columns, count: columns)
-                out[b * outStride + r] = v[0]
-                out[(b + 1) * outStride + r] = v[1]
-                out[(b + 2) * outStride + r] = v[2]
-                out[(b + 3) * outStride + r] = v[3]
-            }
-            b += 4
-        }
-        while b < batch {
-            let a = x.row(b)
-            for r in tile { out[b * outStride + r] = K.dot(w.row(r), a, count: columns) }
-            b += 1
-        }
-        tileStart = tile.upperBound
-    }
-}
-
 /// Prepared activation rows: a `QuantizedActivations` buffer, or one row on its own.
 public protocol ActivationRows {
     var rows: Int { get }
@@ -375,4 +174,20 @@ public struct SingleActivationRow: ActivationRows {
     @inlinable public var rows: Int { 1 }
     @inlinable public var columns: Int { 0 }
     @inlinable public func row(_ r: Int) -> ActivationRow { only }
+}
+
+/// `dequantizeRow` as work for `withWeightType`.
+@usableFromInline
+struct DequantizedRow: WeightTypeWork {
+    @usableFromInline let row: UnsafeRawPointer
+    @usableFromInline let out: UnsafeMutablePointer<Float>
+    @usableFromInline let count: Int
+
+    @inlinable
+    init(row: UnsafeRawPointer, out: UnsafeMutablePointer<Float>, count: Int) {
+        (self.row, self.out, self.count) = (row, out, count)
+    }
+
+    @inlinable
+    func callAsFunction<W: WeightType>(_ type: W.Type) { W.dequantizeRow(row, out, count: count) }
 }

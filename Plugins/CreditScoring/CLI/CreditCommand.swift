@@ -77,10 +77,12 @@ public enum CreditCommand: VerbCommand {
           sanad credit verify ~/.local/share/sanad/plugins/credit-scoring/records/<id>.json
         """
 
-    public static let verbs: [any CommandVerb.Type] = [
-        Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, RegisterKey.self, History.self,
-        Status.self, Privacy.self,
-    ]
+    public static var verbs: [any CommandVerb.Type] {
+        [
+            Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, RegisterKey.self, History.self,
+            Status.self, Privacy.self,
+        ]
+    }
 
     /// `--store DIR`, else the plugin's data folder.
     static func store(_ arguments: inout Arguments) throws -> RecordStore {

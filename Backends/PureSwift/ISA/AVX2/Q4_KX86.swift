@@ -22,7 +22,7 @@
 
     /// Rows `rows` of the Q4_K matrix `w` times every activation row of `x` (Q8_K), into `out[b · outStride + r]`:
     /// `multiplyRows` for Q4_K, bit for bit. The activation rows in groups of four (all but the last `batch % 4`)
-    /// take `dotQ4_KGrouped`'s rounding and run eight at a time; the rest take `dotQ4_K`'s, one at a time.
+    /// take `dotQ4_KGrouped`'s rounding and run eight at a time; the rest take `Q4_KRows.dot`'s, one at a time.
     func multiplyRowsQ4_KX86(
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int
@@ -48,7 +48,7 @@
         }
     }
 
-    /// `dotQ4_K` of one weight row and one activation row (generation): per super-block the whole integer sums,
+    /// `Q4_KRows.dot` of one weight row and one activation row (generation): per super-block the whole integer sums,
     /// `acc = fma(Σ products, dw·da, acc)`, `accMin = fma(Σ mins, dmin·da, accMin)`, result `acc − accMin`.
     @inline(__always)
     func dotQ4_KX86(_ row: UnsafeRawPointer, _ a: ActivationRow, superBlocks: Int) -> Float {

@@ -4,7 +4,7 @@
 // 32 · Σ scale · (sub-block sum of the activations), also with `pmaddwd`. For batches of at least
 // `q6_KTiledMinimumBatch` rows (`dotQ6_KTiled`), a chunk meets eight activation rows and `rowSums` gives each row's
 // exact integer sum in one lane, so the float accumulation runs eight rows at a time; one row at a time
-// (`dotQ6_K`), the lanes accumulate as ggml's do. Either way the values are the same bit for bit.
+// (`Q6_KRows.dot`), the lanes accumulate as ggml's do. Either way the values are the same bit for bit.
 //
 // The x86 builds' `BuiltKernels.multiplyRows` sends Q6_K matrices here; other builds run Q6_K.swift. Compiled in
 // the AVX2 and AVX-512 builds only (this file is linked into every ISA folder).
@@ -53,7 +53,7 @@
         return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick))
     }
 
-    /// `dotQ6_K` of one weight row and one activation row (generation and batches under
+    /// `Q6_KRows.dot` of one weight row and one activation row (generation and batches under
     /// `q6_KTiledMinimumBatch`): ggml's eight integer lanes per super-block (`superBlockLanesQ6_K`), each
     /// accumulated as `fma(da·dw, lane, acc)`, then hsum_float_8.
     @inline(__always)

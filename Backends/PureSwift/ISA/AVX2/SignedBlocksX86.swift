@@ -3,7 +3,7 @@
 // block unpacks into 32 signed weight bytes (Q5_0: −16…15, Q8_0: as stored). `psignb` moves each weight's sign onto
 // its activation and takes the weight's magnitude, so that `pmaddubsw` (unsigned × signed bytes, neighbouring
 // products added) and `pmaddwd` by ones give ggml's eight lane sums of four products (`mul_sum_i8_pairs_float`).
-// The sums are exact integers, converted and accumulated as `dotQ5_0` and `dotQ8_0` do (`fma(dw·da, lane, acc)`,
+// The sums are exact integers, converted and accumulated as `Q5_0Rows.dot` and `Q8_0Rows.dot` do (LaneBlocks.swift) (`fma(dw·da, lane, acc)`,
 // hsum_float_8), so the values are the same bit for bit.
 //
 // The AVX-512 VNNI build forms the same integer lane sums in one instruction per activation row: `vpdpbusd` adds

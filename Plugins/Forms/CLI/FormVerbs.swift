@@ -1,0 +1,443 @@
+import FormsPlugin
+import Foundation
+import OCRIngestPlugin
+import SanadCommandLine
+import SanadCore
+import SanadHost
+
+/// The options every `sanad form` verb takes: `--store DIR` and the clock (`--now`), and what they open.
+struct FormContext {
+    let directory: URL
+    let clock: @Sendable () -> Date
+    let catalog: FormCatalog
+
+    init(parsing arguments: inout Arguments) throws {
+        let option = try arguments.option("--store")
+        directory = try option.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: FormsPlugin.pluginID)
+        clock = try PluginHost.clock(&arguments)
+        catalog = try FormCatalog.bundled()
+    }
+
+    var today: FormDate { FormDate.of(clock()) }
+
+    /// The session store (SQLite, else the JSON file, with a note saying why).
+    func openStore() throws -> any FormStore {
+        let opened = try FormStores.open(directory: directory)
+        if let note = opened.note { printError("[\(note)]") }
+        return opened.store
+    }
+
+    /// The saved session `id`.
+    func resume(_ id: String, store: (any FormStore)? = nil) throws -> FormSession {
+        try FormSession.resume(id: id, store: try store ?? openStore(), catalog: catalog, today: today, now: clock)
+    }
+}
+
+/// `--provider` and the model options it brings, for the verbs that read answers.
+struct AnswerProviderOptions {
+    let model: FormCommand.ModelOptions?
+    /// `--yes`: accept every proposal of the model (only with a model provider).
+    let acceptAll: Bool
+
+    init(parsing arguments: inout Arguments) throws {
+        let provider = try arguments.option("--provider")
+        acceptAll = arguments.flag("--yes")
+        model = try FormCommand.ModelOptions.parse(&arguments, provider: provider)
+        if acceptAll && model == nil { throw UsageError("'--yes' needs --provider model or rules-then-model") }
+    }
+}
+
+extension FormCommand {
+    /// `list`: the bundled templates.
+    struct List: CommandVerb {
+        static let name = "list"
+        let json: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            context = try FormContext(parsing: &arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 {
+            let templates = context.catalog.templates
+            if json {
+                print(
+                    JSONValue.array(
+                        templates.map {
+                            .object([
+                                "id": .string($0.metadata.id), "name": .string($0.metadata.name.text("en")),
+                                "version": .string($0.metadata.version),
+                                "languages": .array($0.metadata.languageSupport.map(JSONValue.string)),
+                            ])
+                        }
+                    ).prettyString)
+            } else {
+                for t in templates {
+                    print(
+                        "\(t.metadata.id.padding(toLength: 14, withPad: " ", startingAt: 0)) \(t.metadata.name.text("en"))"
+                            + "  (v\(t.metadata.version); \(t.metadata.languageSupport.joined(separator: ", ")))")
+                }
+            }
+            return ExitCode.success
+        }
+    }
+
+    /// `sessions`: the saved sessions and their progress.
+    struct Sessions: CommandVerb {
+        static let name = "sessions"
+        let json: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            context = try FormContext(parsing: &arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 {
+            let store = try context.openStore()
+            let sessions = try store.sessions().map { try context.resume($0.id, store: store) }
+            if json {
+                print(JSONValue.array(sessions.map(\.stateJSON)).prettyString)
+            } else {
+                print("store: \(store.location)")
+                for s in sessions {
+                    print(
+                        "\(TerminalText.escaped(s.id))  \(s.template.metadata.id)  \(s.language)  \(s.progress.percent)%\(s.isComplete ? " complete" : "")"
+                    )
+                }
+            }
+            return ExitCode.success
+        }
+    }
+
+    /// `start TEMPLATE`: a new session, then the questions one at a time from standard input.
+    struct Start: CommandVerb {
+        static let name = "start"
+        let template: FormTemplate
+        let language: String
+        let id: String?
+        let json: Bool
+        let provider: AnswerProviderOptions
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            let language = try arguments.option("--lang") ?? "en"
+            id = try arguments.option("--id")
+            provider = try AnswerProviderOptions(parsing: &arguments)
+            context = try FormContext(parsing: &arguments)
+            let name = try arguments.positionals(min: 1, max: 1, names: "TEMPLATE (see 'sanad form list')")[0]
+            do { template = try context.catalog.template(name) } catch { throw UsageError("\(error)") }
+            guard template.metadata.languageSupport.contains(language) else {
+                throw UsageError(
+                    "--lang '\(language)': \(name) supports \(template.metadata.languageSupport.joined(separator: ", "))"
+                )
+            }
+            self.language = language
+        }
+
+        func run() async throws -> Int32 {
+            var s = try FormSession.start(
+                template: template, store: try context.openStore(), language: language, id: id, today: context.today,
+                now: context.clock)
+            print("session \(s.id) started (\(template.metadata.name.text(language)))")
+            return try await converse(
+                &s, json: json, model: try await conversationModel(provider.model), acceptAll: provider.acceptAll)
+        }
+    }
+
+    /// `resume SESSION`: the questions of a saved session, from where it stopped.
+    struct Resume: CommandVerb {
+        static let name = "resume"
+        let id: String
+        let json: Bool
+        let provider: AnswerProviderOptions
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            provider = try AnswerProviderOptions(parsing: &arguments)
+            context = try FormContext(parsing: &arguments)
+            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+        }
+
+        func run() async throws -> Int32 {
+            var s = try context.resume(id)
+            return try await converse(
+                &s, json: json, model: try await conversationModel(provider.model), acceptAll: provider.acceptAll)
+        }
+    }
+
+    /// `answer SESSION TEXT`: one answer, to the current question or `--field`, then the next question.
+    struct Answer: CommandVerb {
+        static let name = "answer"
+        let id: String
+        let text: String
+        let field: String?
+        let json: Bool
+        let provider: AnswerProviderOptions
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            field = try arguments.option("--field")
+            provider = try AnswerProviderOptions(parsing: &arguments)
+            if field != nil && provider.model != nil {
+                throw UsageError("--field and --provider model exclude each other")
+            }
+            context = try FormContext(parsing: &arguments)
+            let a = try arguments.positionals(min: 2, max: 2, names: "SESSION and TEXT")
+            (id, text) = (a[0], a[1])
+        }
+
+        func run() async throws -> Int32 {
+            var s = try context.resume(id)
+            let outcomes: [AnswerOutcome]
+            if let field {
+                outcomes = [try s.apply(FormProposal(fieldID: field, value: text))]
+            } else if let model = provider.model {
+                guard s.nextQuestion != nil else { throw FormError.invalidRequest("session \(s.id) is complete") }
+                outcomes = try await answerWithModel(&s, text: text, options: model, acceptAll: provider.acceptAll)
+            } else {
+                guard s.nextQuestion != nil else {
+                    throw FormError.invalidRequest("session \(s.id) is complete; use --field to change an answer")
+                }
+                outcomes = try await s.respond(text)
+            }
+            if json {
+                guard case .object(var state) = s.stateJSON else { return ExitCode.failure }
+                state["outcomes"] = .array(outcomes.map(\.json))
+                print(JSONValue.object(state).prettyString)
+            } else {
+                for o in outcomes { print(describe(o)) }
+                print(s.nextQuestion.map { ask($0, s) } ?? "Form complete.")
+            }
+            return outcomes.contains { if case .refused = $0 { return true } else { return false } }
+                ? ExitCode.failure : ExitCode.success
+        }
+    }
+
+    /// `eval FILE`: precision, recall and F1 of the providers on an evaluation set.
+    struct Eval: CommandVerb {
+        static let name = "eval"
+        let file: String
+        let model: ModelOptions?
+        let verbose: Bool
+
+        init(parsing arguments: inout Arguments) throws {
+            verbose = arguments.flag("--verbose")
+            model = try ModelOptions.parse(&arguments, provider: try arguments.option("--provider"))
+            _ = try FormContext(parsing: &arguments)
+            file = try arguments.positionals(min: 1, max: 1, names: "FILE (the evaluation set)")[0]
+        }
+
+        func run() async throws -> Int32 { try await evaluate(file: file, options: model, verbose: verbose) }
+    }
+
+    /// `back SESSION`: reopens the last answer.
+    struct Back: CommandVerb {
+        static let name = "back"
+        let id: String
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            context = try FormContext(parsing: &arguments)
+            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+        }
+
+        func run() async throws -> Int32 {
+            var s = try context.resume(id)
+            print("reopened \(try s.back())")
+            if let q = s.nextQuestion { print(ask(q, s)) }
+            return ExitCode.success
+        }
+    }
+
+    /// `review SESSION`: the answers, the fees and the checklist.
+    struct Review: CommandVerb {
+        static let name = "review"
+        let id: String
+        let json: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            context = try FormContext(parsing: &arguments)
+            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+        }
+
+        func run() async throws -> Int32 {
+            let review = FormReview(try context.resume(id))
+            print(json ? review.json.prettyString : review.documentText + "\n" + review.checklistText, terminator: "")
+            return ExitCode.success
+        }
+    }
+
+    /// `fill SESSION FILE|-`: the fields a document proposes, each accepted or declined.
+    struct Fill: CommandVerb {
+        static let name = "fill"
+        let id: String
+        let file: String
+        let kind: DocumentKind
+        let ocrLanguage: String
+        let acceptAll: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            acceptAll = arguments.flag("--yes")
+            let kindText = try arguments.option("--kind") ?? "auto"
+            guard let kind = DocumentKind(rawValue: kindText), kind != .text else {
+                throw UsageError("--kind '\(kindText)' is not one of auto, mrz, aamva")
+            }
+            self.kind = kind
+            ocrLanguage = try arguments.option("--ocr-lang") ?? DocumentIngestPlugin.defaultLanguage
+            context = try FormContext(parsing: &arguments)
+            let a = try arguments.positionals(min: 2, max: 2, names: "SESSION and FILE (or '-' for standard input)")
+            (id, file) = (a[0], a[1])
+        }
+
+        func run() async throws -> Int32 {
+            var s = try context.resume(id)
+            return try fill(
+                &s, file: file, kind: kind, ocrLanguage: ocrLanguage, acceptAll: acceptAll, clock: context.clock)
+        }
+    }
+
+    /// `export SESSION --out DIR`: the answers, the pre-filled form, the checklist and reminders.
+    struct Export: CommandVerb {
+        static let name = "export"
+        let id: String
+        let directory: URL
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            let out = try arguments.option("--out")
+            context = try FormContext(parsing: &arguments)
+            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+            guard let out else { throw UsageError("missing --out DIR") }
+            directory = URL(fileURLWithPath: out)
+        }
+
+        func run() async throws -> Int32 {
+            let s = try context.resume(id)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let documents = FormDocuments(s)
+            for (name, bytes) in documents.files {
+                try writeExport(Data(bytes), to: directory.appendingPathComponent(name))
+            }
+            for note in documents.notes { printError("note: \(note)") }
+            print(
+                "wrote \(documents.files.map { directory.appendingPathComponent($0.name).path }.joined(separator: ", "))"
+            )
+            if !s.isComplete {
+                printError("note: session \(s.id) is not complete; the export shows what is missing")
+            }
+            return ExitCode.success
+        }
+    }
+
+    /// `backup SESSION|--all FILE`: a ZIP archive of sessions, documents and templates with a manifest.
+    struct Backup: CommandVerb {
+        static let name = "backup"
+        let id: String?
+        let file: String
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            let all = arguments.flag("--all")
+            context = try FormContext(parsing: &arguments)
+            if all {
+                id = nil
+                file = try arguments.positionals(min: 1, max: 1, names: "FILE")[0]
+            } else {
+                let a = try arguments.positionals(min: 2, max: 2, names: "SESSION (or --all) and FILE")
+                (id, file) = (a[0], a[1])
+            }
+        }
+
+        func run() async throws -> Int32 {
+            let store = try context.openStore()
+            let records = try id.map { [try context.resume($0, store: store).record] } ?? store.sessions()
+            let archive = try FormsArchive.make(
+                records, catalog: context.catalog, store: store, today: context.today, now: context.clock())
+            try writeExport(Data(archive), to: URL(fileURLWithPath: file))
+            print(
+                "backed up \(records.count) session(s) (\(records.map(\.answers.count).reduce(0, +)) answers): "
+                    + "\(records.map(\.id).joined(separator: ", ")) to \(file)")
+            return ExitCode.success
+        }
+    }
+
+    /// `restore FILE`: a backup checked whole before anything is written.
+    struct Restore: CommandVerb {
+        static let name = "restore"
+        let file: String
+        let dryRun: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            dryRun = arguments.flag("--dry-run")
+            context = try FormContext(parsing: &arguments)
+            file = try arguments.positionals(min: 1, max: 1, names: "FILE")[0]
+        }
+
+        func run() async throws -> Int32 {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw FormError.invalidBackup(file: file, problem: "cannot be read")
+            }
+            let store = try context.openStore()
+            let (bytes, catalog, today) = (Array(data), context.catalog, context.today)
+            let plan: FormsArchive.Plan
+            if FormsArchive.isArchive(bytes) {
+                plan = try FormsArchive.plan(bytes, file: file, catalog: catalog, store: store, today: today)
+            } else {
+                let one = try SessionBackup.plan(bytes, file: file, catalog: catalog, store: store, today: today)
+                plan = FormsArchive.Plan(sessions: [one], files: [])
+            }
+            guard dryRun else {
+                _ = try FormsArchive.restore(plan, into: store)
+                for p in plan.sessions { print("restored \(p.summary)") }
+                return ExitCode.success
+            }
+            for p in plan.sessions {
+                print("would restore \(p.summary)")
+                for answer in p.record.answers {
+                    print("  \(TerminalText.escaped(answer.fieldID)) = \(TerminalText.escaped(answer.value))")
+                }
+            }
+            for f in plan.files where !f.path.hasPrefix("sessions/") {
+                print("  (in the archive: \(f.path), \(f.bytes) bytes)")
+            }
+            return ExitCode.success
+        }
+    }
+
+    /// `privacy`: what is kept on this device; `--export FILE`, `--wipe`.
+    struct Privacy: CommandVerb {
+        static let name = "privacy"
+        let json: Bool
+        let export: String?
+        let wipe: Bool
+        let yes: Bool
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            json = arguments.flag("--json")
+            export = try arguments.option("--export")
+            wipe = arguments.flag("--wipe")
+            yes = arguments.flag("--yes")
+            if yes && !wipe { throw UsageError("'--yes' applies to 'privacy --wipe'") }
+            context = try FormContext(parsing: &arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 {
+            try privacy(
+                store: try context.openStore(), directory: context.directory, catalog: context.catalog,
+                today: context.today, now: context.clock(), json: json, export: export, wipe: wipe, yes: yes)
+        }
+    }
+}

@@ -15,12 +15,8 @@ import PackageDescription
     let avx512Flags: [String] = []
     let avx512VNNIFlags: [String] = []
 #endif
-// Only the pure-Swift engine and its kernel targets (raw-pointer loops over validated shapes) are built without
-// Swift's checks; the tokenizers and everything else that reads untrusted input keep their bounds and precondition
-// checks.
-// Only the pure-Swift engine and its kernel targets (raw-pointer loops over validated shapes) are built without
-// Swift's checks; the tokenizers and everything else that reads untrusted input keep their bounds and precondition
-// checks.
+// Only the kernel targets (raw-pointer loops over validated shapes) are built without Swift's checks; the engine,
+// the tokenizers and everything else that reads untrusted input keep their bounds and precondition checks.
 let kernelFlags = ["-Ounchecked"]
 
 let package = Package(
@@ -122,10 +118,9 @@ let package = Package(
             ],
             path: "Backends/PureSwift",
             exclude: ["Architectures/README.md", "Kernels", "ISA"],
-            // The forward passes' elementwise loops still live here: built with Swift's checks, Gemma 3 ran 3 % slower
-            // on prompts and 6 % slower generating (2026-11-27, sanad bench, 2 pairs), so the engine stays unchecked
-            // until those loops move into the kernel targets. Its untrusted input (the tokenizers) is checked code.
-            swiftSettings: [.unsafeFlags(kernelFlags)]
+            // Built with Swift's checks: the engine's own code (forward passes, attention bookkeeping, tokenizers'
+            // callers) is about 2 % of the samples of a profile (perf, Gemma 3 and SmolLM2, prompts and generation,
+            // 2026-11-27); the kernels it calls are the unchecked targets above.
         ),
         // The pure-Swift engine with CBLAS sgemm (OpenBLAS, BLIS) through dlopen for prompt batches.
         .target(

@@ -33,6 +33,23 @@ struct FormContext {
     }
 }
 
+/// The shared options, `SESSION` and the positionals after it (`more`) of a verb that works on a saved session.
+struct SessionArguments {
+    let context: FormContext
+    let id: String
+    let more: [String]
+
+    init(parsing arguments: inout Arguments, more names: [String] = []) throws {
+        context = try FormContext(parsing: &arguments)
+        let all = ["SESSION"] + names
+        let values = try arguments.positionals(min: all.count, max: all.count, names: all.joined(separator: " and "))
+        (id, more) = (values[0], Array(values.dropFirst()))
+    }
+
+    /// The session, read from the store.
+    func resume() throws -> FormSession { try context.resume(id) }
+}
+
 /// `--provider` and the model options it brings, for the verbs that read answers.
 struct AnswerProviderOptions {
     let model: FormCommand.ModelOptions?
@@ -152,20 +169,18 @@ extension FormCommand {
     /// `resume SESSION`: the questions of a saved session, from where it stopped.
     struct Resume: CommandVerb {
         static let name = "resume"
-        let id: String
         let json: Bool
         let provider: AnswerProviderOptions
-        let context: FormContext
+        let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
             provider = try AnswerProviderOptions(parsing: &arguments)
-            context = try FormContext(parsing: &arguments)
-            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+            session = try SessionArguments(parsing: &arguments)
         }
 
         func run() async throws -> Int32 {
-            var s = try context.resume(id)
+            var s = try session.resume()
             return try await converse(
                 &s, json: json, model: try await conversationModel(provider.model), acceptAll: provider.acceptAll)
         }
@@ -174,12 +189,10 @@ extension FormCommand {
     /// `answer SESSION TEXT`: one answer, to the current question or `--field`, then the next question.
     struct Answer: CommandVerb {
         static let name = "answer"
-        let id: String
-        let text: String
         let field: String?
         let json: Bool
         let provider: AnswerProviderOptions
-        let context: FormContext
+        let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
@@ -188,13 +201,12 @@ extension FormCommand {
             if field != nil && provider.model != nil {
                 throw UsageError("--field and --provider model exclude each other")
             }
-            context = try FormContext(parsing: &arguments)
-            let a = try arguments.positionals(min: 2, max: 2, names: "SESSION and TEXT")
-            (id, text) = (a[0], a[1])
+            session = try SessionArguments(parsing: &arguments, more: ["TEXT"])
         }
 
         func run() async throws -> Int32 {
-            var s = try context.resume(id)
+            var s = try session.resume()
+            let text = session.more[0]
             let outcomes: [AnswerOutcome]
             if let field {
                 outcomes = [try s.apply(FormProposal(fieldID: field, value: text))]
@@ -240,16 +252,12 @@ extension FormCommand {
     /// `back SESSION`: reopens the last answer.
     struct Back: CommandVerb {
         static let name = "back"
-        let id: String
-        let context: FormContext
+        let session: SessionArguments
 
-        init(parsing arguments: inout Arguments) throws {
-            context = try FormContext(parsing: &arguments)
-            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
-        }
+        init(parsing arguments: inout Arguments) throws { session = try SessionArguments(parsing: &arguments) }
 
         func run() async throws -> Int32 {
-            var s = try context.resume(id)
+            var s = try session.resume()
             print("reopened \(try s.back())")
             if let q = s.nextQuestion { print(ask(q, s)) }
             return ExitCode.success
@@ -259,18 +267,16 @@ extension FormCommand {
     /// `review SESSION`: the answers, the fees and the checklist.
     struct Review: CommandVerb {
         static let name = "review"
-        let id: String
         let json: Bool
-        let context: FormContext
+        let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
-            context = try FormContext(parsing: &arguments)
-            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+            session = try SessionArguments(parsing: &arguments)
         }
 
         func run() async throws -> Int32 {
-            let review = FormReview(try context.resume(id))
+            let review = FormReview(try session.resume())
             print(json ? review.json.prettyString : review.documentText + "\n" + review.checklistText, terminator: "")
             return ExitCode.success
         }
@@ -279,12 +285,10 @@ extension FormCommand {
     /// `fill SESSION FILE|-`: the fields a document proposes, each accepted or declined.
     struct Fill: CommandVerb {
         static let name = "fill"
-        let id: String
-        let file: String
         let kind: DocumentKind
         let ocrLanguage: String
         let acceptAll: Bool
-        let context: FormContext
+        let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
             acceptAll = arguments.flag("--yes")
@@ -294,35 +298,32 @@ extension FormCommand {
             }
             self.kind = kind
             ocrLanguage = try arguments.option("--ocr-lang") ?? DocumentIngestPlugin.defaultLanguage
-            context = try FormContext(parsing: &arguments)
-            let a = try arguments.positionals(min: 2, max: 2, names: "SESSION and FILE (or '-' for standard input)")
-            (id, file) = (a[0], a[1])
+            session = try SessionArguments(parsing: &arguments, more: ["FILE (or '-' for standard input)"])
         }
 
         func run() async throws -> Int32 {
-            var s = try context.resume(id)
+            var s = try session.resume()
             return try fill(
-                &s, file: file, kind: kind, ocrLanguage: ocrLanguage, acceptAll: acceptAll, clock: context.clock)
+                &s, file: session.more[0], kind: kind, ocrLanguage: ocrLanguage, acceptAll: acceptAll,
+                clock: session.context.clock)
         }
     }
 
     /// `export SESSION --out DIR`: the answers, the pre-filled form, the checklist and reminders.
     struct Export: CommandVerb {
         static let name = "export"
-        let id: String
         let directory: URL
-        let context: FormContext
+        let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
             let out = try arguments.option("--out")
-            context = try FormContext(parsing: &arguments)
-            id = try arguments.positionals(min: 1, max: 1, names: "SESSION")[0]
+            session = try SessionArguments(parsing: &arguments)
             guard let out else { throw UsageError("missing --out DIR") }
             directory = URL(fileURLWithPath: out)
         }
 
         func run() async throws -> Int32 {
-            let s = try context.resume(id)
+            let s = try session.resume()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let documents = FormDocuments(s)
             for (name, bytes) in documents.files {

@@ -122,36 +122,14 @@
         mw: UnsafePointer<Float>, sums: UnsafePointer<Float>, sumStride: Int, into results: UnsafeMutablePointer<Float>
     ) -> SIMD8<Float> {
         var offsets = _mm256_setzero_ps()
-        var acc0 = _mm256_setzero_ps()
-        var acc1 = _mm256_setzero_ps()
-        var acc2 = _mm256_setzero_ps()
-        var acc3 = _mm256_setzero_ps()
-        var acc4 = _mm256_setzero_ps()
-        var acc5 = _mm256_setzero_ps()
-        var acc6 = _mm256_setzero_ps()
-        var acc7 = _mm256_setzero_ps()
+        var products = EightRowSumsX86()
         for b in 0..<blocks {
             let w = unpackBlockBytes(row, block: b)
             let a = q + 32 * b
-            let d = ds + 8 * b
             offsets = _mm256_fmadd_ps(_mm256_set1_ps(mw[b]), _mm256_loadu_ps(sums + b * sumStride), offsets)
-            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d[0]), blockLaneSums(w, a), acc0)
-            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d[1]), blockLaneSums(w, a + rowStride), acc1)
-            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d[2]), blockLaneSums(w, a + 2 * rowStride), acc2)
-            acc3 = _mm256_fmadd_ps(_mm256_set1_ps(d[3]), blockLaneSums(w, a + 3 * rowStride), acc3)
-            acc4 = _mm256_fmadd_ps(_mm256_set1_ps(d[4]), blockLaneSums(w, a + 4 * rowStride), acc4)
-            acc5 = _mm256_fmadd_ps(_mm256_set1_ps(d[5]), blockLaneSums(w, a + 5 * rowStride), acc5)
-            acc6 = _mm256_fmadd_ps(_mm256_set1_ps(d[6]), blockLaneSums(w, a + 6 * rowStride), acc6)
-            acc7 = _mm256_fmadd_ps(_mm256_set1_ps(d[7]), blockLaneSums(w, a + 7 * rowStride), acc7)
+            products.add(scales: ds + 8 * b) { blockLaneSums(w, a + $0 * rowStride) }
         }
-        results[0] = llamaHorizontalSum(acc0)
-        results[1] = llamaHorizontalSum(acc1)
-        results[2] = llamaHorizontalSum(acc2)
-        results[3] = llamaHorizontalSum(acc3)
-        results[4] = llamaHorizontalSum(acc4)
-        results[5] = llamaHorizontalSum(acc5)
-        results[6] = llamaHorizontalSum(acc6)
-        results[7] = llamaHorizontalSum(acc7)
+        products.store(into: results)
         return offsets
     }
 

@@ -259,6 +259,18 @@
         _ lanes: L.Type, _ prepared: UnsafePointer<__m256i>, _ q: UnsafePointer<Int8>, rowStride: Int,
         blockStride: Int, blocks: Int, ds: UnsafePointer<Float>, into results: UnsafeMutablePointer<Float>
     ) {
+        var sums = EightRowSumsX86()
+        for b in 0..<blocks {
+            let w = (prepared[2 * b], prepared[2 * b + 1])
+            let a = q + blockStride * b
+            sums.add(scales: ds + 8 * b) { L.laneSums(w, a + $0 * rowStride) }
+        }
+        sums.store(into: results)
+    }
+
+    /// The float sums of one weight row times eight activation rows, one register each: eight independent chains
+    /// of fused multiply-adds, reduced as hsum_float_8.
+    struct EightRowSumsX86 {
         var acc0 = _mm256_setzero_ps()
         var acc1 = _mm256_setzero_ps()
         var acc2 = _mm256_setzero_ps()
@@ -267,27 +279,32 @@
         var acc5 = _mm256_setzero_ps()
         var acc6 = _mm256_setzero_ps()
         var acc7 = _mm256_setzero_ps()
-        for b in 0..<blocks {
-            let w = (prepared[2 * b], prepared[2 * b + 1])
-            let a = q + blockStride * b
-            let d = ds + 8 * b
-            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d[0]), L.laneSums(w, a), acc0)
-            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d[1]), L.laneSums(w, a + rowStride), acc1)
-            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d[2]), L.laneSums(w, a + 2 * rowStride), acc2)
-            acc3 = _mm256_fmadd_ps(_mm256_set1_ps(d[3]), L.laneSums(w, a + 3 * rowStride), acc3)
-            acc4 = _mm256_fmadd_ps(_mm256_set1_ps(d[4]), L.laneSums(w, a + 4 * rowStride), acc4)
-            acc5 = _mm256_fmadd_ps(_mm256_set1_ps(d[5]), L.laneSums(w, a + 5 * rowStride), acc5)
-            acc6 = _mm256_fmadd_ps(_mm256_set1_ps(d[6]), L.laneSums(w, a + 6 * rowStride), acc6)
-            acc7 = _mm256_fmadd_ps(_mm256_set1_ps(d[7]), L.laneSums(w, a + 7 * rowStride), acc7)
+
+        /// `acc_i = fma(d[i], laneSums(i), acc_i)` for rows i = 0 … 7.
+        @inline(__always)
+        mutating func add(scales d: UnsafePointer<Float>, _ laneSums: (Int) -> __m256) {
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d[0]), laneSums(0), acc0)
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d[1]), laneSums(1), acc1)
+            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d[2]), laneSums(2), acc2)
+            acc3 = _mm256_fmadd_ps(_mm256_set1_ps(d[3]), laneSums(3), acc3)
+            acc4 = _mm256_fmadd_ps(_mm256_set1_ps(d[4]), laneSums(4), acc4)
+            acc5 = _mm256_fmadd_ps(_mm256_set1_ps(d[5]), laneSums(5), acc5)
+            acc6 = _mm256_fmadd_ps(_mm256_set1_ps(d[6]), laneSums(6), acc6)
+            acc7 = _mm256_fmadd_ps(_mm256_set1_ps(d[7]), laneSums(7), acc7)
         }
-        results[0] = llamaHorizontalSum(acc0)
-        results[1] = llamaHorizontalSum(acc1)
-        results[2] = llamaHorizontalSum(acc2)
-        results[3] = llamaHorizontalSum(acc3)
-        results[4] = llamaHorizontalSum(acc4)
-        results[5] = llamaHorizontalSum(acc5)
-        results[6] = llamaHorizontalSum(acc6)
-        results[7] = llamaHorizontalSum(acc7)
+
+        /// Row i's horizontal sum into `results[i]`.
+        @inline(__always)
+        func store(into results: UnsafeMutablePointer<Float>) {
+            results[0] = llamaHorizontalSum(acc0)
+            results[1] = llamaHorizontalSum(acc1)
+            results[2] = llamaHorizontalSum(acc2)
+            results[3] = llamaHorizontalSum(acc3)
+            results[4] = llamaHorizontalSum(acc4)
+            results[5] = llamaHorizontalSum(acc5)
+            results[6] = llamaHorizontalSum(acc6)
+            results[7] = llamaHorizontalSum(acc7)
+        }
     }
 
 #endif

@@ -20,7 +20,7 @@ struct OCRTextFastPathTests {
         "\u{0600}1", "\u{0600} ", "\u{0600}", "فاتورة", " الكهرباء", "\u{064B}", "١٢٣", "\u{FE8D}", "\u{FB01}",
         "\u{FF21}", "\u{00A0}", "\u{2003}", "\u{00A8}", "\u{2010}", "\u{2011}", "\u{3131}\u{314F}", "🇺🇸🇬",
         "👨\u{200D}👩", "\u{1F44D}\u{1F3FD}", "re-\nview", "re-\r\nview", "RE-\nVIEW", "Hello world. ",
-        String(repeating: "word ", count: 9), "recom-\n tration", "\u{2010}\nx", "ß",
+        String(repeating: "word ", count: 9), "recom-\n tration", "\u{2010}\nx", "ß", "؟ ", "。", "؛ ", "! ",
     ]
 
     static func randomText(_ rng: inout SeededGenerator) -> String {
@@ -87,8 +87,19 @@ struct OCRTextFastPathTests {
             }.joined(separator: " ")
             let c = OCRText.clean(text)
             let fast = try OCRText.chunk(c, documentID: "d", maxCharacters: size, overlap: size / 4)
-            let slow = OCRText.chunkByCharacters(c, documentID: "d", maxCharacters: size, overlap: size / 4)
-            #expect(fast == slow)
+            #expect(fast == OCRText.chunkByCharacters(c, documentID: "d", maxCharacters: size, overlap: size / 4))
+            #expect(fast == LegacyOCRChunk.chunk(c, documentID: "d", maxCharacters: size, overlap: size / 4))
+        }
+    }
+
+    @Test("Any text is chunked as before", arguments: [16, 40, 200])
+    func mixedChunks(size: Int) throws {
+        var rng = SeededGenerator(seed: 800 + UInt64(size))
+        for _ in 0..<300 {
+            let text = (0..<8).map { _ in Self.randomText(&rng) }.joined()
+            let c = OCRText.clean(text)
+            let chunks = try OCRText.chunk(c, documentID: "d", maxCharacters: size, overlap: size / 4)
+            #expect(chunks == LegacyOCRChunk.chunk(c, documentID: "d", maxCharacters: size, overlap: size / 4))
         }
     }
 
@@ -197,5 +208,50 @@ enum LegacyOCRClean {
             previousLength = line.count
             blankBefore = false
         }
+    }
+}
+
+/// The chunker as it was before the byte path (commit 4d77244), over `Character`s, kept as the reference.
+enum LegacyOCRChunk {
+    static func chunk(
+        _ cleaned: CleanedOCRText, documentID: String, maxCharacters: Int, overlap: Int
+    ) -> [OCRTextChunk] {
+        let chars = Array(cleaned.text)
+        var chunks: [OCRTextChunk] = []
+        var start = 0
+        while start < chars.count {
+            while start < chars.count, chars[start].isWhitespace { start += 1 }
+            if start >= chars.count { break }
+            var end = min(chars.count, start + maxCharacters)
+            if end < chars.count { end = boundary(chars, from: start, to: end) }
+            var last = end
+            while last > start, chars[last - 1].isWhitespace { last -= 1 }
+            let range = start..<last
+            let source = cleaned.sources[range.lowerBound].lowerBound..<cleaned.sources[range.upperBound - 1].upperBound
+            chunks.append(
+                OCRTextChunk(
+                    documentID: documentID, index: chunks.count, text: String(chars[range]), cleanedRange: range,
+                    sourceRange: source))
+            if end >= chars.count { break }
+            var next = max(start + 1, end - overlap)
+            while next > start + 1, next < end, !chars[next - 1].isWhitespace { next -= 1 }
+            if next <= start + 1 { next = max(start + 1, end - overlap) }
+            start = next
+        }
+        return chunks
+    }
+
+    private static func boundary(_ chars: [Character], from start: Int, to limit: Int) -> Int {
+        let floor = start + (limit - start) / 2
+        let sentenceEnds: Set<Character> = [".", "!", "?", "؟", "。", "؛"]
+        for i in stride(from: limit - 1, to: floor, by: -1) where chars[i] == "\n" && chars[i - 1] == "\n" {
+            return i + 1
+        }
+        for i in stride(from: limit - 1, to: floor, by: -1)
+        where chars[i].isWhitespace && sentenceEnds.contains(chars[i - 1]) {
+            return i + 1
+        }
+        for i in stride(from: limit - 1, to: floor, by: -1) where chars[i].isWhitespace { return i + 1 }
+        return limit
     }
 }

@@ -364,14 +364,37 @@ public enum OCRText {
     static func chunkByCharacters(
         _ cleaned: CleanedOCRText, documentID: String, maxCharacters: Int, overlap: Int
     ) -> [OCRTextChunk] {
-        let chars = Array(cleaned.text)
-        return chunk(chars, cleaned.sources, documentID: documentID, maxCharacters: maxCharacters, overlap: overlap) {
-            String(chars[$0])
+        // Each character's kind, made once (the boundary search looks at characters again and again), and where it
+        // starts in the UTF-8, so a chunk's text is a slice of it.
+        var units: [CharacterUnit] = []
+        var starts: [Int] = []
+        var known: [UInt32: CharacterUnit] = [:]
+        var offset = 0
+        for ch in cleaned.text {
+            let scalars = ch.unicodeScalars
+            if let scalar = scalars.first, scalars.index(after: scalars.startIndex) == scalars.endIndex {
+                let unit = known[scalar.value] ?? CharacterUnit(ch)
+                if known.count < 4096 { known[scalar.value] = unit }
+                units.append(unit)
+            } else {
+                units.append(CharacterUnit(ch))
+            }
+            starts.append(offset)
+            offset += ch.utf8.count
+        }
+        starts.append(offset)
+        var text = cleaned.text
+        return text.withUTF8 { utf8 in
+            chunk(units, cleaned.sources, documentID: documentID, maxCharacters: maxCharacters, overlap: overlap) {
+                String(
+                    decoding: UnsafeBufferPointer(rebasing: utf8[starts[$0.lowerBound]..<starts[$0.upperBound]]),
+                    as: UTF8.self)
+            }
         }
     }
 
-    /// `chunk(_:documentID:maxCharacters:overlap:)` over the cleaned text's characters (`Character`s, or bytes of
-    /// ASCII text), `text` making a chunk's text from its range.
+    /// `chunk(_:documentID:maxCharacters:overlap:)` over the cleaned text's characters (their kinds, or the bytes
+    /// of ASCII text), `text` making a chunk's text from its range.
     private static func chunk<Units: RandomAccessCollection>(
         _ chars: Units, _ sources: [Range<Int>], documentID: String, maxCharacters: Int, overlap: Int,
         text: (Range<Int>) -> String
@@ -424,11 +447,18 @@ private protocol ChunkUnit {
     var endsSentence: Bool { get }
 }
 
-extension Character: ChunkUnit {
-    private static let sentenceEnds: Set<Character> = [".", "!", "?", "؟", "。", "؛"]
-    fileprivate var isSpace: Bool { isWhitespace }
-    fileprivate var isLineFeed: Bool { self == "\n" }
-    fileprivate var endsSentence: Bool { Self.sentenceEnds.contains(self) }
+/// What chunking asks of a cleaned `Character`.
+private struct CharacterUnit: ChunkUnit {
+    static let sentenceEnds: Set<Character> = [".", "!", "?", "؟", "。", "؛"]
+    let isSpace: Bool
+    let isLineFeed: Bool
+    let endsSentence: Bool
+
+    init(_ ch: Character) {
+        isSpace = ch.isWhitespace
+        isLineFeed = ch == "\n"
+        endsSentence = Self.sentenceEnds.contains(ch)
+    }
 }
 
 /// An ASCII character of cleaned text.

@@ -53,6 +53,22 @@ struct FormStoreTests {
         }
     }
 
+    @Test("a value with a NUL is stored and read back whole, never cut at the NUL (issue 43)", arguments: kinds)
+    func nulStoredWhole(kind: String) throws {
+        let dir = FormsFixture.temporaryDirectory()
+        let store = try Self.open(kind, dir)
+        try store.create(
+            SessionRecord(id: "s1", templateID: "dmv-renewal", templateVersion: "1", language: "en", createdAt: "t"))
+        // The validator refuses control characters in answers; the store below it must still keep every byte.
+        let answer = StoredAnswer(
+            fieldID: "addressStreet", value: "12 Main\u{0} Street", source: .document, detail: "scan\u{0}\u{1B}x",
+            sequence: 1, savedAt: "2026-11-27T10:00:00Z")
+        try store.save(answer, session: "s1")
+        let stored = try #require(try Self.open(kind, dir).session("s1")?.answers.first)
+        #expect(stored == answer)
+        #expect(stored.value.utf8.count == 15)
+    }
+
     @Test("SQLite runs in WAL mode; a newer schema and a damaged file are refused with a clear message")
     func sqliteSafety() throws {
         let dir = FormsFixture.temporaryDirectory()

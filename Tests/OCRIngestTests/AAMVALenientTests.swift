@@ -19,6 +19,47 @@ struct AAMVALenientTests {
         #expect(b.warnings.contains { $0.contains("0 separator byte(s)") })
     }
 
+    /// `text` as a Windows program writes it: each LF (and, with `carriageReturnsToo`, each CR) as CR LF.
+    static func windowsLineEndings(_ text: String, carriageReturnsToo: Bool) -> [UInt8] {
+        Array(text.utf8).flatMap { $0 == 0x0A || (carriageReturnsToo && $0 == 0x0D) ? [0x0D, 0x0A] : [$0] }
+    }
+
+    @Test(
+        "CR LF line endings (Windows): read by the strict and the lenient reader, offsets in the text as given",
+        arguments: [false, true])
+    func windowsLineEndings(carriageReturnsToo: Bool) throws {
+        for sample in [AAMVASample.v10, AAMVASample.v2, AAMVASample.v1, AAMVASample.ontario, AAMVASample.idCard] {
+            let expected = try AAMVAReader.read(bytes: Array(sample.utf8), lenient: false)
+            let bytes = Self.windowsLineEndings(sample, carriageReturnsToo: carriageReturnsToo)
+            for lenient in [false, true] {
+                let b = try AAMVAReader.read(bytes: bytes, lenient: lenient)
+                #expect(b.subfiles.map(\.elements.count) == expected.subfiles.map(\.elements.count))
+                for (got, want) in zip(b.subfiles.flatMap(\.elements), expected.subfiles.flatMap(\.elements)) {
+                    #expect(got.id == want.id && got.value == want.value)
+                    // The offset points at the element's id in the CR LF text.
+                    #expect(String(decoding: bytes[got.offset..<(got.offset + 3)], as: UTF8.self) == got.id)
+                }
+                #expect(b.dates == expected.dates && b.directory == expected.directory)
+                #expect(b.warnings.first?.contains("CR LF line endings") == true)
+                #expect(!b.warnings.contains { $0.hasPrefix("lenient:") })
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let document = try DocumentIngest.ingest(text: text, documentID: "dl", reference: testReference)
+            #expect(document.kind == .aamva)
+        }
+        let b = try AAMVAReader.read(bytes: Self.windowsLineEndings(AAMVASample.v10, carriageReturnsToo: false))
+        #expect(b.licenseNumber == "T64235789" && b.familyName == "SAMPLE" && b["DAI"] == "RICHMOND")
+        #expect(b.subfiles.map(\.type) == ["DL", "ZV"] && b.subfiles[1]["ZVA"] == "01")
+        // Truncated CR LF text is refused; the message says how its byte numbers count.
+        let cut = Array(Self.windowsLineEndings(AAMVASample.v10, carriageReturnsToo: false).prefix(120))
+        #expect {
+            _ = try AAMVAReader.read(bytes: cut)
+        } throws: { error in
+            guard case .aamva(_, _, let message) = error as? OCRIngestError else { return false }
+            return message.contains("truncated") && message.contains("CR of each CR LF removed")
+        }
+    }
+
     @Test("Element separators stripped but the header kept")
     func elementSeparatorsStripped() throws {
         let body = AAMVASample.v10.dropFirst(41).replacingOccurrences(of: "\n", with: "")

@@ -19,6 +19,7 @@ public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init
     typealias Step = @convention(c) (OpaquePointer?) -> Int32
     typealias ColumnText = @convention(c) (OpaquePointer?, Int32) -> UnsafePointer<UInt8>?
     typealias ColumnInt64 = @convention(c) (OpaquePointer?, Int32) -> Int64
+    typealias ColumnBytes = @convention(c) (OpaquePointer?, Int32) -> Int32
     typealias ColumnCount = @convention(c) (OpaquePointer?) -> Int32
     typealias Finalize = @convention(c) (OpaquePointer?) -> Int32
     typealias ErrorMessage = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
@@ -33,6 +34,7 @@ public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init
     let step: Step
     let columnText: ColumnText
     let columnInt64: ColumnInt64
+    let columnBytes: ColumnBytes
     let columnCount: ColumnCount
     let finalize: Finalize
     let errorMessage: ErrorMessage
@@ -56,6 +58,7 @@ public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init
         step = try lib.require("sqlite3_step", as: Step.self)
         columnText = try lib.require("sqlite3_column_text", as: ColumnText.self)
         columnInt64 = try lib.require("sqlite3_column_int64", as: ColumnInt64.self)
+        columnBytes = try lib.require("sqlite3_column_bytes", as: ColumnBytes.self)
         columnCount = try lib.require("sqlite3_column_count", as: ColumnCount.self)
         finalize = try lib.require("sqlite3_finalize", as: Finalize.self)
         errorMessage = try lib.require("sqlite3_errmsg", as: ErrorMessage.self)
@@ -127,6 +130,7 @@ final class SQLiteDatabase {
     }
 
     /// Runs one statement with `bindings`; returns its rows (integer columns as `.int`, the rest as `.text`).
+    /// Text is bound and read by its length in bytes, never up to a NUL: a value with a NUL is stored whole.
     @discardableResult
     func run(_ sql: String, _ bindings: [Value] = [], integerColumns: Set<Int> = []) throws -> [[Value]] {
         var statement: OpaquePointer?
@@ -138,7 +142,12 @@ final class SQLiteDatabase {
             let position = Int32(i + 1)
             let rc: Int32
             switch value {
-            case .text(let s): rc = lib.bindText(statement, position, s, -1, -1)
+            case .text(let s):
+                guard let length = Int32(exactly: s.utf8.count) else {
+                    throw FormError.store(
+                        "\(file): parameter \(position) is \(s.utf8.count) bytes, over SQLite's limit")
+                }
+                rc = lib.bindText(statement, position, s, length, -1)
             case .int(let n): rc = lib.bindInt64(statement, position, n)
             }
             guard rc == Self.ok else { throw failure("cannot bind parameter \(position)") }
@@ -152,7 +161,9 @@ final class SQLiteDatabase {
             rows.append(
                 (0..<columns).map { c in
                     if integerColumns.contains(Int(c)) { return .int(lib.columnInt64(statement, c)) }
-                    return .text(lib.columnText(statement, c).map { String(cString: $0) } ?? "")
+                    guard let text = lib.columnText(statement, c) else { return .text("") }
+                    let length = Int(lib.columnBytes(statement, c))
+                    return .text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self))
                 })
         }
     }

@@ -29,7 +29,21 @@ public enum AAMVAReader {
     /// `lenient:`: a subfile whose element separators were stripped is split at the element ids it holds (three or
     /// more known ids needed); a missing segment terminator is tolerated when the payload reaches the directory's
     /// declared end (its lengths are checked, not trusted); an element that does not start with an id is skipped.
+    /// Text with CR LF line endings (Windows) is read with LF, in either mode, noted in a warning (see
+    /// `AAMVAWindowsLineEndings`).
     public static func read(bytes: [UInt8], lenient: Bool) throws -> AAMVABarcode {
+        guard let windows = AAMVAWindowsLineEndings(bytes) else { return try readPayload(bytes, lenient: lenient) }
+        do {
+            return windows.restoringOffsets(try readPayload(windows.bytes, lenient: lenient))
+        } catch OCRIngestError.aamva(let offset, let element, let message) {
+            // The message's byte numbers and the offset agree: both count the text as read.
+            throw OCRIngestError.aamva(
+                offset: offset, element: element,
+                message: message + " (byte offsets count the text with the CR of each CR LF removed)")
+        }
+    }
+
+    private static func readPayload(_ bytes: [UInt8], lenient: Bool) throws -> AAMVABarcode {
         var warnings: [String] = []
         guard let first = bytes.first else {
             throw OCRIngestError.aamva(offset: 0, element: "compliance indicator", message: "the payload is empty")
@@ -156,7 +170,16 @@ public enum AAMVAReader {
             start = found
         }
         var cursor = start + 2
-        let terminator = bytes[cursor...].firstIndex(of: segmentTerminator)
+        let terminator: Int?
+        if segmentTerminator == elementSeparator {
+            // Both line endings became CR LF (read as LF): only the directory's length tells where the subfile ends.
+            let declaredEnd = start + entry.length - 1
+            terminator =
+                declaredEnd >= cursor && declaredEnd < bytes.count && bytes[declaredEnd] == segmentTerminator
+                ? declaredEnd : nil
+        } else {
+            terminator = bytes[cursor...].firstIndex(of: segmentTerminator)
+        }
         if let elements = splitAtIDs(bytes, cursor..<(terminator ?? bytes.count), separator: elementSeparator) {
             guard lenient else {
                 throw OCRIngestError.aamva(

@@ -161,9 +161,8 @@ public enum MRZReader {
             coreStart = nil
             pending = []
         }
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0.isNewline }) {
-            if isNoise(rawLine) { continue }
-            switch classify(rawLine) {
+        func add(_ kind: LineKind) {
+            switch kind {
             case .strong(let chars):
                 if !pending.isEmpty { current.lineStarts.append(current.characters.count) }
                 current.characters += pending
@@ -178,16 +177,72 @@ public enum MRZReader {
                 finish()
             }
         }
+        // What a one-scalar character is, remembered for the characters a text repeats (Arabic letters).
+        var known: [UInt32: LineUnit] = [:]
+        func unit(_ ch: Character) -> LineUnit {
+            let scalars = ch.unicodeScalars
+            guard let scalar = scalars.first, scalars.index(after: scalars.startIndex) == scalars.endIndex else {
+                return LineUnit(ch)
+            }
+            if let hit = known[scalar.value] { return hit }
+            let made = LineUnit(ch)
+            if known.count < 4096 { known[scalar.value] = made }
+            return made
+        }
+        // Lines end at LF, VT, FF and CR (CR LF makes an empty line, which is skipped like any blank line). An ASCII
+        // line is read as bytes; a line with other characters as characters, split at NEL, LS and PS too.
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            for end in 0...bytes.count where end == bytes.count || (0x0A...0x0D).contains(bytes[end]) {
+                let line = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                start = end + 1
+                if !line.contains(where: { $0 >= 0x80 }) {
+                    let units = line.lazy.map(LineUnit.init(ascii:))
+                    if !isNoise(units) { add(classify(units)) }
+                    continue
+                }
+                let decoded = String(decoding: line, as: UTF8.self)
+                for part in decoded.split(omittingEmptySubsequences: false, whereSeparator: { $0.isNewline }) {
+                    let units = part.map(unit)
+                    if !isNoise(units) { add(classify(units)) }
+                }
+            }
+        }
         finish()
         return blocks
     }
 
+    /// What line classification asks of a character: white space, a letter or digit, and its MRZ byte.
+    struct LineUnit: Equatable {
+        var isSpace: Bool
+        var isLetterOrNumber: Bool
+        /// The character upper-cased as one ASCII byte (`«`-like marks as `<`); nil for anything else.
+        var upper: UInt8?
+
+        init(_ ch: Character) {
+            isSpace = ch.isWhitespace
+            isLetterOrNumber = ch.isLetter || ch.isNumber
+            upper = upperASCII(ch)
+        }
+
+        /// An ASCII byte of a line (no line break): the same as its character, without making one.
+        init(ascii byte: UInt8) {
+            isSpace = byte == 0x20 || (0x09...0x0D).contains(byte)
+            let upper = byte >= 97 && byte <= 122 ? byte - 32 : byte
+            isLetterOrNumber = (65...90).contains(upper) || (48...57).contains(upper)
+            self.upper = upper
+        }
+    }
+
     /// Blank lines and OCR specks between the zone's lines (`.`, `,`, `~ -`: at most 4 marks, none a letter,
     /// digit or filler) do not break a run.
-    static func isNoise(_ line: Substring) -> Bool {
+    static func isNoise(_ line: Substring) -> Bool { isNoise(line.lazy.map(LineUnit.init)) }
+
+    private static func isNoise(_ line: some Sequence<LineUnit>) -> Bool {
         var marks = 0
-        for ch in line where !ch.isWhitespace {
-            if ch.isLetter || ch.isNumber || upperASCII(ch).map(MRZAlphabet.isMRZ) == true { return false }
+        for unit in line where !unit.isSpace {
+            if unit.isLetterOrNumber || unit.upper.map(MRZAlphabet.isMRZ) == true { return false }
             marks += 1
             if marks > 4 { return false }
         }
@@ -207,16 +262,20 @@ public enum MRZReader {
     private static func upperASCII(_ ch: Character) -> UInt8? {
         if let a = ch.asciiValue { return a >= 97 && a <= 122 ? a - 32 : a }
         if fillerLookalikes.contains(ch) { return MRZAlphabet.filler }
-        return Character(ch.uppercased()).asciiValue
+        // `ß` upper-cases to `SS`: more than one character is no MRZ byte (and no Character to make).
+        let upper = ch.uppercased().utf8
+        return upper.count == 1 ? upper.first : nil
     }
 
     /// Whether a line looks like (part of) an MRZ line, and its MRZ characters.
-    static func classify(_ line: Substring) -> LineKind {
+    static func classify(_ line: Substring) -> LineKind { classify(line.lazy.map(LineUnit.init)) }
+
+    private static func classify(_ line: some Sequence<LineUnit>) -> LineKind {
         var runs: [[UInt8]] = [[]]
         var tokens = 0
         var inToken = false
-        for ch in line {
-            if ch.isWhitespace {
+        for unit in line {
+            if unit.isSpace {
                 inToken = false
                 continue
             }
@@ -224,7 +283,7 @@ public enum MRZReader {
                 tokens += 1
                 inToken = true
             }
-            if let ascii = upperASCII(ch), MRZAlphabet.isMRZ(ascii) {
+            if let ascii = unit.upper, MRZAlphabet.isMRZ(ascii) {
                 runs[runs.count - 1].append(ascii)
             } else if !(runs.last?.isEmpty ?? true) {
                 runs.append([])

@@ -6,7 +6,8 @@ set -euo pipefail
 
 usage() {
     cat <<USAGE
-Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-r REPS] [--pairs K] [--backends LIST] [--save]
+Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-d N[,N...]] [-r REPS] [--pairs K] [--backends LIST]
+                        [--save]
 
 Alternates K times: llama-bench, then sanad bench (all engines), each with -r REPS repetitions of pp N and tg N.
 Prints a markdown table of medians over the K pairs with each engine's ratio to llama-bench.
@@ -16,6 +17,8 @@ Options:
   -t THREADS       threads for both tools (default: 2)
   -p N             prompt length (default: 512)
   -n N             generation length (default: 128)
+  -d LIST          context depths, passed to both tools (llama-bench's -d: the KV cache holds that many tokens
+                   before each test; default: 0)
   -r REPS          repetitions inside each tool run (default: 3)
   --pairs K        alternating pairs (default: 3)
   --backends LIST  sanad engines (default: all)
@@ -32,6 +35,7 @@ MODEL="SmolLM2-135M-Instruct.Q4_1.gguf"
 THREADS=2
 PP=512
 TG=128
+DEPTHS=0
 REPS=3
 PAIRS=3
 BACKENDS=all
@@ -42,6 +46,7 @@ while [[ $# -gt 0 ]]; do
         -t) THREADS="$2"; shift 2 ;;
         -p) PP="$2"; shift 2 ;;
         -n) TG="$2"; shift 2 ;;
+        -d) DEPTHS="$2"; shift 2 ;;
         -r) REPS="$2"; shift 2 ;;
         --pairs) PAIRS="$2"; shift 2 ;;
         --backends) BACKENDS="$2"; shift 2 ;;
@@ -68,20 +73,24 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 for ((i = 1; i <= PAIRS; i++)); do
     echo "==> pair $i/$PAIRS: llama-bench" >&2
-    "$LLAMA_BENCH" -m "$MODEL_PATH" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl >"$WORK/llama-$i.jsonl" 2>"$WORK/llama-$i.err" \
+    "$LLAMA_BENCH" -m "$MODEL_PATH" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -r "$REPS" -o jsonl >"$WORK/llama-$i.jsonl" 2>"$WORK/llama-$i.err" \
         || { cat "$WORK/llama-$i.err" >&2; exit 1; }
     echo "==> pair $i/$PAIRS: sanad bench --backends $BACKENDS" >&2
-    "$SANAD" bench -m "$MODEL_PATH" --backends "$BACKENDS" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl \
+    "$SANAD" bench -m "$MODEL_PATH" --backends "$BACKENDS" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -r "$REPS" -o jsonl \
         >"$WORK/sanad-$i.jsonl"
 done
 
 CPU="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || uname -m)"
+STAMP="${SANAD_LLAMA_STAMP:-/usr/local/share/sanad/llama-b11434.stamp}"
+LLAMA_BUILD="$(grep -E '^(build|flags):' "$STAMP" 2>/dev/null | tr '\n' ' ' || true)"
+KERNELS="$("$SANAD" backends 2>/dev/null | grep -o 'kernels: [a-z0-9]*' | head -1 || true)"
 TABLE="$(python3 - "$WORK" "$PAIRS" "$THREADS" "$MODEL" "$CPU" <<'PY'
 import json, statistics, sys, glob, os
 work, pairs, threads, model, cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 def test_name(r):
-    p, n = int(r["n_prompt"]), int(r["n_gen"])
-    return f"pp{p}" if n == 0 else (f"tg{n}" if p == 0 else f"pp{p}+tg{n}")
+    p, n, d = int(r["n_prompt"]), int(r["n_gen"]), int(r.get("n_depth", 0))
+    name = f"pp{p}" if n == 0 else (f"tg{n}" if p == 0 else f"pp{p}+tg{n}")
+    return f"{name} @ d{d}" if d > 0 else name
 ref, ours, errors = {}, {}, {}
 for i in range(1, pairs + 1):
     for line in open(os.path.join(work, f"llama-{i}.jsonl")):
@@ -113,6 +122,6 @@ if [[ $SAVE -eq 1 ]]; then
     slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
     stem="$(basename "$MODEL" .gguf | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')"
     out="$ROOT/bench/results/$(date +%Y-%m-%d)-$stem-$slug.md"
-    { echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "$TABLE"; } >"$out"
+    { echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -d $DEPTHS -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "CPU: $CPU; llama.cpp ${LLAMA_BUILD:-build unknown}; pure-swift ${KERNELS:-kernels unknown}"; echo; echo "$TABLE"; } >"$out"
     echo "saved $out" >&2
 fi

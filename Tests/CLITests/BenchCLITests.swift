@@ -30,6 +30,32 @@ struct BenchCLITests {
         #expect(((rows[0]["avg_ns"] as? NSNumber)?.doubleValue ?? 0) > 0)
     }
 
+    @Test("-d fills the cache first: every test again at each depth, named and reported as llama-bench does")
+    func depth() throws {
+        let r = try SanadCLI.run([
+            "bench", "-m", TestPaths.smolLM2, "--backends", "pure-swift", "-p", "8", "-n", "4", "-d", "0,16", "-r", "1",
+            "-t", "1", "-o", "json",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("depth run 1/1"), "the depth run is announced")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["n_depth"] as? Int } == [0, 0, 16, 16])
+        #expect(rows.map { $0["n_prompt"] as? Int } == [8, 0, 8, 0])
+        let markdown = try SanadCLI.run([
+            "bench", "-m", TestPaths.smolLM2, "--backends", "pure-swift", "-p", "8", "-n", "0", "-d", "16", "-r", "1",
+            "-t", "1",
+        ])
+        #expect(markdown.stdout.contains("pp8 @ d16"), "\(markdown.stdout)")
+        let csv = try SanadCLI.run([
+            "bench", "-m", TestPaths.smolLM2, "--backends", "pure-swift", "-p", "0", "-n", "2", "-d", "16", "-r", "1",
+            "-t", "1", "-o", "csv",
+        ])
+        let lines = csv.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let column = try #require(lines.first?.firstIndex(of: "n_depth"))
+        #expect(lines.count == 2 && lines[1][column] == "16", "\(csv.stdout)")
+        #expect(try SanadCLI.run(["bench", "-d", "-5"]).status == 64)
+    }
+
     @Test("markdown has llama-bench's columns; an unavailable backend is a row with its reason")
     func markdown() throws {
         let r = try SanadCLI.run(

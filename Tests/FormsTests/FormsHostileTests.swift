@@ -79,13 +79,16 @@ struct FormsHostileTests {
         #expect(try store.sessions().isEmpty)
     }
 
-    @Test("an answer with NUL, ESC or another control character is refused and nothing is saved")
+    @Test("an answer with NUL, ESC, another control character or a direction override is refused, nothing saved")
     func controlCharacters() throws {
         var s = try FormsFixture.session("dmv-renewal")
         try FormsFixture.answer(&s, Array(FormsFixture.dmvAnswers.prefix(7)))
         let field = try #require(s.nextQuestion?.field.id)
         #expect(field == "addressStreet")
-        for hostile in ["12 Main\u{0} Street", "12 Main \u{1B}]0;pwned\u{7}Street", "12 Main\u{85}Street"] {
+        for hostile in [
+            "12 Main\u{0} Street", "12 Main \u{1B}]0;pwned\u{7}Street", "12 Main\u{85}Street", "12 Main \u{202E}teertS",
+            "12 \u{2067}Main\u{2069} Street",
+        ] {
             let outcome = try s.apply(FormProposal(fieldID: field, value: hostile))
             guard case .refused(let problem) = outcome else {
                 Issue.record("'\(TerminalText.escaped(hostile))' was accepted")

@@ -67,8 +67,9 @@ public struct FieldValidator: Sendable {
         if raw.utf8.count > 4 * limit + 64 {
             return problem(tooLong(limit, got: raw.utf8.count, unit: "bytes"), shortenIt)
         }
-        if let bad = raw.unicodeScalars.first(where: { TerminalText.isControl($0) && !["\t", "\n", "\r"].contains($0) })
-        {
+        if let bad = raw.unicodeScalars.first(where: {
+            (TerminalText.isControl($0) && !["\t", "\n", "\r"].contains($0)) || TerminalText.isDirectionControl($0)
+        }) {
             let code = "U+" + String(bad.value, radix: 16, uppercase: true).leftPadded(to: 4)
             return problem(
                 t(

@@ -28,8 +28,15 @@ public enum TerminalText {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
+    /// Whether `scalar` is a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069): invisible,
+    /// they reorder what follows them on screen ("Trojan Source"), so answers may not hold them either. The marks
+    /// U+200E and U+200F, which Arabic text uses, are allowed (and escaped when printed).
+    public static func isDirectionControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        isControl(scalar) || scalar == "\\" || (0x202A...0x202E).contains(scalar.value)
-            || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x200E || scalar.value == 0x200F
+        isControl(scalar) || scalar == "\\" || isDirectionControl(scalar) || scalar.value == 0x200E
+            || scalar.value == 0x200F
     }
 }

@@ -11,13 +11,16 @@ enum BenchCommand: SanadCommand {
     static let summary = "Benchmark engines the way llama-bench does (pp512, tg128, …)"
     static let help = """
         Usage: sanad bench [-m MODEL[,MODEL...]] [--backends ID,...|all] [-p N[,N...]] [-n N[,N...]]
-                           [-pg PP,TG] [-r REPS] [-t THREADS] [-b BATCH] [-o md|json|jsonl|csv] [--no-warmup]
+                           [-pg PP,TG] [-d N[,N...]] [-r REPS] [-t THREADS] [-b BATCH] [-o md|json|jsonl|csv]
+                           [--no-warmup]
 
         Measures prompt processing (pp) and generation (tg) speed with llama-bench's method, so the numbers are
         directly comparable with llama-bench of llama.cpp: random token ids (BOS first if the model adds one), one
         warm-up (a prompt run and one generated token), the KV cache cleared before every repetition, the prompt
         processed in batches, generation one token at a time, tokenization and sampling not timed. t/s per
-        repetition = tokens / seconds, reported as mean ± sample standard deviation.
+        repetition = tokens / seconds, reported as mean ± sample standard deviation. With -d N (llama-bench's
+        depth) every test runs again with the KV cache first filled with N random tokens, untimed, before each
+        repetition: 'pp512 @ d4096' is a 512-token prompt after 4096 tokens of context.
 
         Progress goes to stderr, results to stdout (so `-o json > file` works). Unavailable engines appear as rows
         with their reason.
@@ -28,6 +31,8 @@ enum BenchCommand: SanadCommand {
           -p, --n-prompt LIST  prompt lengths (default: 512)
           -n, --n-gen LIST     generation lengths (default: 128)
           -pg PP,TG            also a combined prompt+generation test (for example -pg 512,128)
+          -d, --n-depth LIST   context depths: the KV cache holds this many tokens when each test starts
+                               (default: 0)
           -r, --repetitions N  repetitions per test (default: 5)
           -t, --threads N      threads (default: the tier's, else all cores)
           -b, --batch-size N   prompt batch size (default: 512)
@@ -40,10 +45,11 @@ enum BenchCommand: SanadCommand {
     struct TestSpec {
         var prompt: Int
         var gen: Int
+        /// Tokens in the KV cache before the test (llama-bench's `n_depth`).
+        var depth = 0
         var name: String {
-            if gen == 0 { return "pp\(prompt)" }
-            if prompt == 0 { return "tg\(gen)" }
-            return "pp\(prompt)+tg\(gen)"
+            let test = gen == 0 ? "pp\(prompt)" : prompt == 0 ? "tg\(gen)" : "pp\(prompt)+tg\(gen)"
+            return depth > 0 ? "\(test) @ d\(depth)" : test
         }
     }
 
@@ -53,6 +59,7 @@ enum BenchCommand: SanadCommand {
         let prompts = try arguments.list("-p", "--n-prompt")?.map { try positiveInt($0, flag: "-p", allowZero: true) }
         let gens = try arguments.list("-n", "--n-gen")?.map { try positiveInt($0, flag: "-n", allowZero: true) }
         let pg = try arguments.list("-pg")
+        let depths = try arguments.list("-d", "--n-depth")?.map { try positiveInt($0, flag: "-d", allowZero: true) }
         let reps = try arguments.int("-r", "--repetitions", range: 1...1000) ?? 5
         let threadsFlag = try arguments.int("-t", "--threads", range: 1...1024)
         let batch = try arguments.int("-b", "--batch-size", range: 1...65536) ?? 512
@@ -75,6 +82,9 @@ enum BenchCommand: SanadCommand {
                     gen: try positiveInt(pg[1], flag: "-pg", allowZero: false)))
         }
         guard !tests.isEmpty else { throw UsageError("no tests: give -p, -n or -pg with positive sizes") }
+        // As llama-bench orders them: every test at the first depth, then at the next.
+        tests = (depths ?? [0]).flatMap { depth in tests.map { TestSpec(prompt: $0.prompt, gen: $0.gen, depth: depth) }
+        }
         let backendIDs: [String]
         if let backendList, backendList != ["all"] {
             for id in backendList { try host.validateBackendID(id) }
@@ -92,7 +102,7 @@ enum BenchCommand: SanadCommand {
             // their peak memory).
             let info = try BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
             for id in backendIDs {
-                let contextNeeded = tests.map { $0.prompt + $0.gen }.max() ?? 512
+                let contextNeeded = tests.map { $0.prompt + $0.gen + $0.depth }.max() ?? 512
                 let plan: ModelPlan
                 do {
                     plan = try host.planModel(
@@ -138,8 +148,12 @@ enum BenchCommand: SanadCommand {
                     var samples: [UInt64] = []
                     var firstTokenNanoseconds: [UInt64] = []
                     for rep in 0..<reps {
-                        printError("bench: \(label): repetition \(rep + 1)/\(reps)")
                         session.reset()
+                        if test.depth > 0 {
+                            printError("bench: \(label): depth run \(rep + 1)/\(reps)")
+                            try session.append(promptTokens(test.depth, bos: bos, vocabulary: vocabulary, rng: &rng))
+                        }
+                        printError("bench: \(label): repetition \(rep + 1)/\(reps)")
                         // Token ids are drawn before the clock starts: only the engine's work is timed.
                         let prompt =
                             test.prompt > 0
@@ -263,7 +277,8 @@ final class BenchPrinter {
 
     static let csvFields = [
         "build_commit", "backends", "sanad_backend", "model_filename", "model_type", "model_size", "model_n_params",
-        "n_batch", "n_threads", "n_prompt", "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
+        "n_batch", "n_threads", "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts",
+        "stddev_ts",
         "load_ms", "ttft_ms", "peak_rss_bytes", "error",
     ]
 
@@ -295,6 +310,7 @@ final class BenchPrinter {
             ("model_size", .number(Double(model.size))), ("model_n_params", .number(Double(model.parameters))),
             ("n_batch", .number(Double(batch))), ("n_threads", .number(Double(threads))),
             ("n_prompt", .number(Double(test.prompt))), ("n_gen", .number(Double(test.gen))),
+            ("n_depth", .number(Double(test.depth))),
             ("test_time", .string(testTime)),
         ]
     }

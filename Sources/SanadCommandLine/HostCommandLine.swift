@@ -37,9 +37,11 @@ extension HostContext {
     /// Reads `--config`, `--tier`, `--models` and `--no-tuning` from `arguments` and loads the host with the
     /// program's wiring; an unknown tier is a usage error.
     public static func load(_ arguments: inout Arguments) throws -> HostContext {
-        let options = HostOptions(
-            configFile: try arguments.option("--config"), tier: try arguments.option("--tier"),
-            modelsDirectory: try arguments.option("--models"), noTuning: arguments.flag("--no-tuning"))
+        try load(HostOptions.parse(&arguments))
+    }
+
+    /// The host for options read earlier (`HostOptions.parse`), with the program's wiring.
+    public static func load(_ options: HostOptions) throws -> HostContext {
         do {
             return try load(options, wiring: CommandLineHost.wiring)
         } catch let error as HostUsageError {
@@ -66,6 +68,19 @@ extension HostContext {
         for note in notes { printError("note: \(note)") }
         return plan
     }
+}
+
+extension HostOptions {
+    /// `--config`, `--tier`, `--models` and `--no-tuning` from `arguments`. A command that loads its host only for
+    /// some work reads them with its other options, before its positionals, and loads the host when it needs it.
+    public static func parse(_ arguments: inout Arguments) throws -> HostOptions {
+        HostOptions(
+            configFile: try arguments.option("--config"), tier: try arguments.option("--tier"),
+            modelsDirectory: try arguments.option("--models"), noTuning: arguments.flag("--no-tuning"))
+    }
+
+    /// Whether none was given.
+    public var isEmpty: Bool { self == HostOptions() }
 }
 
 /// The flags every command that loads a model accepts beyond -m, --backend, -c and -t.

@@ -31,20 +31,21 @@ extension FormCommand {
             let maxTokens = try arguments.int("--max-tokens", range: 16...4096)
             let index = try arguments.option("--index")
             let context = try arguments.int("--context", range: 1...20)
+            let hostOptions = try HostOptions.parse(&arguments)
             switch provider ?? "rules" {
             case "rules":
                 if model != nil || backend != nil || template != nil || maxTokens != nil || index != nil
-                    || context != nil
+                    || context != nil || !hostOptions.isEmpty
                 {
                     throw UsageError(
-                        "-m, --backend, --template, --max-tokens, --index and --context need --provider model or rules-then-model"
-                    )
+                        "-m, --backend, --template, --max-tokens, --index, --context, --config, --tier, --models and "
+                            + "--no-tuning need --provider model or rules-then-model")
                 }
                 return nil
             case "model", "rules-then-model":
                 return ModelOptions(
                     model: model, backend: backend, template: template, maxTokens: maxTokens ?? 160,
-                    host: try HostContext.load(&arguments), rulesFirst: provider == "rules-then-model", index: index,
+                    host: try HostContext.load(hostOptions), rulesFirst: provider == "rules-then-model", index: index,
                     context: context ?? 3)
             default: throw UsageError("--provider '\(provider ?? "")' is not one of rules, model, rules-then-model")
             }

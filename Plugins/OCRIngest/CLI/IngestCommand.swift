@@ -65,8 +65,9 @@ public enum IngestCommand: SanadCommand {
         let today = try arguments.option("--today").map(parseDate) ?? DocumentIngest.calendarDate(Date())
         let idOption = try arguments.option("--id")
         let indexPath = try arguments.option("--index")
-        let host = indexPath != nil ? try HostContext.load(&arguments) : nil
+        let hostOptions = try HostOptions.parse(&arguments)
         let files = try arguments.positionals(min: 1, names: "FILE (or '-' for standard input)")
+        let host = indexPath != nil ? try HostContext.load(hostOptions) : nil
         var ocr: Result<TesseractOCR, any Error>?
         var failed = 0
         var chunks: [OCRTextChunk] = []

@@ -22,10 +22,11 @@ enum BackendsCommand: SanadCommand {
 
     static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let json = arguments.flag("--json")
-        let configNamed =
-            arguments.items.contains("--config") || !(ProcessInfo.processInfo.environment["SANAD_CONFIG"] ?? "").isEmpty
-        let host = configNamed ? try HostContext.load(&arguments) : nil
+        let options = try HostOptions.parse(&arguments)
         try arguments.finish()
+        let configNamed =
+            options.configFile != nil || !(ProcessInfo.processInfo.environment["SANAD_CONFIG"] ?? "").isEmpty
+        let host = configNamed ? try HostContext.load(options) : nil
         let registry = Wiring.registry()
         var rows: [JSONValue] = []
         for id in registry.inferenceIDs {

@@ -47,6 +47,7 @@ enum IndexCommand: SanadCommand {
         let modelName = try arguments.option("-m", "--model")
         let backendID = try arguments.option("--backend")
         let threads = try arguments.int("-t", "--threads", range: 1...512)
+        let hostOptions = try HostOptions.parse(&arguments)
         var positionals = try arguments.positionals(min: 1, names: "the action (add, query, list or remove)")
         let action = positionals.removeFirst()
         var metadata: [String: String] = [:]
@@ -57,8 +58,7 @@ enum IndexCommand: SanadCommand {
             metadata[String(m[..<eq])] = String(m[m.index(after: eq)...])
         }
         func embedder() async throws -> any EmbeddingModel {
-            var rest = arguments
-            let host = try HostContext.load(&rest)
+            let host = try HostContext.load(hostOptions)
             return try await host.openEmbeddingModel(model: modelName, backend: backendID, threads: threads)
         }
         switch action {

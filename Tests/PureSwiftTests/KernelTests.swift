@@ -86,6 +86,22 @@ let blockFormats: [BlockFormat] = [
         },
         dequantize: { Q5_0Rows.dequantizeRow($0, $1, count: $2) }),
     BlockFormat(
+        name: "Q5_1", blockSize: 32, blockBytes: 24,
+        makeBlock: { r in
+            halfBytes(r.float(0.001...0.1)) + halfBytes(r.float(-0.5...0.5)) + (0..<20).map { _ in r.byte() }
+        },
+        reference: { b in
+            let d = half(b, 0)
+            let m = half(b, 2)
+            let qh = UInt32(b[4]) | UInt32(b[5]) << 8 | UInt32(b[6]) << 16 | UInt32(b[7]) << 24
+            return (0..<32).map { i in
+                let low = i < 16 ? Int(b[8 + i] & 0x0F) : Int(b[8 + i - 16] >> 4)
+                let high = Int((qh >> UInt32(i)) & 1) << 4
+                return Float(low | high) * d + m
+            }
+        },
+        dequantize: { Q5_1Rows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
         name: "Q8_0", blockSize: 32, blockBytes: 34,
         makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<32).map { _ in r.byte() } },
         reference: { b in (0..<32).map { Float(Int8(bitPattern: b[2 + $0])) * half(b, 0) } },
@@ -280,7 +296,8 @@ struct KernelTests {
         let rows = 6
         let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
         let x = r.floats(4 * columns)
-        let type: ActivationFormat = format.blockSize == 256 ? .q8_K : (format.name == "Q4_1" ? .q8_1 : .q8_0)
+        let type: ActivationFormat =
+            format.blockSize == 256 ? .q8_K : (["Q4_1", "Q5_1"].contains(format.name) ? .q8_1 : .q8_0)
         let act = QuantizedActivations(rows: 4, columns: columns)
         act.prepare(x, rows: 4, columns: columns, stride: columns, format: type)
         let rowBytes = columns / format.blockSize * format.blockBytes
@@ -295,6 +312,7 @@ struct KernelTests {
                     case "Q4_0": return Q4_0Rows.dot(row, a, count: columns)
                     case "Q4_1": return Q4_1Rows.dot(row, a, count: columns)
                     case "Q5_0": return Q5_0Rows.dot(row, a, count: columns)
+                    case "Q5_1": return Q5_1Rows.dot(row, a, count: columns)
                     case "Q8_0": return Q8_0Rows.dot(row, a, count: columns)
                     case "Q4_K": return Q4_KRows.dot(row, a, count: columns)
                     default: return Q6_KRows.dot(row, a, count: columns)
@@ -325,7 +343,9 @@ struct KernelTests {
             let bytes = (0..<(columns / 32)).flatMap { _ in format.makeBlock(&r) }
             let x = r.floats(4 * columns)
             let act = QuantizedActivations(rows: 4, columns: columns)
-            act.prepare(x, rows: 4, columns: columns, stride: columns, format: format.name == "Q4_1" ? .q8_1 : .q8_0)
+            act.prepare(
+                x, rows: 4, columns: columns, stride: columns,
+                format: ["Q4_1", "Q5_1"].contains(format.name) ? .q8_1 : .q8_0)
             try bytes.withUnsafeBytes { raw in
                 let row = try #require(raw.baseAddress)
                 let (a0, a1, a2, a3) = (act.row(0), act.row(1), act.row(2), act.row(3))
@@ -345,6 +365,11 @@ struct KernelTests {
                     pair = (
                         Q5_0Rows.dot4(row, a0, rowStride: columns, count: columns),
                         [a0, a1, a2, a3].map { Q5_0Rows.dot(row, $0, count: columns) }
+                    )
+                case "Q5_1":
+                    pair = (
+                        Q5_1Rows.dot4(row, a0, rowStride: columns, count: columns),
+                        [a0, a1, a2, a3].map { Q5_1Rows.dot(row, $0, count: columns) }
                     )
                 default:
                     pair = (

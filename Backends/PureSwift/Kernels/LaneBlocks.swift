@@ -1,4 +1,4 @@
-// The product Q4_1, Q5_0 and Q8_0 share: blocks of 32 weights, a half scale d first (Q4_1: a half offset m after
+// The product Q4_1, Q5_0, Q5_1 and Q8_0 share: blocks of 32 weights, a half scale d first (Q4_1: a half offset m after
 // it), whose weights unpack into even and odd 16-bit lanes; times activations in the pair layout
 // (`ActivationRow.pairs`) they give ggml's eight lane sums of four products, which accumulate as
 // `fma(dw·da, lane, acc)` and reduce as hsum_float_8 — how llama.cpp's AVX2 ggml_vec_dot_q4_1_q8_1,

@@ -47,20 +47,30 @@ public enum Q5_0Rows: LaneBlocks {
     return UnsafePointer(table)
 }()
 
+/// The 32 five-bit values (0…31) at `bits`: 4 bytes of high bits (bit j for value j), then 16 bytes of nibbles
+/// (byte j: value j low, value j+16 high), as four vectors of eight: even and odd values of 0..<16, then of 16..<32.
 @inline(__always)
 @inlinable
-func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
-    let raw = (block + 6).loadUnaligned(as: SIMD8<Int16>.self)
-    let qh0 = block.load(fromByteOffset: 2, as: UInt8.self)
-    let qh1 = block.load(fromByteOffset: 3, as: UInt8.self)
-    let qh2 = block.load(fromByteOffset: 4, as: UInt8.self)
-    let qh3 = block.load(fromByteOffset: 5, as: UInt8.self)
+func unpackFiveBitValues(_ bits: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
+    let raw = (bits + 4).loadUnaligned(as: SIMD8<Int16>.self)
+    let qh0 = bits.load(fromByteOffset: 0, as: UInt8.self)
+    let qh1 = bits.load(fromByteOffset: 1, as: UInt8.self)
+    let qh2 = bits.load(fromByteOffset: 2, as: UInt8.self)
+    let qh3 = bits.load(fromByteOffset: 3, as: UInt8.self)
     let highLow = unsafeBitCast(SIMD2<UInt64>(highBitBytes[Int(qh0)], highBitBytes[Int(qh1)]), to: SIMD8<Int16>.self)
     let highHigh = unsafeBitCast(SIMD2<UInt64>(highBitBytes[Int(qh2)], highBitBytes[Int(qh3)]), to: SIMD8<Int16>.self)
     let nibbles = SIMD8<Int16>(repeating: 0x0F0F)
-    let low = (raw & nibbles) | highLow  // weights 0..<16 as bytes 0…31
-    let high = ((raw &>> 4) & nibbles) | highHigh  // weights 16..<32
+    let low = (raw & nibbles) | highLow  // values 0..<16 as bytes 0…31
+    let high = ((raw &>> 4) & nibbles) | highHigh  // values 16..<32
     let byte = SIMD8<Int16>(repeating: 0xFF)
+    return (low & byte, low &>> 8, high & byte, high &>> 8)
+}
+
+/// One Q5_0 block's weights (−16…15) as `unpackFiveBitValues` orders them.
+@inline(__always)
+@inlinable
+func unpackQ5_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>) {
+    let (w0, w1, w2, w3) = unpackFiveBitValues(block + 2)
     let sixteen = SIMD8<Int16>(repeating: 16)
-    return ((low & byte) &- sixteen, (low &>> 8) &- sixteen, (high & byte) &- sixteen, (high &>> 8) &- sixteen)
+    return (w0 &- sixteen, w1 &- sixteen, w2 &- sixteen, w3 &- sixteen)
 }

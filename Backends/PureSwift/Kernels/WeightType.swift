@@ -70,6 +70,7 @@ public func withWeightType<Work: WeightTypeWork>(
     case .q4_1 where layout == .q4_1Paired: return work(Q4_1PairedRows.self)
     case .q4_1: return work(Q4_1Rows.self)
     case .q5_0: return work(Q5_0Rows.self)
+    case .q5_1: return work(Q5_1Rows.self)
     case .q8_0: return work(Q8_0Rows.self)
     case .q4_K: return work(Q4_KRows.self)
     case .q6_K: return work(Q6_KRows.self)

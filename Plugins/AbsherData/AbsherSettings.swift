@@ -30,7 +30,7 @@ public struct AbsherSettings: Sendable {
 
     /// The labels of the Absher chat in a terminal (`sanad chat`), in Arabic.
     public static let terminalWording = TerminalWording(
-        user: "أنت", assistant: "سند", writing: "سند (يكتب)", draft: "سند (مسودة يتحقق منها)", suggestions: "اقتراحات:",
+        user: "أنت", assistant: "سند", writing: "سند (يكتب)", draft: "سند (مسودة النموذج)", suggestions: "اقتراحات:",
         link: { "رابط \($0)" }, loading: "(جارٍ تحميل النموذج…)", ready: "(النموذج جاهز)", stopped: "(أُوقف الرد)",
         backToChat: "(عدت إلى المحادثة)", pageShown: "(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)",
         noSuggestions: "! لا توجد اقتراحات الآن؛ اكتب سؤالك بالكلمات",
@@ -59,6 +59,7 @@ public struct AbsherSettings: Sendable {
         linkFailed: { "تعذّر فتح الرابط.\n\($0)" },
         verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
         rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
+        templateNote: "⚠ نص النموذج لم يجتز التحقق فهذه جملة القالب.",
         emptyText: "النص فارغ",
         missingFact: { "لم يذكر \($0)" },
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },

@@ -19,12 +19,16 @@ public struct ChatConfiguration: Sendable {
     /// device is short of memory, nil when not. Under pressure the engine is unloaded with a warning and loaded
     /// again for the next message.
     public var memoryPressure: (@Sendable () -> String?)?
+    /// A debugging aid (`--show-drafts`): the model's unchecked wording of each grounded reply is reported
+    /// (`ChatEvent.draftChecked`) and kept in the reply's check (`ReplyCheck.draft`, with the reasons it failed in
+    /// the note). Off, no draft text leaves the session: a person sees only the verified reply.
+    public var showDrafts: Bool
 
     public init(
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
         template: ChatTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
-        memoryPressure: (@Sendable () -> String?)? = nil
+        memoryPressure: (@Sendable () -> String?)? = nil, showDrafts: Bool = false
     ) {
         self.wording = wording
         self.linkFormat = linkFormat
@@ -33,6 +37,7 @@ public struct ChatConfiguration: Sendable {
         self.template = template
         self.replyTimeout = replyTimeout
         self.memoryPressure = memoryPressure
+        self.showDrafts = showDrafts
     }
 
     /// Two minutes: far more than a 96-token reply takes on a small device, short enough that a stuck engine is
@@ -69,11 +74,14 @@ public enum ChatEvent: Sendable, Equatable {
     case suggestionsChanged([ChatSuggestion])
     case engineStateChanged(EngineState)
     case processingChanged(Bool)
-    /// A reply with this message id began streaming. When `draft` is true the pieces are the model's wording of a
-    /// grounded reply before its check: show them as a draft, which `replyFinished` confirms or replaces in place.
-    case replyStarted(id: String, draft: Bool)
+    /// A reply with this message id began streaming. A grounded reply starts only once its text is verified, so
+    /// what streams is what is stored.
+    case replyStarted(id: String)
     /// The next piece of the reply; `index` counts 0, 1, 2, … without gaps.
     case replyPiece(id: String, index: Int, text: String)
+    /// Only with `ChatConfiguration.showDrafts`: the model's wording of the grounded reply `id`, generated and
+    /// checked before anything of the reply was shown, and the check's verdict. Sent before `replyStarted`.
+    case draftChecked(id: String, draft: String, verdict: GroundingVerdict)
     /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template
     /// (`entry.check` says which, as metadata); `verdict` is nil when there was nothing to check (free text, or the
     /// template answer to an uncovered question).
@@ -101,8 +109,9 @@ public struct ChatTurn: Sendable, Equatable {
 /// Flow: `open()` adds the greeting and the plugins' suggestions and loads the engine (a failure adds an error
 /// message, disables input and allows `retry()`). `submit(_:)`/`tap(_:)` add the user's message and set
 /// `isProcessing`; `respond(to:)` streams the reply (a tapped suggestion's plugin grounds the prompt and the reply is
-/// checked, see `GroundedReply`: its pieces stream as a draft, stopped at the first number the data does not have,
-/// and the stored message is the checked text or the template, with the check as `ChatEntry.check`), stores it,
+/// checked, see `GroundedReply`: the model's draft is generated unseen, stopped at the first number the data does
+/// not have, and checked; then the verified text, or else the template, streams and is stored, with the check as
+/// `ChatEntry.check`; nothing of a draft is shown unless `showDrafts`), stores it,
 /// then adds the plugins' follow-ups and clears `isProcessing`. Typed text
 /// goes to the plugin whose `answer(to:)` is surest and is grounded and checked the same way; when none answers,
 /// `wording.uncoveredQuestion` (if set) says what the plugins can do instead of letting the engine make text up.
@@ -117,15 +126,15 @@ public actor ChatSession {
     private var opened = false
     private var pendingTurn: ChatTurn?
 
-    /// Every message so far, oldest first (a reply being streamed is in `draft` until it finishes).
+    /// Every message so far, oldest first (a reply being streamed is in `streamingReply` until it finishes).
     public private(set) var messages: [ChatEntry] = []
     /// The chips on offer.
     public private(set) var suggestions: [ChatSuggestion] = []
     /// True from a submitted message until its reply and follow-ups are stored.
     public private(set) var isProcessing = false
     public private(set) var engineState: EngineState = .notLoaded
-    /// The reply being streamed, with the text so far.
-    public private(set) var draft: ChatEntry?
+    /// The reply being streamed, with the text so far (a grounded reply is here only once verified).
+    public private(set) var streamingReply: ChatEntry?
     /// The screen a followed link opened; nil while the chat is shown.
     public private(set) var presented: Destination?
 
@@ -275,7 +284,7 @@ public actor ChatSession {
         onEvent(.processingChanged(true))
         defer {
             pendingTurn = nil
-            draft = nil
+            streamingReply = nil
             isProcessing = false
             onEvent(.processingChanged(false))
         }
@@ -290,8 +299,7 @@ public actor ChatSession {
         }
         add(ChatEntry(content: prepared.note, isUser: false, timestamp: stamp()), onEvent)
         let replyID = UUID().uuidString
-        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
-        onEvent(.replyStarted(id: replyID, draft: false))
+        startReply(replyID, onEvent)
         do {
             engine.reset()
             let result = try await generate(
@@ -317,7 +325,7 @@ public actor ChatSession {
         guard pendingTurn == turn else { return }
         defer {
             pendingTurn = nil
-            draft = nil
+            streamingReply = nil
             isProcessing = false
             onEvent(.processingChanged(false))
         }
@@ -335,8 +343,8 @@ public actor ChatSession {
             } else if turn.suggestion == nil, let uncovered = configuration.wording.uncoveredQuestion {
                 let replyID = UUID().uuidString
                 let content = uncovered(plugins.flatMap(\.capabilities))
-                onEvent(.replyStarted(id: replyID, draft: false))
-                onEvent(.replyPiece(id: replyID, index: 0, text: content))
+                startReply(replyID, onEvent)
+                streamVerified([content], replyID: replyID, onEvent)
                 await store(
                     ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp()), verdict: nil,
                     stats: nil, turn: turn, onEvent)
@@ -357,14 +365,14 @@ public actor ChatSession {
             return
         }
         let replyID = UUID().uuidString
-        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
-        onEvent(.replyStarted(id: replyID, draft: grounded != nil))
+        // Free text streams as it is generated; a grounded reply's draft is generated unseen and checked first.
+        if grounded == nil { startReply(replyID, onEvent) }
         let result: GeneratedText
         do {
             engine.reset()
             result = try await generate(
                 try fitted(prompt, engine: engine), engine: engine, replyID: replyID,
-                allowedNumbers: grounded?.allowedNumbers, onEvent)
+                allowedNumbers: grounded?.allowedNumbers, grounded == nil ? onEvent : { @Sendable _ in })
         } catch {
             addError(configuration.wording.replyFailed("\(error)"), onEvent)
             return
@@ -379,10 +387,17 @@ public actor ChatSession {
             let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
             verdict = v
             content = v.isVerified ? generated : grounded.fallback
-            check = ReplyCheck(
-                verified: v.isVerified,
-                note: v.isVerified || !result.timedOut ? v.note(configuration.wording) : timeoutNote)
+            let shown = configuration.showDrafts
+            var note = v.note(configuration.wording)
+            if !v.isVerified {
+                // Why a draft failed quotes it (its foreign numbers, its language): only a debugging view says.
+                note = result.timedOut ? timeoutNote : shown ? note : configuration.wording.templateNote
+            }
+            check = ReplyCheck(verified: v.isVerified, note: note, draft: shown && !v.isVerified ? generated : nil)
             link = grounded.deepLink
+            if shown { onEvent(.draftChecked(id: replyID, draft: generated, verdict: v)) }
+            startReply(replyID, onEvent)
+            streamVerified(v.isVerified ? result.pieces : [content], replyID: replyID, onEvent)
         }
         let reply = ChatEntry(
             id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link, check: check)
@@ -400,12 +415,29 @@ public actor ChatSession {
     /// What one generation produced.
     private struct GeneratedText {
         var text = ""
+        /// The non-empty pieces `text` was generated in.
+        var pieces: [String] = []
         var stats: GenerationStats?
         var timedOut = false
     }
 
-    /// Streams the reply to `prompt`: each piece as `replyPiece`. A draft (`allowedNumbers` given) stops at the
-    /// first whole number not in them; the whole generation is cancelled after `configuration.replyTimeout`.
+    /// Starts streaming reply `id`.
+    private func startReply(_ id: String, _ onEvent: ChatEventHandler) {
+        streamingReply = ChatEntry(id: id, content: "", isUser: false, timestamp: stamp())
+        onEvent(.replyStarted(id: id))
+    }
+
+    /// Streams text that is already verified (or a template), piece by piece.
+    private func streamVerified(_ pieces: [String], replyID: String, _ onEvent: ChatEventHandler) {
+        for (index, piece) in pieces.enumerated() {
+            streamingReply?.content += piece
+            onEvent(.replyPiece(id: replyID, index: index, text: piece))
+        }
+    }
+
+    /// Generates the reply to `prompt`, each piece as a `replyPiece` to `onEvent`. A grounded draft (`allowedNumbers`
+    /// given) stops at the first whole number not in them; the whole generation is cancelled after
+    /// `configuration.replyTimeout`.
     private func generate(
         _ prompt: [ChatMessage], engine: any InferenceSession, replyID: String, allowedNumbers: [String]?,
         _ onEvent: ChatEventHandler
@@ -422,7 +454,7 @@ public actor ChatSession {
                 engine.generate(.text(templated, parseSpecial: true), parameters: parameters), replyID: replyID,
                 allowed: allowed, timeout: timeout, onEvent)
         }
-        draft?.content = result.text
+        streamingReply?.content = result.text
         return result
     }
 
@@ -440,6 +472,7 @@ public actor ChatSession {
                 case .token(_, let piece):
                     guard !piece.isEmpty else { continue }
                     out.text += piece
+                    out.pieces.append(piece)
                     onEvent(.replyPiece(id: replyID, index: index, text: piece))
                     index += 1
                 case .finished(_, let s):
@@ -516,7 +549,7 @@ public actor ChatSession {
         _ onEvent: ChatEventHandler
     ) async {
         messages.append(reply)
-        draft = nil
+        streamingReply = nil
         onEvent(.replyFinished(reply, verdict: verdict, stats: stats))
         let context = ReplyContext(
             suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages)

@@ -22,8 +22,12 @@ public struct ChatWording: Sendable {
     public var linkFailed: @Sendable (_ error: String) -> String
     /// The note under a generated reply that passed the grounding check: (the facts it states).
     public var verifiedNote: @Sendable (_ facts: [String]) -> String
-    /// The note under a template reply that replaced a generated one: (why the generated one failed).
+    /// The note under a template reply that replaced a generated one, when drafts are shown: (why the generated
+    /// one failed).
     public var rejectedNote: @Sendable (_ reasons: [String]) -> String
+    /// The note under a template reply that replaced a generated one (the reasons quote the draft, so they are left
+    /// out unless drafts are shown).
+    public var templateNote: String
     /// A grounding failure reason: the text is empty.
     public var emptyText: String
     /// A grounding failure reason: (the fact's name) is not stated.
@@ -63,6 +67,7 @@ public struct ChatWording: Sendable {
         rejectedNote: @escaping @Sendable ([String]) -> String = {
             "⚠ The generated text failed the check (\($0.joined(separator: ", "))), so this is the template."
         },
+        templateNote: String = "⚠ The generated text failed the check, so this is the template.",
         emptyText: String = "the text is empty",
         missingFact: @escaping @Sendable (String) -> String = { "it does not state \($0)" },
         foreignNumbers: @escaping @Sendable ([String]) -> String = {
@@ -88,6 +93,7 @@ public struct ChatWording: Sendable {
         self.linkFailed = linkFailed
         self.verifiedNote = verifiedNote
         self.rejectedNote = rejectedNote
+        self.templateNote = templateNote
         self.emptyText = emptyText
         self.missingFact = missingFact
         self.foreignNumbers = foreignNumbers
@@ -130,8 +136,9 @@ public struct TerminalWording: Sendable {
     public var user: String
     /// Before the assistant's messages (`Sanad`).
     public var assistant: String
-    /// While a reply streams (`Sanad (writing)`), and while a draft that is checked afterwards streams.
+    /// While a reply streams (`Sanad (writing)`).
     public var writing: String
+    /// Before a grounded reply's unchecked draft, shown only with `--show-drafts` (`Sanad (model draft)`).
     public var draft: String
     /// The heading of the suggestions (`Suggestions:`).
     public var suggestions: String
@@ -181,7 +188,7 @@ public struct TerminalWording: Sendable {
 
     /// Plain English labels.
     public static let english = TerminalWording(
-        user: "You", assistant: "Sanad", writing: "Sanad (writing)", draft: "Sanad (draft, to be checked)",
+        user: "You", assistant: "Sanad", writing: "Sanad (writing)", draft: "Sanad (model draft)",
         suggestions: "Suggestions:", link: { "link \($0)" }, loading: "(loading the model…)",
         ready: "(the model is ready)", stopped: "(reply stopped)", backToChat: "(back to the chat)",
         pageShown: "(the chat is closed and the page shown; /back returns)",

@@ -251,7 +251,11 @@ func entryJSON(_ e: ChatEntry, _ format: DeepLinkFormat) -> JSONValue {
         "id": .string(e.id), "content": .string(e.content), "isUser": .bool(e.isUser),
         "link": e.deepLink.map { .object(["title": .string($0.title), "url": .string($0.url(format))]) }
             ?? .null,
-        "check": e.check.map { .object(["verified": .bool($0.verified), "note": .string($0.note)]) } ?? .null,
+        "check": e.check.map { check in
+            var fields: [String: JSONValue] = ["verified": .bool(check.verified), "note": .string(check.note)]
+            if let draft = check.draft { fields["draft"] = .string(draft) }
+            return .object(fields)
+        } ?? .null,
     ])
 }
 
@@ -262,8 +266,15 @@ func eventJSON(_ event: ChatEvent, _ format: DeepLinkFormat) -> JSONValue? {
     switch event {
     case .messageAdded(let e): return .object(["type": .string("message"), "message": entryJSON(e, format)])
     case .suggestionsChanged(let s): return .object(["type": .string("chips"), "chips": .array(s.map(chipJSON))])
-    case .replyStarted(let id, let draft):
-        return .object(["type": .string("start"), "id": .string(id), "draft": .bool(draft)])
+    case .replyStarted(let id): return .object(["type": .string("start"), "id": .string(id)])
+    case .draftChecked(let id, let draft, let verdict):
+        // Sent only by a chat with `showDrafts` (`sanad serve --show-drafts`).
+        var why: [JSONValue] = []
+        if case .rejected(let reasons) = verdict { why = reasons.map(JSONValue.string) }
+        return .object([
+            "type": .string("draft"), "id": .string(id), "text": .string(draft), "verified": .bool(verdict.isVerified),
+            "reasons": .array(why),
+        ])
     case .replyPiece(_, _, let text): return .object(["type": .string("piece"), "text": .string(text)])
     case .replyFinished(let e, _, _): return .object(["type": .string("reply"), "message": entryJSON(e, format)])
     case .navigated(let d): return .object(["type": .string("page"), "page": d.json(format)])

@@ -21,13 +21,14 @@ func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (Proa
 func openChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession = ScriptedSession(replies: [["نعم"]]),
     now: Date = sampleNow,
-    log: EventLog? = nil, wording: ChatWording = AbsherSettings.wording
+    log: EventLog? = nil, wording: ChatWording = AbsherSettings.wording, showDrafts: Bool = false
 )
     async -> ChatSession
 {
     let session = ChatSession(
         plugins: plugins,
-        configuration: ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat),
+        configuration: ChatConfiguration(
+            wording: wording, linkFormat: AbsherSettings.linkFormat, showDrafts: showDrafts),
         now: { now },
         loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })

@@ -117,10 +117,11 @@ struct TypedQuestionTests {
         #expect(good.prompts.first?.contains("2027-02-05") == true)
 
         let bad = ScriptedSession(replies: [["جواز السفر ينتهي في 2027-02-05، وباقي 90 يوماً."]])
-        let other = await openChat(try samplePlugins(), engine: bad)
+        let other = await openChat(try samplePlugins(), engine: bad, showDrafts: true)
         try await other.send("جوازي متى يخلص؟")
         let replaced = try #require(await other.messages.last)
         #expect(replaced.content.hasPrefix("تجديد جواز السفر: جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."))
+        // With drafts shown (a debugging view) the note says why, quoting the foreign number.
         #expect(replaced.check?.verified == false && replaced.check?.note.contains("90") == true)
     }
 

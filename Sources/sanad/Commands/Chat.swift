@@ -12,7 +12,7 @@ enum ChatCommand: SanadCommand {
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
-                          [--allow-long-context]
+                          [--allow-long-context] [--show-drafts]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -30,11 +30,13 @@ enum ChatCommand: SanadCommand {
                           result, then the model answers from the result (free text, not checked)
           /quit           leave (end of input does the same)
         The labels are the product's (chosen in Wiring.swift). A reply streams after the
-        assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, and
-        the model's wording streams as a draft after the "draft" label (stopped at the first number the data does not
-        have); the draft is then checked for the facts, and when the check fails a template sentence replaces it
-        (printed after the assistant's name). A note under the message says which happened (✓ kept,
-        ⚠ replaced); it is kept with the message as its 'check', not in its text. Typed text is grounded the same
+        assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, the
+        model's wording (its draft) is generated unseen (stopped at the first number the data does not have) and
+        checked for the facts, and only then does the reply stream: the model's text when it passed, else the
+        plugin's template sentence at once. Nothing of a draft that failed is shown. A note under the message says
+        which happened (✓ kept, ⚠ replaced); it is kept with the message as its 'check', not in its text. With
+        --show-drafts (for debugging) each draft is printed after the "draft" label before the reply, the note says
+        why it failed, and the saved history keeps it as the check's 'draft'. Typed text is grounded the same
         way when a plugin recognises it (a service and its fee, requirements or link; the user's documents, alerts
         or dependents; Arabic, Gulf dialect or English); text no plugin covers gets a list of what Sanad can help
         with, never free model text.
@@ -53,6 +55,8 @@ enum ChatCommand: SanadCommand {
           --min-free MIB         after a reply, unload the model when less than MIB of memory is available
                                  (MemAvailable, within the cgroup limit); the next message loads it again
                                  (default 128)
+          --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
+                                 keep it in the history's 'check'; for debugging, never for the people served
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -69,6 +73,7 @@ enum ChatCommand: SanadCommand {
         let template = try arguments.option("--template").map(parseTemplate)
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
+        let showDrafts = arguments.flag("--show-drafts")
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
@@ -84,6 +89,7 @@ enum ChatCommand: SanadCommand {
         configuration.generation.maxTokens = maxTokens
         configuration.replyTimeout = timeout > 0 ? timeout : nil
         configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
+        configuration.showDrafts = showDrafts
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)

@@ -3,8 +3,13 @@ import SanadCore
 
 /// Texts and generation settings of a chat.
 public struct ChatConfiguration: Sendable {
-    /// What the chat itself says (greeting, system prompt, error messages, grounding notes).
+    /// What the chat itself says (greeting, system prompt, error messages, grounding notes), in `language`.
     public var wording: ChatWording
+    /// The chat's own language: the greeting, the suggestions and the pages are in it, and so is the answer to a
+    /// message with no letters. Every other message is answered in its own language (`ChatLanguage.of`).
+    public var language: ChatLanguage
+    /// The wording in the chat's other languages; a language missing here is answered with `wording`.
+    public var wordings: [ChatLanguage: ChatWording]
     /// How replies are generated. Keep `maxTokens` small so a small device answers quickly.
     public var generation: GenerationParameters
     /// How many earlier messages go with typed text to the engine.
@@ -28,9 +33,12 @@ public struct ChatConfiguration: Sendable {
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
         template: ChatTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
-        memoryPressure: (@Sendable () -> String?)? = nil, showDrafts: Bool = false
+        memoryPressure: (@Sendable () -> String?)? = nil, showDrafts: Bool = false,
+        language: ChatLanguage = .arabic, wordings: [ChatLanguage: ChatWording] = [:]
     ) {
         self.wording = wording
+        self.language = language
+        self.wordings = wordings
         self.linkFormat = linkFormat
         self.generation = generation
         self.historyMessages = max(0, historyMessages)
@@ -48,6 +56,11 @@ public struct ChatConfiguration: Sendable {
     public var greeting: String { wording.greeting }
     /// The system prompt for typed text (`wording.systemPrompt`); a plugin's grounded reply brings its own.
     public var systemPrompt: String { wording.systemPrompt }
+
+    /// The wording in `language`.
+    public func wording(for language: ChatLanguage) -> ChatWording {
+        language == self.language ? wording : wordings[language] ?? wording
+    }
 
     /// 96 tokens, greedy with a mild repetition penalty, stopping at every known end-of-turn marker.
     public static let defaultGeneration = GenerationParameters(
@@ -173,7 +186,7 @@ public actor ChatSession {
         var chips: [ChatSuggestion] = []
         for plugin in plugins {
             do {
-                chips += try await plugin.suggestions()
+                chips += try await plugin.suggestions(in: configuration.language)
             } catch {
                 add(
                     ChatEntry(
@@ -308,7 +321,8 @@ public actor ChatSession {
             let text = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
             await store(
                 ChatEntry(id: replyID, content: text.isEmpty ? "…" : text, isUser: false, timestamp: stamp()),
-                verdict: nil, stats: result.stats, turn: turn, onEvent)
+                verdict: nil, stats: result.stats, turn: turn,
+                language: ChatLanguage.of(text) ?? configuration.language, onEvent)
             if result.timedOut {
                 addError(
                     configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up))), onEvent)
@@ -323,6 +337,11 @@ public actor ChatSession {
     /// pending.
     public func respond(to turn: ChatTurn, onEvent: ChatEventHandler = { _ in }) async {
         guard pendingTurn == turn else { return }
+        // A tapped chip is in the chat's language; typed text is answered in its own.
+        let language =
+            turn.suggestion == nil
+            ? ChatLanguage.of(turn.userMessage.content) ?? configuration.language : configuration.language
+        let wording = configuration.wording(for: language)
         defer {
             pendingTurn = nil
             streamingReply = nil
@@ -333,35 +352,37 @@ public actor ChatSession {
         var prompt: [ChatMessage]
         do {
             if let s = turn.suggestion, let plugin = plugins.first(where: { $0.id == s.pluginID }),
-                let reply = try await plugin.reply(to: s)
+                let reply = try await plugin.reply(to: s, in: language)
             {
                 grounded = reply
                 prompt = reply.messages
-            } else if turn.suggestion == nil, let answer = try await typedAnswer(turn.userMessage.content) {
+            } else if turn.suggestion == nil,
+                let answer = try await typedAnswer(turn.userMessage.content, language: language)
+            {
                 grounded = answer.reply
                 prompt = answer.reply.messages
-            } else if turn.suggestion == nil, let uncovered = configuration.wording.uncoveredQuestion {
+            } else if turn.suggestion == nil, let uncovered = wording.uncoveredQuestion {
                 let replyID = UUID().uuidString
-                let content = uncovered(plugins.flatMap(\.capabilities))
+                let content = uncovered(plugins.flatMap { $0.capabilities(in: language) })
                 startReply(replyID, onEvent)
                 streamVerified([content], replyID: replyID, onEvent)
                 await store(
                     ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp()), verdict: nil,
-                    stats: nil, turn: turn, onEvent)
+                    stats: nil, turn: turn, language: language, onEvent)
                 return
             } else {
-                prompt = [.system(configuration.systemPrompt)]
+                prompt = [.system(wording.systemPrompt)]
                 let earlier = messages.dropLast().suffix(configuration.historyMessages)
                 prompt += earlier.map { $0.isUser ? .user($0.content) : .assistant($0.content) }
                 prompt.append(.user(turn.userMessage.content))
             }
         } catch {
-            addError(configuration.wording.replyPreparationFailed("\(error)"), onEvent)
+            addError(wording.replyPreparationFailed("\(error)"), onEvent)
             return
         }
         if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }
         guard let engine else {
-            if engineState == .ready { addError(configuration.wording.engineNotReady, onEvent) }
+            if engineState == .ready { addError(wording.engineNotReady, onEvent) }
             return
         }
         let replyID = UUID().uuidString
@@ -374,7 +395,7 @@ public actor ChatSession {
                 try fitted(prompt, engine: engine), engine: engine, replyID: replyID,
                 allowedNumbers: grounded?.allowedNumbers, grounded == nil ? onEvent : { @Sendable _ in })
         } catch {
-            addError(configuration.wording.replyFailed("\(error)"), onEvent)
+            addError(wording.replyFailed("\(error)"), onEvent)
             return
         }
         let generated = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -382,16 +403,16 @@ public actor ChatSession {
         var content = generated.isEmpty ? "…" : generated
         var link: DeepLink?
         var check: ReplyCheck?
-        let timeoutNote = configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
+        let timeoutNote = wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
         if let grounded {
-            let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
+            let v = GroundingCheck.verify(generated, against: grounded, wording: wording)
             verdict = v
             content = v.isVerified ? generated : grounded.fallback
             let shown = configuration.showDrafts
-            var note = v.note(configuration.wording)
+            var note = v.note(wording)
             if !v.isVerified {
                 // Why a draft failed quotes it (its foreign numbers, its language): only a debugging view says.
-                note = result.timedOut ? timeoutNote : shown ? note : configuration.wording.templateNote
+                note = result.timedOut ? timeoutNote : shown ? note : wording.templateNote
             }
             check = ReplyCheck(verified: v.isVerified, note: note, draft: shown && !v.isVerified ? generated : nil)
             link = grounded.deepLink
@@ -401,14 +422,14 @@ public actor ChatSession {
         }
         let reply = ChatEntry(
             id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link, check: check)
-        await store(reply, verdict: verdict, stats: result.stats, turn: turn, onEvent)
+        await store(reply, verdict: verdict, stats: result.stats, turn: turn, language: language, onEvent)
         if result.timedOut && grounded == nil { addError(timeoutNote, onEvent) }
         if let pressure = configuration.memoryPressure?() {
             engine.reset()
             self.engine = nil
             engineState = .unloaded(pressure)
             onEvent(.engineStateChanged(engineState))
-            addError(configuration.wording.engineUnloaded(pressure), onEvent)
+            addError(wording.engineUnloaded(pressure), onEvent)
         }
     }
 
@@ -534,8 +555,8 @@ public actor ChatSession {
     }
 
     /// The surest plugin answer to typed `text` (highest score; the first plugin wins a tie), or nil.
-    private func typedAnswer(_ text: String) async throws -> TypedAnswer? {
-        let question = TypedQuestion(text)
+    private func typedAnswer(_ text: String, language: ChatLanguage) async throws -> TypedAnswer? {
+        let question = TypedQuestion(text, fallback: language)
         var best: TypedAnswer?
         for plugin in plugins {
             if let a = try await plugin.answer(to: question), a.score > (best?.score ?? 0) { best = a }
@@ -546,13 +567,14 @@ public actor ChatSession {
     /// Stores the finished `reply`, then adds the plugins' follow-ups.
     private func store(
         _ reply: ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?, turn: ChatTurn,
-        _ onEvent: ChatEventHandler
+        language: ChatLanguage, _ onEvent: ChatEventHandler
     ) async {
         messages.append(reply)
         streamingReply = nil
         onEvent(.replyFinished(reply, verdict: verdict, stats: stats))
         let context = ReplyContext(
-            suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages)
+            suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages,
+            language: language)
         for plugin in plugins {
             do {
                 for followUp in try await plugin.followUps(after: context) {
@@ -562,7 +584,7 @@ public actor ChatSession {
                         onEvent)
                 }
             } catch {
-                addError(configuration.wording.followUpsFailed(plugin.id, "\(error)"), onEvent)
+                addError(configuration.wording(for: language).followUpsFailed(plugin.id, "\(error)"), onEvent)
             }
         }
     }
@@ -572,7 +594,7 @@ public actor ChatSession {
     @discardableResult
     public func follow(_ link: DeepLink, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
         do {
-            let destination = try await navigate(link, plugins: plugins)
+            let destination = try await navigate(link, plugins: plugins, language: configuration.language)
             presented = destination
             onEvent(.navigated(destination))
             return destination

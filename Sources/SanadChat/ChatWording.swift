@@ -36,6 +36,8 @@ public struct ChatWording: Sendable {
     public var foreignNumbers: @Sendable (_ numbers: [String]) -> String
     /// A grounding failure reason: too few Arabic letters (percent that are).
     public var notArabic: @Sendable (_ percent: Int) -> String
+    /// A grounding failure reason: an English reply with too many Arabic letters (percent that are).
+    public var notEnglish: @Sendable (_ arabicPercent: Int) -> String
     /// The reply to a typed message no plugin answers: (the plugins' `capabilities`). Nil lets the engine answer
     /// such a message freely (a general-purpose chat); a product whose users need facts sets it, so that text the
     /// host cannot check is never given as an answer.
@@ -74,6 +76,9 @@ public struct ChatWording: Sendable {
             "it states numbers that are not in the data: \($0.joined(separator: ", "))"
         },
         notArabic: @escaping @Sendable (Int) -> String = { "it is not in Arabic (\($0)% of the letters are)" },
+        notEnglish: @escaping @Sendable (Int) -> String = {
+            "it is not in English (\($0)% of the letters are Arabic)"
+        },
         uncoveredQuestion: (@Sendable ([String]) -> String)? = nil,
         replyTimedOut: @escaping @Sendable (Int) -> String = {
             "The reply took longer than \($0) s, so it was stopped."
@@ -98,6 +103,7 @@ public struct ChatWording: Sendable {
         self.missingFact = missingFact
         self.foreignNumbers = foreignNumbers
         self.notArabic = notArabic
+        self.notEnglish = notEnglish
         self.uncoveredQuestion = uncoveredQuestion
         self.replyTimedOut = replyTimedOut
         self.engineUnloaded = engineUnloaded
@@ -110,22 +116,55 @@ public struct ChatWording: Sendable {
 public struct ChatProduct: Sendable {
     /// A short id, for notes and logs.
     public var id: String
+    /// The wording in `language`.
     public var wording: ChatWording
     public var linkFormat: DeepLinkFormat
     /// The web chat's page (HTML with its CSS and JavaScript), or nil: the server then serves no web chat.
     public var webPage: String?
-    /// The labels `sanad chat` prints in a terminal.
+    /// The labels `sanad chat` prints in a terminal, in `language`.
     public var terminal: TerminalWording
+    /// The product's own language (the default of `--lang`).
+    public var language: ChatLanguage
+    /// The wording and labels in its other languages.
+    public var translations: [ChatLanguage: (wording: ChatWording, terminal: TerminalWording)]
 
     public init(
         id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil,
-        terminal: TerminalWording = .english
+        terminal: TerminalWording = .english, language: ChatLanguage = .english,
+        translations: [ChatLanguage: (wording: ChatWording, terminal: TerminalWording)] = [:]
     ) {
         self.id = id
         self.wording = wording
         self.linkFormat = linkFormat
         self.webPage = webPage
         self.terminal = terminal
+        self.language = language
+        self.translations = translations
+    }
+
+    /// The languages it speaks, its own first.
+    public var languages: [ChatLanguage] {
+        [language] + ChatLanguage.allCases.filter { $0 != language && translations[$0] != nil }
+    }
+
+    /// The wording in `language` (its own where it has no translation).
+    public func wording(for language: ChatLanguage) -> ChatWording {
+        language == self.language ? wording : translations[language]?.wording ?? wording
+    }
+
+    /// The terminal labels in `language` (its own where it has no translation).
+    public func terminal(for language: ChatLanguage) -> TerminalWording {
+        language == self.language ? terminal : translations[language]?.terminal ?? terminal
+    }
+
+    /// A chat configuration whose own language is `language` (default: the product's), with the wording of every
+    /// language it speaks, so each reply is worded in its message's language.
+    public func configuration(language: ChatLanguage? = nil) -> ChatConfiguration {
+        let chosen = language ?? self.language
+        var configuration = ChatConfiguration(wording: wording(for: chosen), linkFormat: linkFormat)
+        configuration.language = chosen
+        for other in languages where other != chosen { configuration.wordings[other] = wording(for: other) }
+        return configuration
     }
 }
 

@@ -16,8 +16,13 @@ public struct GroundedReply: Sendable, Equatable {
     public var facts: [GroundingFact]
     /// Every number the text may contain (as digits; Arabic-Indic digits count as their ASCII value); nil = any.
     public var allowedNumbers: [String]?
+    /// The language most letters of the text must be in (nil: any).
+    public var requiredLanguage: ChatLanguage?
     /// Whether most letters of the text must be Arabic.
-    public var requireArabic: Bool
+    public var requireArabic: Bool {
+        get { requiredLanguage == .arabic }
+        set { requiredLanguage = newValue ? .arabic : nil }
+    }
     /// The correct reply as a template sentence, used when the check fails.
     public var fallback: String
     /// The link the reply carries.
@@ -27,10 +32,20 @@ public struct GroundedReply: Sendable, Equatable {
         messages: [ChatMessage], facts: [GroundingFact], allowedNumbers: [String]? = nil, requireArabic: Bool = true,
         fallback: String, deepLink: DeepLink? = nil
     ) {
+        self.init(
+            messages: messages, facts: facts, allowedNumbers: allowedNumbers,
+            language: requireArabic ? .arabic : nil, fallback: fallback, deepLink: deepLink)
+    }
+
+    /// A reply whose text must be mostly in `language` (nil: any).
+    public init(
+        messages: [ChatMessage], facts: [GroundingFact], allowedNumbers: [String]? = nil, language: ChatLanguage?,
+        fallback: String, deepLink: DeepLink? = nil
+    ) {
         self.messages = messages
         self.facts = facts
         self.allowedNumbers = allowedNumbers
-        self.requireArabic = requireArabic
+        self.requiredLanguage = language
         self.fallback = fallback
         self.deepLink = deepLink
     }
@@ -40,7 +55,7 @@ public struct GroundedReply: Sendable, Equatable {
 public struct GroundingFact: Sendable, Equatable {
     /// What the fact is, in the user's language, for the note (`عدد الأيام المتبقية (45)`).
     public var name: String
-    /// Wordings that count as stating it; matched after `normalizeArabic` on both sides.
+    /// Wordings that count as stating it; matched after `normalizeArabic` on both sides, in any case.
     public var accepted: [String]
 
     public init(name: String, accepted: [String]) {
@@ -72,7 +87,8 @@ public enum GroundingVerdict: Sendable, Equatable {
 
 /// Checks generated text against a `GroundedReply`.
 public enum GroundingCheck {
-    /// Share of letters that must be Arabic when `requireArabic` is set.
+    /// Share of letters that must be in the required language (Arabic letters for Arabic, the others for
+    /// English).
     public static let minimumArabicShare = 0.6
 
     /// The verdict on `text`; failure reasons are worded by `wording`.
@@ -84,7 +100,10 @@ public enum GroundingCheck {
         if normalized.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             return .rejected(reasons: [wording.emptyText])
         }
-        for fact in reply.facts where !fact.accepted.contains(where: { normalized.contains(normalizeArabic($0)) }) {
+        // Case does not matter (English wordings start a sentence or not).
+        let folded = normalized.lowercased()
+        for fact in reply.facts
+        where !fact.accepted.contains(where: { folded.contains(normalizeArabic($0).lowercased()) }) {
             reasons.append(wording.missingFact(fact.name))
         }
         if let allowed = reply.allowedNumbers {
@@ -95,11 +114,13 @@ public enum GroundingCheck {
             }
             if !foreign.isEmpty { reasons.append(wording.foreignNumbers(foreign)) }
         }
-        if reply.requireArabic {
-            let share = arabicLetterShare(text)
-            if share < minimumArabicShare {
-                reasons.append(wording.notArabic(Int((share * 100).rounded())))
-            }
+        let share = arabicLetterShare(text)
+        switch reply.requiredLanguage {
+        case .arabic where share < minimumArabicShare:
+            reasons.append(wording.notArabic(Int((share * 100).rounded())))
+        case .english where 1 - share < minimumArabicShare:
+            reasons.append(wording.notEnglish(Int((share * 100).rounded())))
+        default: break
         }
         return reasons.isEmpty ? .verified(facts: reply.facts.map(\.name)) : .rejected(reasons: reasons)
     }
@@ -151,10 +172,7 @@ public func arabicLetterShare(_ text: String) -> Double {
     var arabic = 0
     for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {
         letters += 1
-        switch scalar.value {
-        case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF: arabic += 1
-        default: break
-        }
+        if isArabicLetter(scalar) { arabic += 1 }
     }
     return letters == 0 ? 0 : Double(arabic) / Double(letters)
 }
@@ -169,12 +187,18 @@ public struct ReplyContext: Sendable, Equatable {
     public var reply: ChatEntry
     /// Every message so far, the reply last (so a plugin can tell what it has already said).
     public var history: [ChatEntry]
+    /// The language of the reply, which follow-ups keep.
+    public var language: ChatLanguage
 
-    public init(suggestion: ChatSuggestion?, userText: String, reply: ChatEntry, history: [ChatEntry] = []) {
+    public init(
+        suggestion: ChatSuggestion?, userText: String, reply: ChatEntry, history: [ChatEntry] = [],
+        language: ChatLanguage = .arabic
+    ) {
         self.suggestion = suggestion
         self.userText = userText
         self.reply = reply
         self.history = history
+        self.language = language
     }
 }
 

@@ -21,14 +21,19 @@ func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (Proa
 func openChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession = ScriptedSession(replies: [["نعم"]]),
     now: Date = sampleNow,
-    log: EventLog? = nil, wording: ChatWording = AbsherSettings.wording, showDrafts: Bool = false
+    log: EventLog? = nil, wording: ChatWording? = nil, showDrafts: Bool = false, language: ChatLanguage = .arabic
 )
     async -> ChatSession
 {
     let session = ChatSession(
         plugins: plugins,
-        configuration: ChatConfiguration(
-            wording: wording, linkFormat: AbsherSettings.linkFormat, showDrafts: showDrafts),
+        configuration: {
+            // The Absher product in `language` (its wording in both languages), or one custom wording.
+            var c = AbsherSettings.product.configuration(language: language)
+            if let wording { c = ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat) }
+            c.showDrafts = showDrafts
+            return c
+        }(),
         now: { now },
         loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })
@@ -166,7 +171,8 @@ struct ProactiveAlertsTests {
                 #expect(fields["رقم التنبيه"] == alert.id && fields["الخدمة"] == alert.serviceType.serviceName, c.label)
                 let days = alert.daysRemaining
                 #expect(
-                    fields["الأيام المتبقية"] == (days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days))"), c.label)
+                    fields["الأيام المتبقية"]
+                        == (days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days, genitive: true))"), c.label)
                 #expect(
                     fields["الرسوم"] == (alert.document.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"), c.label)
                 #expect(

@@ -95,8 +95,12 @@ struct TypedQuestionTests {
             }
             let foreign = digitRuns(normalizeArabic(reply.content)).filter { !allowed.contains(String(Int($0) ?? -1)) }
             #expect(foreign.isEmpty, "\(c.text): numbers not in the data \(foreign): \(reply.content)")
+            // Every reply is in the asker's language: English questions get English answers.
+            let language: ChatLanguage = c.style == "en" ? .english : .arabic
+            #expect(ChatLanguage.of(reply.content) == language, "\(c.text): \(reply.content)")
             if c.uncovered {
-                #expect(reply.content.hasPrefix("ليس عندي معلومة مؤكدة") && reply.content.contains("أقدر أساعدك في"))
+                let wording = language == .english ? AbsherSettings.englishWording : AbsherSettings.wording
+                #expect(reply.content.hasPrefix(wording.uncoveredQuestion?([]) ?? "-"), "\(reply.content)")
                 #expect(reply.check == nil)
                 #expect(engine.prompts.isEmpty, "\(c.text): an uncovered question reached the engine")
             } else {

@@ -12,7 +12,7 @@ enum ChatCommand: SanadCommand {
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
-                          [--allow-long-context] [--show-drafts]
+                          [--allow-long-context] [--show-drafts] [--lang ar|en]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -55,6 +55,10 @@ enum ChatCommand: SanadCommand {
           --min-free MIB         after a reply, unload the model when less than MIB of memory is available
                                  (MemAvailable, within the cgroup limit); the next message loads it again
                                  (default 128)
+          --lang ar|en           the chat's language: the greeting, the suggestions, the labels and the pages
+                                 (default: the product's). Each reply follows its message's language: Arabic
+                                 script answers in Arabic, other letters in English, a mix by the majority of
+                                 letters; a chip's reply and a message without letters in the chat's language
           --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
                                  keep it in the history's 'check'; for debugging, never for the people served
         \(PluginHost.clockHelp)
@@ -74,6 +78,7 @@ enum ChatCommand: SanadCommand {
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let showDrafts = arguments.flag("--show-drafts")
+        let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
@@ -84,8 +89,8 @@ enum ChatCommand: SanadCommand {
         guard timeout >= 0, timeout.isFinite else { throw UsageError("--timeout must be a number of seconds ≥ 0") }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(
-            wording: host.product.wording, linkFormat: host.product.linkFormat, template: template)
+        var configuration = host.product.configuration(language: language)
+        configuration.template = template
         configuration.generation.maxTokens = maxTokens
         configuration.replyTimeout = timeout > 0 ? timeout : nil
         configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
@@ -110,7 +115,8 @@ enum ChatCommand: SanadCommand {
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
         let tools = ToolsMode(offered: host.tools(plugins).map(\.tool))
-        let printer = ChatPrinter(linkFormat: configuration.linkFormat, words: host.product.terminal)
+        let printer = ChatPrinter(
+            linkFormat: configuration.linkFormat, words: host.product.terminal(for: configuration.language))
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -231,6 +237,15 @@ enum ChatCommand: SanadCommand {
         }
         return true
     }
+}
+
+/// `--lang CODE` (nil when not given); an unknown code is a usage error.
+func parseLanguage(_ code: String?) throws -> ChatLanguage? {
+    guard let code else { return nil }
+    guard let language = ChatLanguage(code: code) else {
+        throw UsageError("--lang takes \(ChatLanguage.codes), not '\(code)'")
+    }
+    return language
 }
 
 extension ChatCommand {

@@ -64,6 +64,7 @@ public struct AbsherSettings: Sendable {
         foreignNumbers: { "it states numbers that are not in the data: \($0.joined(separator: ", "))" },
         notArabic: { "it is not in Arabic (\($0)% of the letters are)" },
         notEnglish: { "it is not in English (\($0)% of the letters are Arabic)" },
+        unsupportedWords: { "it says things the data does not: \($0.joined(separator: ", "))" },
         uncoveredQuestion: englishUncoveredAnswer,
         replyTimedOut: { "⚠ The reply took longer than \(englishCount($0, .second)), so Sanad stopped it." },
         engineUnloaded: {
@@ -115,11 +116,21 @@ public struct AbsherSettings: Sendable {
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
         notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" },
         notEnglish: { "ليس بالإنجليزية (\($0)٪ من الحروف عربية)" },
+        unsupportedWords: { "قال ما ليس في البيانات: \($0.joined(separator: "، "))" },
+        commonWords: arabicCommonWords,
         uncoveredQuestion: uncoveredAnswer,
         replyTimedOut: { "⚠ تأخر الرد أكثر من \(arabicCount($0, .second, genitive: true)) فأوقفه سند." },
         engineUnloaded: {
             "⚠ ذاكرة الجهاز منخفضة فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية.\n\($0)"
         })
+
+    /// Arabic function words and courtesies a rewording may add (a generated text's other words must come from the
+    /// prompt or the template): they carry no fact of their own.
+    public static let arabicCommonWords = """
+        في من إلى الى على عن عبر مع و أو او ثم لكن إن ان أن هذا هذه ذلك تلك هو هي هم أنت انت لك لكم عليك عندك بك منك \
+        يا يرجى الرجاء فضلك لطفاً شكراً شكرا عزيزي عزيزتي أبشر سند قد لقد كل أي حتى بعد قبل عند الآن هنا الذي التي \
+        ما لا لم لن نعم تستطيع يمكنك يمكن تقدر
+        """.split(separator: " ").map(String.init)
 
     /// The answer to a typed message no plugin covers: an honest "I can help with…", listing `capabilities`.
     @Sendable public static func uncoveredAnswer(_ capabilities: [String]) -> String {

@@ -38,6 +38,11 @@ public struct ChatWording: Sendable {
     public var notArabic: @Sendable (_ percent: Int) -> String
     /// A grounding failure reason: an English reply with too many Arabic letters (percent that are).
     public var notEnglish: @Sendable (_ arabicPercent: Int) -> String
+    /// A grounding failure reason: (words the text adds that neither the data nor the template use).
+    public var unsupportedWords: @Sendable (_ words: [String]) -> String
+    /// Words a rewording may add without adding a claim (function words, courtesies) in this wording's language;
+    /// every other word of a generated text must come from the prompt or the template (`GroundingCheck`).
+    public var commonWords: [String]
     /// The reply to a typed message no plugin answers: (the plugins' `capabilities`). Nil lets the engine answer
     /// such a message freely (a general-purpose chat); a product whose users need facts sets it, so that text the
     /// host cannot check is never given as an answer.
@@ -79,6 +84,10 @@ public struct ChatWording: Sendable {
         notEnglish: @escaping @Sendable (Int) -> String = {
             "it is not in English (\($0)% of the letters are Arabic)"
         },
+        unsupportedWords: @escaping @Sendable ([String]) -> String = {
+            "it says things the data does not: \($0.joined(separator: ", "))"
+        },
+        commonWords: [String] = ChatWording.englishFunctionWords,
         uncoveredQuestion: (@Sendable ([String]) -> String)? = nil,
         replyTimedOut: @escaping @Sendable (Int) -> String = {
             "The reply took longer than \($0) s, so it was stopped."
@@ -104,10 +113,22 @@ public struct ChatWording: Sendable {
         self.foreignNumbers = foreignNumbers
         self.notArabic = notArabic
         self.notEnglish = notEnglish
+        self.unsupportedWords = unsupportedWords
+        self.commonWords = commonWords
         self.uncoveredQuestion = uncoveredQuestion
         self.replyTimedOut = replyTimedOut
         self.engineUnloaded = engineUnloaded
     }
+}
+
+extension ChatWording {
+    /// English function words and courtesies: they carry no fact of their own.
+    public static let englishFunctionWords = """
+        a an the is are was were be been being it its this that these those to of in on at for with and or but as by \
+        from into your you yours we our us i me my he she they them their his her please now here there then can \
+        will would may should must has have had do does did not no so also just very than about up out all any each \
+        which who what when where how if thank thanks kindly sure ok okay
+        """.split(separator: " ").map(String.init)
 }
 
 /// The product a host presents (an e-services assistant, say): the chat's wording — greeting, system prompt and every

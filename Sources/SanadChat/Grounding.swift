@@ -87,6 +87,43 @@ public enum GroundingVerdict: Sendable, Equatable {
 
 /// Checks generated text against a `GroundedReply`.
 public enum GroundingCheck {
+    /// At most this share of the text's words may be words that neither the prompt (its facts and instructions,
+    /// the user's message) nor the template use. A fluent model that adds claims of its own ("it varies by country",
+    /// "based on the market rate") states the facts and the allowed numbers, yet says something the data does not:
+    /// its new words give it away. A quarter leaves room for a rewording's own small words.
+    public static let maximumNovelShare = 0.25
+
+    /// The words of `text` that `reply`'s prompt, template and accepted wordings do not use, nor `common` (in order,
+    /// each once).
+    /// Words match after normalization and case folding, without a leading conjunction or article, or when they
+    /// share a stem of 5 letters or one is a prefix of the other of 4 or more (`renew`, `renewal`, `renewing`).
+    public static func novelWords(_ text: String, against reply: GroundedReply, common: [String] = []) -> [String] {
+        let known = Set(
+            (reply.messages.map(\.content) + [reply.fallback] + reply.facts.flatMap(\.accepted) + common).flatMap {
+                words(of: $0).flatMap(TypedQuestion.forms(of:))
+            })
+        let stems = Set(known.filter { $0.count >= 5 }.map { String($0.prefix(5)) })
+        func isKnown(_ word: String) -> Bool {
+            let forms = TypedQuestion.forms(of: word)
+            if forms.contains(where: known.contains) { return true }
+            return forms.contains { form in
+                (form.count >= 5 && stems.contains(String(form.prefix(5))))
+                    || (form.count >= 4
+                        && known.contains { $0.count >= 4 && ($0.hasPrefix(form) || form.hasPrefix($0)) })
+            }
+        }
+        var novel: [String] = []
+        for word in words(of: text) where !isKnown(word) && !novel.contains(word) { novel.append(word) }
+        return novel
+    }
+
+    /// The words of `text` as matched (`TypedQuestion.normalize`): letters only, digits dropped.
+    static func words(of text: String) -> [String] {
+        TypedQuestion.normalize(text).split(separator: " ").map(String.init).filter {
+            $0.unicodeScalars.contains { $0.properties.isAlphabetic }
+        }
+    }
+
     /// Share of letters that must be in the required language (Arabic letters for Arabic, the others for
     /// English).
     public static let minimumArabicShare = 0.6
@@ -113,6 +150,10 @@ public enum GroundingCheck {
                 if !foreign.contains(number) { foreign.append(number) }
             }
             if !foreign.isEmpty { reasons.append(wording.foreignNumbers(foreign)) }
+        }
+        let novel = novelWords(text, against: reply, common: wording.commonWords)
+        if Double(novel.count) > maximumNovelShare * Double(max(1, words(of: text).count)) {
+            reasons.append(wording.unsupportedWords(novel))
         }
         let share = arabicLetterShare(text)
         switch reply.requiredLanguage {

@@ -60,6 +60,27 @@ struct ChatCLITests {
         #expect(person.stdout.contains("سند (يكتب): رخصة قيادتك على وشك الانتهاء: باقي 45 يوماً"), "\(person.stdout)")
     }
 
+    @Test("--lang en: an English greeting, chips and pages; every reply follows its message's language")
+    func languages() throws {
+        let english = try chat("1\nجوازي متى يخلص؟\n/open 2\n/quit\n", ["--lang", "en"])
+        #expect(english.status == 0, "\(english.stderr)")
+        #expect(english.stdout.hasPrefix("Sanad: Hello, I am Sanad, your Absher assistant."), "\(english.stdout)")
+        #expect(english.stdout.contains("  1) You have a proactive alert: Your driving licence is about to expire"))
+        #expect(english.stdout.contains("45 days left until your driving licence expires (on 2027-01-06)."))
+        #expect(english.stdout.contains("Sanad: Your son Hussam: driving licence issue, due in 30 days"))
+        #expect(english.stdout.contains("══ Dependents ══"), "\(english.stdout)")
+        // An Arabic question in an English chat is answered in Arabic.
+        #expect(english.stdout.contains("جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."), "\(english.stdout)")
+
+        let arabic = try chat("How much does it cost to renew my passport?\n/quit\n")
+        #expect(arabic.stdout.hasPrefix("سند: مرحباً، أنا سند"), "\(arabic.stdout)")
+        #expect(
+            arabic.stdout.contains("Passport renewal: Fees: 300 SAR for 5 years, and 600 SAR for 10 years."),
+            "\(arabic.stdout)")
+        let bad = try chat("/quit\n", ["--lang", "fr"])
+        #expect(bad.status == 64 && bad.stderr.contains("--lang takes ar|en"), "\(bad.stderr)")
+    }
+
     @Test("memory pressure unloads the model with a warning; the next message loads it again")
     func memoryPressure() throws {
         // More free memory than any machine has: every reply is followed by an unload.

@@ -83,6 +83,38 @@ struct LanguageTests {
         #expect(arabicReply.content.contains("باقي 75 يوماً"), "\(arabicReply.content)")
     }
 
+    @Test(
+        "SmolLM2's fluent English draft that adds claims of its own (sanad serve, 2026-11-27) fails the check; a faithful rewording passes"
+    )
+    func fluentClaims() async throws {
+        let question = "How much does it cost to renew my passport?"
+        let draft =
+            "The cost of renewing a passport varies depending on the country you are visiting and the type of service "
+            + "you need. In some countries, such as the UK, it can range from 300 SAR for 5 years to 600 SAR for 10 "
+            + "years. The cost is based on the current market rate."
+        let faithful =
+            "Passport renewal costs 300 SAR for 5 years and 600 SAR for 10 years; the renewal fee of your passport is "
+            + "300 SAR. You can start from the link below."
+        let wording = AbsherSettings.englishWording
+        var answer: TypedAnswer?
+        for plugin in try samplePlugins() {
+            if let a = try await plugin.answer(to: TypedQuestion(question)), a.score > answer?.score ?? 0 { answer = a }
+        }
+        let reply = try #require(answer?.reply)
+        let rejected = GroundingCheck.verify(draft, against: reply, wording: wording)
+        guard case .rejected(let reasons) = rejected else {
+            Issue.record("the draft passed: \(rejected)")
+            return
+        }
+        #expect(reasons.contains { $0.contains("varies") && $0.contains("market") }, "\(reasons)")
+        #expect(GroundingCheck.verify(faithful, against: reply, wording: wording).isVerified)
+        // Through the chat: the template is what the person reads.
+        let session = await openChat(try samplePlugins(), engine: ScriptedSession(replies: [[draft]]))
+        try await session.send(question)
+        let stored = try #require(await session.messages.last)
+        #expect(stored.content == reply.fallback && stored.check?.verified == false)
+    }
+
     @Test("every text of the product exists in both languages: wording, errors, labels, capabilities")
     func bothLanguages() throws {
         let product = AbsherSettings.product

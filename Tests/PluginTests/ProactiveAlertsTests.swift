@@ -274,17 +274,33 @@ struct GroundingTests {
             words.insert(wording, at: rng.int(0...words.count))
             words.insert(daysPhrase, at: rng.int(0...words.count))
             let good = words.joined(separator: " ")
-            #expect(GroundingCheck.verify(good, against: reply).isVerified, "\(c): \(good)")
+            #expect(
+                GroundingCheck.verify(good, against: reply, wording: AbsherSettings.wording).isVerified, "\(c): \(good)"
+            )
             let noDays = words.filter { $0 != daysPhrase }.joined(separator: " ")
-            #expect(!GroundingCheck.verify(noDays, against: reply).isVerified, "\(c): \(noDays)")
+            #expect(
+                !GroundingCheck.verify(noDays, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(noDays)")
             let noTitle = words.filter { $0 != wording }.joined(separator: " ")
-            #expect(!GroundingCheck.verify(noTitle, against: reply).isVerified, "\(c): \(noTitle)")
+            #expect(
+                !GroundingCheck.verify(noTitle, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(noTitle)")
             let stranger = good + " و\(alert.daysRemaining + 1000 + rng.int(1...50)) ريال"
-            #expect(!GroundingCheck.verify(stranger, against: reply).isVerified, "\(c): \(stranger)")
+            #expect(
+                !GroundingCheck.verify(stranger, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(stranger)")
             let english = good + " " + String(repeating: "please renew your licence now ", count: 4)
-            #expect(!GroundingCheck.verify(english, against: reply).isVerified, "\(c): \(english)")
+            #expect(
+                !GroundingCheck.verify(english, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(english)")
             // The template sentence always passes its own check.
-            #expect(GroundingCheck.verify(reply.fallback, against: reply).isVerified, "\(c): \(reply.fallback)")
+            #expect(
+                GroundingCheck.verify(reply.fallback, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(reply.fallback)")
+            // A rewording that adds claims of its own fails, though it states the facts and no foreign number.
+            let claims = good + " والرسوم تختلف حسب المنطقة وسعر السوق الحالي"
+            #expect(
+                !GroundingCheck.verify(claims, against: reply, wording: AbsherSettings.wording).isVerified, "\(claims)")
         }
     }
 

@@ -148,6 +148,14 @@ struct TypedQuestionTests {
         #expect(await general.messages.last?.content == "أهلاً")
     }
 
+    /// A knowledge base of one service with one fee and one requirement, and `english` as its `en` object.
+    func service(english: String?) -> String {
+        let en = english.map { #", "en": "# + $0 } ?? ""
+        return
+            #"{"services": [{"id": "x", "name": "س", "description": "و", "keywords": ["س"], "actionKeywords": [], "fees": [{"label": "ل", "amountSAR": 1}], "requirements": ["م"], "link": {"serviceType": "service_info"}"#
+            + en + "}]}"
+    }
+
     @Test("service pages open from an answer's link; a bad services file is an error naming the key")
     func pagesAndCatalog() async throws {
         let session = await openChat(try samplePlugins())
@@ -165,6 +173,17 @@ struct TypedQuestionTests {
             (#"{"services": [], "extra": 1}"#, "extra"),
             (#"{"services": []}"#, "services"),
             ("not json", "JSON"),
+            // Every service has its texts in English too, item for item.
+            (service(english: nil), "services[0].en"),
+            (
+                service(english: #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": []}"#),
+                "services[0].en.requirements"
+            ),
+            (
+                service(
+                    english: #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": ["r"], "fee": 1}"#),
+                "services[0].en.fee"
+            ),
         ]
         for (i, (text, key)) in bad.enumerated() {
             let file = dir.appendingPathComponent("s\(i).json")

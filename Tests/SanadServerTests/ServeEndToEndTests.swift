@@ -265,6 +265,17 @@ struct ServeEndToEndTests {
             port, "POST", "/chat/back", body: JSONValue.object(["conversation": .string(conversation)]).jsonString,
             headers: browser)
         #expect(back.status == 200)
+        // A page may ask for the chat's language: the greeting and chips are then in it.
+        let english = try request(port, "POST", "/chat/open", body: #"{"lang":"en"}"#, headers: browser)
+        #expect(english.json?["language"]?.stringValue == "en", "\(english.body)")
+        let hello = english.json?["messages"]?.arrayValue?.first?["content"]?.stringValue ?? ""
+        #expect(hello.hasPrefix("Hello, I am Sanad"), "\(english.body)")
+        #expect(
+            english.json?["chips"]?.arrayValue?.first?["text"]?.stringValue?.hasPrefix("You have a proactive alert")
+                == true, "\(english.body)")
+        #expect(opened.json?["language"]?.stringValue == "ar")
+        let french = try request(port, "POST", "/chat/open", body: #"{"lang":"fr"}"#, headers: browser)
+        #expect(french.status == 400 && french.json?["error"]?["param"]?.stringValue == "lang", "\(french.body)")
         let unknown = try request(port, "POST", "/chat/send", body: #"{"conversation":"nope","text":"hi"}"#)
         #expect(unknown.status == 400 && unknown.json?["error"]?["param"]?.stringValue == "conversation")
         #expect(server.stop() == 0, "\(server.stderr)")

@@ -87,21 +87,23 @@ public enum GroundingVerdict: Sendable, Equatable {
 
 /// Checks generated text against a `GroundedReply`.
 public enum GroundingCheck {
-    /// At most this share of the text's words may be words that neither the prompt (its facts and instructions,
-    /// the user's message) nor the template use. A fluent model that adds claims of its own ("it varies by country",
-    /// "based on the market rate") states the facts and the allowed numbers, yet says something the data does not:
-    /// its new words give it away. A quarter leaves room for a rewording's own small words.
+    /// At most this share of the text's words may be words that neither the template, the facts' accepted wordings
+    /// nor the user's message use. A fluent model that adds claims of its own ("it varies by country", "based on the
+    /// market rate") states the facts and the allowed numbers, yet says something the data does not: its new words
+    /// give it away. So does a model that reads its instructions back (Gemma 3 270M echoes the system message):
+    /// the system message's words do not count as known. A quarter leaves room for a rewording's own small words.
     public static let maximumNovelShare = 0.25
 
-    /// The words of `text` that `reply`'s prompt, template and accepted wordings do not use, nor `common` (in order,
-    /// each once).
+    /// The words of `text` that `reply`'s template, accepted wordings and user message do not use, nor `common` (in
+    /// order, each once).
     /// Words match after normalization and case folding, without a leading conjunction or article, or when they
     /// share a stem of 5 letters or one is a prefix of the other of 4 or more (`renew`, `renewal`, `renewing`).
     public static func novelWords(_ text: String, against reply: GroundedReply, common: [String] = []) -> [String] {
         let known = Set(
-            (reply.messages.map(\.content) + [reply.fallback] + reply.facts.flatMap(\.accepted) + common).flatMap {
-                words(of: $0).flatMap(TypedQuestion.forms(of:))
-            })
+            (reply.messages.filter { $0.role != .system }.map(\.content) + [reply.fallback]
+                + reply.facts.flatMap(\.accepted) + common).flatMap {
+                    words(of: $0).flatMap(TypedQuestion.forms(of:))
+                })
         let stems = Set(known.filter { $0.count >= 5 }.map { String($0.prefix(5)) })
         func isKnown(_ word: String) -> Bool {
             let forms = TypedQuestion.forms(of: word)

@@ -153,8 +153,10 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
         let days = window.today.days(until: doc.expiryDate)
         let name = service.serviceName(in: language)
         let l = PageLabels(language)
+        // A name that starts a line starts with a capital (English names are written for mid-sentence).
+        let heading = name.prefix(1).uppercased() + name.dropFirst()
         var fields = [
-            Destination.Field(l.service, name), Destination.Field(l.document, service.documentName(in: language)),
+            Destination.Field(l.service, heading), Destination.Field(l.document, service.documentName(in: language)),
         ]
         if let n = doc.number { fields.append(Destination.Field(l.number, n)) }
         fields += [
@@ -165,7 +167,7 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
             Destination.Field(l.alertTitle, link.title),
         ]
         return Destination(
-            screen: Self.dashboardScreen, title: l.title(name), link: link,
+            screen: Self.dashboardScreen, title: l.title(heading), link: link,
             sections: [Destination.Section(fields: fields)],
             notes: [l.note(name)])
     }

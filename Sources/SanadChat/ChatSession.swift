@@ -97,7 +97,7 @@ public enum ChatEvent: Sendable, Equatable {
     case draftChecked(id: String, draft: String, verdict: GroundingVerdict)
     /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template
     /// (`entry.check` says which, as metadata); `verdict` is nil when there was nothing to check (free text, or the
-    /// template answer to an uncovered question).
+    /// template answer to an uncovered question), and a rejection's reasons are empty unless drafts are shown.
     case replyFinished(ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?)
     /// A deep link was followed: the chat is dismissed and this screen is shown.
     case navigated(Destination)
@@ -406,9 +406,10 @@ public actor ChatSession {
         let timeoutNote = wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
         if let grounded {
             let v = GroundingCheck.verify(generated, against: grounded, wording: wording)
-            verdict = v
-            content = v.isVerified ? generated : grounded.fallback
             let shown = configuration.showDrafts
+            // The reasons quote the draft (its words, its numbers): the event carries them only when asked.
+            verdict = v.isVerified || shown ? v : .rejected(reasons: [])
+            content = v.isVerified ? generated : grounded.fallback
             var note = v.note(wording)
             if !v.isVerified {
                 // Why a draft failed quotes it (its foreign numbers, its language): only a debugging view says.

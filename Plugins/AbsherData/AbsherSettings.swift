@@ -21,16 +21,67 @@ public struct AbsherSettings: Sendable {
     public static let systemPrompt =
         "You are Sanad, the assistant of the Absher government e-services app. Answer in Arabic, briefly and politely."
 
-    /// The Absher assistant as a product: its Arabic wording, its app's deep links, and its web chat page
-    /// (`Resources/webchat.html`: Arabic, right to left, plain HTML, CSS and JavaScript).
+    /// The Absher assistant as a product: its wording in Arabic (its own language) and English, its app's deep
+    /// links, and its web chat page (`Resources/webchat.html`: plain HTML, CSS and JavaScript, right to left in
+    /// Arabic, left to right in English).
     public static let product = ChatProduct(
         id: "absher", wording: wording, linkFormat: linkFormat,
         webPage: shippedResource("webchat.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) },
-        terminal: terminalWording)
+        terminal: terminalWording, language: .arabic,
+        translations: [.english: (wording: englishWording, terminal: englishTerminalWording)])
+
+    /// The labels of the Absher chat in a terminal, in English: the plain English ones, counting with the noun's
+    /// number.
+    public static let englishTerminalWording: TerminalWording = {
+        var t = TerminalWording.english
+        t.saved = { "(chat saved to \($0), \(englishCount($1, .message)))" }
+        t.loaded = { "(chat restored from \($0), \(englishCount($1, .message)); /history shows them)" }
+        t.toolsOn = {
+            "(tools on: the model picks one of \(englishCount($0, .tool)), Sanad runs it and answers from its result)"
+        }
+        return t
+    }()
+
+    /// The chat's own texts in the Absher app in English (the same messages as `wording`).
+    public static let englishWording = ChatWording(
+        greeting: "Hello, I am Sanad, your Absher assistant. How can I help you today?",
+        systemPrompt:
+            "You are Sanad, the assistant of the Absher government e-services app. Answer in English, briefly and politely.",
+        suggestionsFailed: { "Could not get the suggestions of one of the plugins.\n\($0): \($1)" },
+        engineFailed: { "The engine could not be started, so replies are off; try again.\n\($0)" },
+        replyPreparationFailed: { "Could not prepare the reply.\n\($0)" },
+        engineNotReady: "The engine is not ready.",
+        replyFailed: { "Could not finish the reply.\n\($0)" },
+        followUpsFailed: { "Could not add the messages of one of the plugins.\n\($0): \($1)" },
+        linkFailed: { "Could not open the link.\n\($0)" },
+        verifiedNote: { "✓ Text from the model, which Sanad checked states: \($0.joined(separator: ", "))." },
+        rejectedNote: {
+            "⚠ The model's text failed the check (\($0.joined(separator: ", "))), so this is the template."
+        },
+        templateNote: "⚠ The model's text failed the check, so this is the template.",
+        emptyText: "the text is empty",
+        missingFact: { "it does not state \($0)" },
+        foreignNumbers: { "it states numbers that are not in the data: \($0.joined(separator: ", "))" },
+        notArabic: { "it is not in Arabic (\($0)% of the letters are)" },
+        notEnglish: { "it is not in English (\($0)% of the letters are Arabic)" },
+        unsupportedWords: { "it says things the data does not: \($0.joined(separator: ", "))" },
+        uncoveredQuestion: englishUncoveredAnswer,
+        replyTimedOut: { "⚠ The reply took longer than \(englishCount($0, .second)), so Sanad stopped it." },
+        engineUnloaded: {
+            "⚠ The device is short of memory, so the model was unloaded; it loads again with your next message.\n\($0)"
+        })
+
+    /// The English answer to a typed message no plugin covers, listing `capabilities`.
+    @Sendable public static func englishUncoveredAnswer(_ capabilities: [String]) -> String {
+        let intro =
+            "I have no confirmed information from your data or the services guide to answer this, and I do not want to give you wrong information."
+        guard !capabilities.isEmpty else { return intro }
+        return intro + "\nI can help you with:\n" + capabilities.map { "• \($0)" }.joined(separator: "\n")
+    }
 
     /// The labels of the Absher chat in a terminal (`sanad chat`), in Arabic.
     public static let terminalWording = TerminalWording(
-        user: "أنت", assistant: "سند", writing: "سند (يكتب)", draft: "سند (مسودة يتحقق منها)", suggestions: "اقتراحات:",
+        user: "أنت", assistant: "سند", writing: "سند (يكتب)", draft: "سند (مسودة النموذج)", suggestions: "اقتراحات:",
         link: { "رابط \($0)" }, loading: "(جارٍ تحميل النموذج…)", ready: "(النموذج جاهز)", stopped: "(أُوقف الرد)",
         backToChat: "(عدت إلى المحادثة)", pageShown: "(أُغلقت المحادثة وعُرضت الصفحة؛ /back للعودة)",
         noSuggestions: "! لا توجد اقتراحات الآن؛ اكتب سؤالك بالكلمات",
@@ -59,15 +110,27 @@ public struct AbsherSettings: Sendable {
         linkFailed: { "تعذّر فتح الرابط.\n\($0)" },
         verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
         rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
+        templateNote: "⚠ نص النموذج لم يجتز التحقق فهذه جملة القالب.",
         emptyText: "النص فارغ",
         missingFact: { "لم يذكر \($0)" },
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },
         notArabic: { "ليس بالعربية (\($0)٪ من الحروف عربية)" },
+        notEnglish: { "ليس بالإنجليزية (\($0)٪ من الحروف عربية)" },
+        unsupportedWords: { "قال ما ليس في البيانات: \($0.joined(separator: "، "))" },
+        commonWords: arabicCommonWords,
         uncoveredQuestion: uncoveredAnswer,
-        replyTimedOut: { "⚠ تأخر الرد أكثر من \(arabicCount($0, .second)) فأوقفه سند." },
+        replyTimedOut: { "⚠ تأخر الرد أكثر من \(arabicCount($0, .second, genitive: true)) فأوقفه سند." },
         engineUnloaded: {
             "⚠ ذاكرة الجهاز منخفضة فأُخرج النموذج منها؛ سيُحمَّل من جديد مع رسالتك التالية.\n\($0)"
         })
+
+    /// Arabic function words and courtesies a rewording may add (a generated text's other words must come from the
+    /// prompt or the template): they carry no fact of their own.
+    public static let arabicCommonWords = """
+        في من إلى الى على عن عبر مع و أو او ثم لكن إن ان أن هذا هذه ذلك تلك هو هي هم أنت انت لك لكم عليك عندك بك منك \
+        يا يرجى الرجاء فضلك لطفاً شكراً شكرا عزيزي عزيزتي أبشر سند قد لقد كل أي حتى بعد قبل عند الآن هنا الذي التي \
+        ما لا لم لن نعم تستطيع يمكنك يمكن تقدر
+        """.split(separator: " ").map(String.init)
 
     /// The answer to a typed message no plugin covers: an honest "I can help with…", listing `capabilities`.
     @Sendable public static func uncoveredAnswer(_ capabilities: [String]) -> String {

@@ -13,7 +13,8 @@ import SanadCore
 ///      "renewalFeeSAR": 400}
 ///   ],
 ///   "dependents": [
-///     {"id": "dep-1", "name": "حسام", "relationship": "ولدك", "service": "اصدار رخصة", "dueDate": "2026-12-22"}
+///     {"id": "dep-1", "name": "حسام", "relationship": "ولدك", "service": "اصدار رخصة", "dueDate": "2026-12-22",
+///      "en": {"name": "Hussam", "relationship": "your son", "service": "driving licence issue"}}
 ///   ]
 /// }
 /// ```

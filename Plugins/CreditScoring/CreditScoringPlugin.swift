@@ -114,8 +114,14 @@ public final class CreditScoringPlugin: FeaturePlugin {
         self.now = now
     }
 
-    public var capabilities: [String] {
-        ["تحليل رسائلك على جهازك إلى سجل ائتماني موقّع لا يغادره نص أي رسالة (sanad credit)"]
+    public var capabilities: [String] { capabilities(in: .arabic) }
+
+    public func capabilities(in language: ChatLanguage) -> [String] {
+        [
+            language == .arabic
+                ? "تحليل رسائلك على جهازك إلى سجل ائتماني موقّع لا يغادره نص أي رسالة (sanad credit)"
+                : "analysing your messages on your device into a signed credit record that no message text leaves (sanad credit)"
+        ]
     }
 
     public var tools: [any Tool] { [analyzeTool, verifyTool, historyTool] }

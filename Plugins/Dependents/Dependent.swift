@@ -4,7 +4,9 @@ import SanadCore
 
 /// A dependent (التابع) with a service due: a child's first licence, a spouse's passport, …
 public struct Dependent: Sendable, Equatable {
-    static let keys = ["id", "name", "relationship", "gender", "service", "dueDate"]
+    static let keys = ["id", "name", "relationship", "gender", "service", "dueDate", "en"]
+    /// The keys of `en`: the same texts in English.
+    static let englishKeys = ["name", "relationship", "service"]
 
     public var id: String
     public var name: String
@@ -15,9 +17,13 @@ public struct Dependent: Sendable, Equatable {
     /// The service due, as a phrase (`اصدار رخصة`).
     public var service: String
     public var dueDate: CivilDate
+    /// The name, relationship and service in English (the `en` object: `{"name": "Hussam", "relationship": "your
+    /// son", "service": "driving licence issue"}`); a text it leaves out is shown as written above.
+    public var english: [String: String]
 
     public init(
-        id: String, name: String, relationship: String, isFemale: Bool = false, service: String, dueDate: CivilDate
+        id: String, name: String, relationship: String, isFemale: Bool = false, service: String, dueDate: CivilDate,
+        english: [String: String] = [:]
     ) {
         self.id = id
         self.name = name
@@ -25,16 +31,36 @@ public struct Dependent: Sendable, Equatable {
         self.isFemale = isFemale
         self.service = service
         self.dueDate = dueDate
+        self.english = english
     }
 
-    /// `<relationship> <name> باقي له <days> يوم على <service>`, the noun agreeing with the count (`30 يوماً`).
-    public func message(daysRemaining days: Int) -> String {
-        "\(relationship) \(name) باقي \(isFemale ? "لها" : "له") \(arabicDays(days)) على \(service)"
+    public func name(in language: ChatLanguage) -> String { language == .english ? english["name"] ?? name : name }
+    public func relationship(in language: ChatLanguage) -> String {
+        language == .english ? english["relationship"] ?? relationship : relationship
+    }
+    public func service(in language: ChatLanguage) -> String {
+        language == .english ? english["service"] ?? service : service
+    }
+
+    /// `<relationship> <name> باقي له <days> يوم على <service>`, the noun agreeing with the count (`30 يوماً`);
+    /// in English `Your son Hussam: driving licence issue, due in 30 days`.
+    public func message(daysRemaining days: Int, in language: ChatLanguage = .arabic) -> String {
+        switch language {
+        case .arabic:
+            return "\(relationship) \(name) باقي \(isFemale ? "لها" : "له") \(arabicDays(days)) على \(service)"
+        case .english:
+            return "\(capitalized(relationship(in: language))) \(name(in: language)): \(service(in: language)), due in "
+                + englishCount(days, .day)
+        }
     }
 
     /// A `dependents` link to this record.
-    public var deepLink: DeepLink {
-        DeepLink(serviceType: DependentsPlugin.linkType, title: "\(relationship) \(name): \(service)", alertId: id)
+    public var deepLink: DeepLink { deepLink(in: .arabic) }
+
+    public func deepLink(in language: ChatLanguage) -> DeepLink {
+        DeepLink(
+            serviceType: DependentsPlugin.linkType,
+            title: "\(relationship(in: language)) \(name(in: language)): \(service(in: language))", alertId: id)
     }
 }
 
@@ -93,12 +119,31 @@ public struct DependentList: Sendable, Equatable {
                 due = CivilDate(iso: dueText)
                 if due == nil { problems.append("dueDate") }
             }
+            var english: [String: String] = [:]
+            if let en = o["en"] {
+                guard case .object(let e) = en else {
+                    throw PluginError.invalidData(
+                        plugin: plugin, file: file, keyPath: "dependents[\(i)].en",
+                        problem:
+                            "expected an object of English texts (\(Dependent.englishKeys.joined(separator: ", ")))")
+                }
+                for (key, value) in e {
+                    guard Dependent.englishKeys.contains(key), let text = value.stringValue, !text.isEmpty else {
+                        throw PluginError.invalidData(
+                            plugin: plugin, file: file, keyPath: "dependents[\(i)].en.\(key)",
+                            problem:
+                                "expected one of \(Dependent.englishKeys.joined(separator: ", ")) with a non-empty string"
+                        )
+                    }
+                    english[key] = text
+                }
+            }
             if let name, let relationship, let service, let due, problems.isEmpty {
                 let id = o["id"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "dependent-\(i + 1)"
                 dependents.append(
                     Dependent(
                         id: id, name: name, relationship: relationship, isFemale: o["gender"]?.stringValue == "female",
-                        service: service, dueDate: due))
+                        service: service, dueDate: due, english: english))
             } else {
                 skipped.append(SkippedDependent(index: i, problems: problems))
             }
@@ -115,4 +160,9 @@ extension String {
         while let l = s.last, l.isWhitespace { s.removeLast() }
         return String(s)
     }
+}
+
+/// `text` with its first letter in upper case (`your son` → `Your son`).
+func capitalized(_ text: String) -> String {
+    text.prefix(1).uppercased() + text.dropFirst()
 }

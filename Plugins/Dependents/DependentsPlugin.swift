@@ -104,13 +104,21 @@ public final class DependentsPlugin: FeaturePlugin {
     public func followUps(after reply: ReplyContext) async throws -> [ChatFollowUp] {
         guard reply.suggestion?.pluginID == AbsherSettings.proactiveAlertsPluginID else { return [] }
         let shown = Set(reply.history.compactMap { $0.deepLink?.serviceType == Self.linkType ? $0.deepLink : nil })
-        return activeReminders.filter { !shown.contains($0.dependent.deepLink) }.map {
+        let shownIDs = Set(shown.map(\.alertId))
+        return activeReminders.filter { !shownIDs.contains($0.dependent.id) }.map {
             ChatFollowUp(
-                content: $0.dependent.message(daysRemaining: $0.daysRemaining), deepLink: $0.dependent.deepLink)
+                content: $0.dependent.message(daysRemaining: $0.daysRemaining, in: reply.language),
+                deepLink: $0.dependent.deepLink(in: reply.language))
         }
     }
 
-    public var capabilities: [String] { ["مواعيد خدمات التابعين (الأبناء والبنات)"] }
+    public var capabilities: [String] { capabilities(in: .arabic) }
+
+    public func capabilities(in language: ChatLanguage) -> [String] {
+        language == .arabic
+            ? ["مواعيد خدمات التابعين (الأبناء والبنات)"]
+            : ["the due dates of your dependents' services (sons and daughters)"]
+    }
 
     /// Words that ask about dependents in general (Arabic, Gulf dialect, English).
     static let keywords = [
@@ -124,25 +132,41 @@ public final class DependentsPlugin: FeaturePlugin {
         let all = list.dependents
         let named = all.filter { d in
             question.mentions(d.name) || question.mentions(Self.relationshipStem(d.relationship) + "*")
+                || d.english["name"].map(question.mentions) == true
         }
         guard !named.isEmpty || question.mentions(Self.keywords), !all.isEmpty else { return nil }
         let chosen = named.isEmpty ? all : named
         let t = window.today
+        let language = question.language
+        let arabic = language == .arabic
         let lines = chosen.map { d -> String in
             let days = t.days(until: d.dueDate)
-            return days >= 0
-                ? d.message(daysRemaining: days) + " (الموعد \(d.dueDate))."
-                : "\(d.relationship) \(d.name) فات موعد \(d.service) منذ \(arabicDays(-days)) (\(d.dueDate))."
+            if days >= 0 {
+                return d.message(daysRemaining: days, in: language)
+                    + (arabic ? " (الموعد \(d.dueDate))." : " (on \(d.dueDate)).")
+            }
+            return arabic
+                ? "\(d.relationship) \(d.name) فات موعد \(d.service) منذ \(arabicDays(-days, genitive: true)) (\(d.dueDate))."
+                : "\(capitalized(d.relationship(in: language))) \(d.name(in: language)): \(d.service(in: language)) was due "
+                    + "\(englishCount(-days, .day)) ago (\(d.dueDate))."
         }
-        let fallback = lines.joined(separator: "\n") + "\nتفاصيلهم في صفحة التابعين من الرابط أدناه."
+        let fallback =
+            lines.joined(separator: "\n")
+            + (arabic
+                ? "\nتفاصيلهم في صفحة التابعين من الرابط أدناه."
+                : "\nTheir details are on the dependents page, in the link below.")
         let facts = chosen.map { d in
             let days = abs(t.days(until: d.dueDate))
             return GroundingFact(
-                name: "\(d.name) (\(days))",
-                accepted: [arabicDays(days), "\(days) يوم", "\(days) يوما", "\(days) أيام"])
+                name: "\(d.name(in: language)) (\(days))",
+                accepted: arabic
+                    ? [
+                        arabicDays(days), arabicDays(days, genitive: true), "\(days) يوم", "\(days) يوما",
+                        "\(days) أيام",
+                    ] : ["\(days) day", "\(days)-day"])
         }
         let system = """
-            You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, in one short \
+            You are Sanad, the assistant of the Absher government e-services app. Reply in \(arabic ? "Arabic" : "English") only, in one short \
             sentence per dependent. Use only these facts, exactly, and add no other numbers or dates:
             \(lines.map { "- " + $0 }.joined(separator: "\n"))
             Then tell the user the dependents page is in the link below.
@@ -151,8 +175,8 @@ public final class DependentsPlugin: FeaturePlugin {
             score: named.isEmpty ? 2 : 3,
             reply: GroundedReply(
                 messages: [.system(system), .user(question.text)], facts: facts,
-                allowedNumbers: digitRuns(normalizeArabic(fallback)), requireArabic: true, fallback: fallback,
-                deepLink: chosen[0].deepLink))
+                allowedNumbers: digitRuns(normalizeArabic(fallback)), language: language, fallback: fallback,
+                deepLink: chosen[0].deepLink(in: language)))
     }
 
     /// `ولدك` → `ولد`, `بنتك` → `بنت`: the relationship without the second-person suffix, so `ولدي` matches it.
@@ -162,6 +186,10 @@ public final class DependentsPlugin: FeaturePlugin {
     }
 
     public func destination(for link: DeepLink) async throws -> Destination? {
+        try await destination(for: link, in: .arabic)
+    }
+
+    public func destination(for link: DeepLink, in language: ChatLanguage) async throws -> Destination? {
         guard link.serviceType == Self.linkType else { return nil }
         guard list.dependents.contains(where: { $0.id == link.alertId }) else {
             throw ChatError.navigationFailed(
@@ -169,32 +197,44 @@ public final class DependentsPlugin: FeaturePlugin {
                 reason:
                     "no dependent '\(link.alertId)' (dependents: \(list.dependents.map(\.id).joined(separator: ", ")))")
         }
-        return page(link: link)
+        return page(link: link, in: language)
     }
 
     /// The dependents page: every complete dependent with name, relationship, service, due date and days
     /// remaining; the one the link names is marked.
-    public func page(link: DeepLink) -> Destination {
+    public func page(link: DeepLink, in language: ChatLanguage = .arabic) -> Destination {
         let t = window.today
+        let arabic = language == .arabic
         let sections = list.dependents.map { d -> Destination.Section in
             let days = t.days(until: d.dueDate)
+            let mark = d.id == link.alertId ? (arabic ? "  ◀ من الإشعار" : "  ◀ from the alert") : ""
+            let late =
+                arabic
+                ? "فات موعدها منذ \(arabicDays(-days, genitive: true))" : "overdue by \(englishCount(-days, .day))"
             return Destination.Section(
-                heading: "\(d.relationship) \(d.name)\(d.id == link.alertId ? "  ◀ من الإشعار" : "")",
+                heading:
+                    "\(arabic ? d.relationship : capitalized(d.relationship(in: language))) \(d.name(in: language))\(mark)",
                 fields: [
-                    Destination.Field("الاسم", d.name),
-                    Destination.Field("الصلة", d.relationship),
-                    Destination.Field("الخدمة", d.service),
-                    Destination.Field("تاريخ الاستحقاق", d.dueDate.description),
-                    Destination.Field("الأيام المتبقية", days >= 0 ? "\(days)" : "فات موعدها منذ \(arabicDays(-days))"),
+                    Destination.Field(arabic ? "الاسم" : "Name", d.name(in: language)),
+                    Destination.Field(arabic ? "الصلة" : "Relationship", d.relationship(in: language)),
+                    Destination.Field(arabic ? "الخدمة" : "Service", d.service(in: language)),
+                    Destination.Field(arabic ? "تاريخ الاستحقاق" : "Due date", d.dueDate.description),
+                    Destination.Field(arabic ? "الأيام المتبقية" : "Days remaining", days >= 0 ? "\(days)" : late),
                 ])
         }
         var notes: [String] = []
-        if list.dependents.isEmpty { notes.append("لا يوجد تابعون.") }
+        if list.dependents.isEmpty { notes.append(arabic ? "لا يوجد تابعون." : "No dependents.") }
         if !list.skipped.isEmpty {
             let detail = list.skipped.map { "#\($0.index + 1): \($0.problems.joined(separator: ", "))" }.joined(
-                separator: "؛ ")
-            notes.append("لم يُعرض \(list.skipped.count) سجل لنقص في بياناته (\(detail)).")
+                separator: arabic ? "؛ " : "; ")
+            notes.append(
+                arabic
+                    ? "لم يُعرض \(arabicCount(list.skipped.count, .record)) لنقص في "
+                        + "\(list.skipped.count == 1 ? "بياناته" : list.skipped.count == 2 ? "بياناتهما" : "بياناتها") (\(detail))."
+                    : "\(englishCount(list.skipped.count, .record)) left out for missing data (\(detail)).")
         }
-        return Destination(screen: Self.pageScreen, title: "التابعين", link: link, sections: sections, notes: notes)
+        return Destination(
+            screen: Self.pageScreen, title: arabic ? "التابعين" : "Dependents", link: link, sections: sections,
+            notes: notes)
     }
 }

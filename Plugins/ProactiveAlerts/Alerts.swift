@@ -8,39 +8,56 @@ public enum AlertServiceType: String, Sendable, CaseIterable, Codable {
     case passportRenewal = "passport_renewal"
     case nationalIDRenewal = "national_id_renewal"
 
-    /// The alert's title (`رخصة قيادتك على وشك الانتهاء`).
-    public var title: String {
-        switch self {
-        case .drivingLicenseRenewal: return "رخصة قيادتك على وشك الانتهاء"
-        case .passportRenewal: return "جواز سفرك على وشك الانتهاء"
-        case .nationalIDRenewal: return "هويتك الوطنية على وشك الانتهاء"
-        }
-    }
-
+    /// The alert's title (`رخصة قيادتك على وشك الانتهاء`), in Arabic; `title(in:)` in a language.
+    public var title: String { title(in: .arabic) }
     /// The alert's title once the document has expired (`رخصة قيادتك منتهية`).
-    public var overdueTitle: String {
-        switch self {
-        case .drivingLicenseRenewal: return "رخصة قيادتك منتهية"
-        case .passportRenewal: return "جواز سفرك منتهي"
-        case .nationalIDRenewal: return "هويتك الوطنية منتهية"
-        }
-    }
-
+    public var overdueTitle: String { overdueTitle(in: .arabic) }
     /// The service's name (`تجديد رخصة القيادة`).
-    public var serviceName: String {
-        switch self {
-        case .drivingLicenseRenewal: return "تجديد رخصة القيادة"
-        case .passportRenewal: return "تجديد جواز السفر"
-        case .nationalIDRenewal: return "تجديد الهوية الوطنية"
+    public var serviceName: String { serviceName(in: .arabic) }
+    /// The document's name (`رخصة القيادة`).
+    public var documentName: String { documentName(in: .arabic) }
+
+    public func title(in language: ChatLanguage) -> String {
+        switch (self, language) {
+        case (.drivingLicenseRenewal, .arabic): return "رخصة قيادتك على وشك الانتهاء"
+        case (.passportRenewal, .arabic): return "جواز سفرك على وشك الانتهاء"
+        case (.nationalIDRenewal, .arabic): return "هويتك الوطنية على وشك الانتهاء"
+        case (.drivingLicenseRenewal, .english): return "Your driving licence is about to expire"
+        case (.passportRenewal, .english): return "Your passport is about to expire"
+        case (.nationalIDRenewal, .english): return "Your national ID is about to expire"
         }
     }
 
-    /// The document's name (`رخصة القيادة`).
-    public var documentName: String {
-        switch self {
-        case .drivingLicenseRenewal: return "رخصة القيادة"
-        case .passportRenewal: return "جواز السفر"
-        case .nationalIDRenewal: return "الهوية الوطنية"
+    public func overdueTitle(in language: ChatLanguage) -> String {
+        switch (self, language) {
+        case (.drivingLicenseRenewal, .arabic): return "رخصة قيادتك منتهية"
+        case (.passportRenewal, .arabic): return "جواز سفرك منتهي"
+        case (.nationalIDRenewal, .arabic): return "هويتك الوطنية منتهية"
+        case (.drivingLicenseRenewal, .english): return "Your driving licence has expired"
+        case (.passportRenewal, .english): return "Your passport has expired"
+        case (.nationalIDRenewal, .english): return "Your national ID has expired"
+        }
+    }
+
+    public func serviceName(in language: ChatLanguage) -> String {
+        switch (self, language) {
+        case (.drivingLicenseRenewal, .arabic): return "تجديد رخصة القيادة"
+        case (.passportRenewal, .arabic): return "تجديد جواز السفر"
+        case (.nationalIDRenewal, .arabic): return "تجديد الهوية الوطنية"
+        case (.drivingLicenseRenewal, .english): return "driving licence renewal"
+        case (.passportRenewal, .english): return "passport renewal"
+        case (.nationalIDRenewal, .english): return "national ID renewal"
+        }
+    }
+
+    public func documentName(in language: ChatLanguage) -> String {
+        switch (self, language) {
+        case (.drivingLicenseRenewal, .arabic): return "رخصة القيادة"
+        case (.passportRenewal, .arabic): return "جواز السفر"
+        case (.nationalIDRenewal, .arabic): return "الهوية الوطنية"
+        case (.drivingLicenseRenewal, .english): return "driving licence"
+        case (.passportRenewal, .english): return "passport"
+        case (.nationalIDRenewal, .english): return "national ID"
         }
     }
 
@@ -48,11 +65,17 @@ public enum AlertServiceType: String, Sendable, CaseIterable, Codable {
     public var isFeminine: Bool { self != .passportRenewal }
 
     /// Wordings that name the document, for the grounding check (the title, the document's name, the possessive).
-    public var documentWordings: [String] {
-        switch self {
-        case .drivingLicenseRenewal: return [title, overdueTitle, documentName, "رخصة قيادتك", "رخصة قيادة"]
-        case .passportRenewal: return [title, overdueTitle, documentName, "جواز سفرك", "جواز سفر", "الجواز"]
-        case .nationalIDRenewal: return [title, overdueTitle, documentName, "هويتك الوطنية", "هويتك", "الهوية"]
+    public var documentWordings: [String] { documentWordings(in: .arabic) }
+
+    public func documentWordings(in language: ChatLanguage) -> [String] {
+        let own = [title(in: language), overdueTitle(in: language), documentName(in: language)]
+        switch (self, language) {
+        case (.drivingLicenseRenewal, .arabic): return own + ["رخصة قيادتك", "رخصة قيادة"]
+        case (.passportRenewal, .arabic): return own + ["جواز سفرك", "جواز سفر", "الجواز"]
+        case (.nationalIDRenewal, .arabic): return own + ["هويتك الوطنية", "هويتك", "الهوية"]
+        case (.drivingLicenseRenewal, .english): return own + ["driving license", "licence", "license"]
+        case (.passportRenewal, .english): return own + ["Passport"]
+        case (.nationalIDRenewal, .english): return own + ["ID card", "identity card", "national identity"]
         }
     }
 }
@@ -76,11 +99,18 @@ public struct ProactiveAlert: Sendable, Equatable {
     public var isOverdue: Bool { daysRemaining < 0 }
 
     /// `رخصة قيادتك على وشك الانتهاء`, or `رخصة قيادتك منتهية` once it has expired.
-    public var title: String { isOverdue ? serviceType.overdueTitle : serviceType.title }
+    public var title: String { title(in: .arabic) }
+
+    public func title(in language: ChatLanguage) -> String {
+        isOverdue ? serviceType.overdueTitle(in: language) : serviceType.title(in: language)
+    }
 
     /// `{serviceType, title, alertId}` of this alert.
-    public var deepLink: DeepLink {
-        DeepLink(serviceType: serviceType.rawValue, title: title, alertId: id)
+    public var deepLink: DeepLink { deepLink(in: .arabic) }
+
+    /// The link with its title in `language`.
+    public func deepLink(in language: ChatLanguage) -> DeepLink {
+        DeepLink(serviceType: serviceType.rawValue, title: title(in: language), alertId: id)
     }
 
     /// The alert as JSON for tools.

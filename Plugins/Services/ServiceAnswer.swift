@@ -39,105 +39,147 @@ public enum ServiceAspect: String, Sendable, CaseIterable {
 /// The grounded answer to a typed question about a service: template sentences built only from the knowledge base
 /// and the user's document, the facts the model's wording must keep, and the service's link.
 public enum ServiceAnswer {
-    /// `جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً.` (or `… انتهى في …، منذ 3 أيام.` / `… ينتهي اليوم (…).`)
-    static func status(of doc: UserDocument, service: ServiceInfo, today: CivilDate) -> String {
-        let name = service.documentName ?? service.name
+    /// `جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً.` (or `… انتهى في …، منذ 3 أيام.` / `… ينتهي اليوم (…).`);
+    /// `Your passport expires on 2027-02-05, 75 days left.` in English.
+    static func status(
+        of doc: UserDocument, service: ServiceInfo, today: CivilDate, in language: ChatLanguage = .arabic
+    ) -> String {
+        let name = service.documentName(in: language) ?? service.name(in: language)
         let days = today.days(until: doc.expiryDate)
-        if days < 0 {
-            return
-                "\(name) \(service.documentFeminine ? "انتهت" : "انتهى") في \(doc.expiryDate)، منذ \(arabicDays(-days))."
+        let date = doc.expiryDate
+        switch language {
+        case .arabic:
+            if days < 0 {
+                return
+                    "\(name) \(service.documentFeminine ? "انتهت" : "انتهى") في \(date)، منذ \(arabicDays(-days, genitive: true))."
+            }
+            let verb = service.documentFeminine ? "تنتهي" : "ينتهي"
+            if days == 0 { return "\(name) \(verb) اليوم (\(date))." }
+            return "\(name) \(verb) في \(date)، باقي \(arabicDays(days))."
+        case .english:
+            if days < 0 { return "Your \(name) expired on \(date), \(englishCount(-days, .day)) ago." }
+            if days == 0 { return "Your \(name) expires today (\(date))." }
+            return "Your \(name) expires on \(date), \(englishCount(days, .day)) left."
         }
-        let verb = service.documentFeminine ? "تنتهي" : "ينتهي"
-        if days == 0 { return "\(name) \(verb) اليوم (\(doc.expiryDate))." }
-        return "\(name) \(verb) في \(doc.expiryDate)، باقي \(arabicDays(days))."
     }
 
-    static func fees(of service: ServiceInfo, doc: UserDocument?) -> String {
+    static func fees(of service: ServiceInfo, doc: UserDocument?, in language: ChatLanguage = .arabic) -> String {
+        let arabic = language == .arabic
+        let lines = service.fees.map { $0.sentence(in: language) }
         var text =
             service.fees.isEmpty
-            ? "ليس لهذه الخدمة رسوم ثابتة في دليل الخدمات."
-            : "الرسوم: " + service.fees.map(\.sentence).joined(separator: "، و") + "."
-        if let fee = doc?.renewalFeeSAR, let name = service.documentName {
-            text += " ورسوم تجديد \(name) المسجلة في بياناتك \(fee) ريال."
+            ? (arabic
+                ? "ليس لهذه الخدمة رسوم ثابتة في دليل الخدمات."
+                : "This service has no fixed fee in the services guide.")
+            : (arabic ? "الرسوم: " + lines.joined(separator: "، و") : "Fees: " + lines.joined(separator: ", and "))
+                + "."
+        if let fee = doc?.renewalFeeSAR, let name = service.documentName(in: language) {
+            text +=
+                arabic
+                ? " ورسوم تجديد \(name) المسجلة في بياناتك \(fee) ريال."
+                : " The renewal fee of your \(name) in your data is \(fee) SAR."
         }
         return text
     }
 
-    static func requirements(of service: ServiceInfo) -> String {
-        service.requirements.isEmpty
-            ? "لا متطلبات مسجلة لهذه الخدمة في دليل الخدمات."
-            : "المتطلبات: " + service.requirements.joined(separator: "، ") + "."
+    static func requirements(of service: ServiceInfo, in language: ChatLanguage = .arabic) -> String {
+        let items = service.requirements(in: language)
+        switch language {
+        case .arabic:
+            return items.isEmpty
+                ? "لا متطلبات مسجلة لهذه الخدمة في دليل الخدمات." : "المتطلبات: " + items.joined(separator: "، ") + "."
+        case .english:
+            return items.isEmpty
+                ? "No requirements are recorded for this service in the services guide."
+                : "Requirements: " + items.joined(separator: ", ") + "."
+        }
     }
 
     /// The sentences that answer `aspects` (all of them for an empty list), in order: description (overview only),
     /// expiry, fees, requirements.
     static func sentences(
-        service: ServiceInfo, doc: UserDocument?, today: CivilDate, aspects: [ServiceAspect]
+        service: ServiceInfo, doc: UserDocument?, today: CivilDate, aspects: [ServiceAspect],
+        in language: ChatLanguage = .arabic
     ) -> [String] {
         let all = aspects.isEmpty
+        let arabic = language == .arabic
         var out: [String] = []
-        if all { out.append(service.description) }
+        if all { out.append(service.description(in: language)) }
         if all || aspects.contains(.expiry) {
             if let doc {
-                out.append(status(of: doc, service: service, today: today))
-            } else if let name = service.documentName {
-                out.append("لا يوجد في بياناتك \(name).")
+                out.append(status(of: doc, service: service, today: today, in: language))
+            } else if let name = service.documentName(in: language) {
+                out.append(arabic ? "لا يوجد في بياناتك \(name)." : "There is no \(name) in your data.")
             } else if !all {
-                out.append("هذه الخدمة ليس لها تاريخ انتهاء في بياناتك.")
+                out.append(
+                    arabic
+                        ? "هذه الخدمة ليس لها تاريخ انتهاء في بياناتك."
+                        : "This service has no expiry date in your data.")
             }
         }
-        if all || aspects.contains(.fee) { out.append(fees(of: service, doc: doc)) }
-        if all || aspects.contains(.requirements) { out.append(requirements(of: service)) }
+        if all || aspects.contains(.fee) { out.append(fees(of: service, doc: doc, in: language)) }
+        if all || aspects.contains(.requirements) { out.append(requirements(of: service, in: language)) }
         return out
     }
 
     /// The link the answer carries: the renewal page of the user's document, or the service's information page.
-    static func link(service: ServiceInfo, doc: UserDocument?) -> DeepLink {
+    static func link(service: ServiceInfo, doc: UserDocument?, in language: ChatLanguage = .arabic) -> DeepLink {
+        let title = service.name(in: language)
         if let doc, service.linkType != ServicesPlugin.infoLinkType {
-            return DeepLink(serviceType: service.linkType, title: service.name, alertId: doc.id)
+            return DeepLink(serviceType: service.linkType, title: title, alertId: doc.id)
         }
-        return DeepLink(serviceType: ServicesPlugin.infoLinkType, title: service.name, alertId: service.id)
+        return DeepLink(serviceType: ServicesPlugin.infoLinkType, title: title, alertId: service.id)
     }
 
-    /// The whole grounded reply to `question` about `service`.
+    /// The whole grounded reply to `question` about `service`, in `language`.
     public static func grounded(
-        question: String, service: ServiceInfo, doc: UserDocument?, today: CivilDate, aspects: [ServiceAspect]
+        question: String, service: ServiceInfo, doc: UserDocument?, today: CivilDate, aspects: [ServiceAspect],
+        in language: ChatLanguage = .arabic
     ) -> GroundedReply {
-        let lines = sentences(service: service, doc: doc, today: today, aspects: aspects)
-        let fallback = "\(service.name): " + lines.joined(separator: " ") + " تقدر تبدأ من الرابط أدناه."
-        var names = [service.name] + (service.documentName.map { [$0] } ?? [])
-        names += service.keywords.filter { $0.hasSuffix("*") && arabicLetterShare($0) > 0.5 }.map {
+        let arabic = language == .arabic
+        let name = service.name(in: language)
+        let lines = sentences(service: service, doc: doc, today: today, aspects: aspects, in: language)
+        let fallback =
+            "\(name): " + lines.joined(separator: " ")
+            + (arabic ? " تقدر تبدأ من الرابط أدناه." : " You can start from the link below.")
+        var names = [name] + (service.documentName(in: language).map { [$0] } ?? [])
+        names += service.keywords.filter { $0.hasSuffix("*") && (arabicLetterShare($0) > 0.5) == arabic }.map {
             String($0.dropLast())
         }
-        var facts = [GroundingFact(name: "الخدمة (\(service.name))", accepted: names)]
+        var facts = [GroundingFact(name: arabic ? "الخدمة (\(name))" : "the service (\(name))", accepted: names)]
         if let doc, aspects.isEmpty || aspects.contains(.expiry) {
             let d = abs(today.days(until: doc.expiryDate))
             facts.append(
                 GroundingFact(
-                    name: "تاريخ الانتهاء (\(doc.expiryDate))",
-                    accepted: ["\(doc.expiryDate)", arabicDays(d), "\(d) يوم", "\(d) يوما", "\(d) أيام"]))
+                    name: arabic ? "تاريخ الانتهاء (\(doc.expiryDate))" : "the expiry date (\(doc.expiryDate))",
+                    accepted: ["\(doc.expiryDate)"]
+                        + (arabic
+                            ? [arabicDays(d), arabicDays(d, genitive: true), "\(d) يوم", "\(d) يوما", "\(d) أيام"]
+                            : ["\(d) day"])))
         }
         if aspects.contains(.fee) {
             if let fee = doc?.renewalFeeSAR ?? service.fees.first?.amountSAR {
-                facts.append(
-                    GroundingFact(
-                        name: "الرسوم (\(fee))",
-                        accepted: fee == 0 ? ["بدون رسوم", "مجان"] : ["\(fee) ريال", "\(fee) ر"]))
+                let stated: [String] =
+                    arabic
+                    ? (fee == 0 ? ["بدون رسوم", "مجان"] : ["\(fee) ريال", "\(fee) ر"])
+                    : (fee == 0 ? ["no fee", "free"] : ["\(fee) SAR", "\(fee) riyal", "SAR \(fee)"])
+                facts.append(GroundingFact(name: arabic ? "الرسوم (\(fee))" : "the fee (\(fee))", accepted: stated))
             }
         }
-        if aspects.contains(.requirements), let first = service.requirements.first {
-            facts.append(GroundingFact(name: "المتطلبات (\(first))", accepted: [first]))
+        if aspects.contains(.requirements), let first = service.requirements(in: language).first {
+            facts.append(
+                GroundingFact(name: arabic ? "المتطلبات (\(first))" : "the requirements (\(first))", accepted: [first]))
         }
         let system = """
-            You are Sanad, the assistant of the Absher government e-services app. Reply in Arabic only, in two or \
+            You are Sanad, the assistant of the Absher government e-services app. Reply in \(arabic ? "Arabic" : "English") only, in two or \
             three short sentences. Use only these facts, exactly, and add no other numbers or dates:
-            - الخدمة: \(service.name)
+            - \(arabic ? "الخدمة" : "Service"): \(name)
             \(lines.map { "- " + $0 }.joined(separator: "\n"))
             Answer the user's question, then tell them to start from the link below.
             """
         return GroundedReply(
             messages: [.system(system), .user(question)], facts: facts,
-            allowedNumbers: digitRuns(normalizeArabic(fallback)), requireArabic: true, fallback: fallback,
-            deepLink: link(service: service, doc: doc))
+            allowedNumbers: digitRuns(normalizeArabic(fallback)), language: language, fallback: fallback,
+            deepLink: link(service: service, doc: doc, in: language))
     }
 }

@@ -44,8 +44,13 @@ public final class ServicesPlugin: FeaturePlugin {
         self.window = window
     }
 
-    public var capabilities: [String] {
-        ["معلومات الخدمات ورسومها ومتطلباتها وروابطها: " + catalog.services.map(\.name).joined(separator: "، ")]
+    public var capabilities: [String] { capabilities(in: .arabic) }
+
+    public func capabilities(in language: ChatLanguage) -> [String] {
+        let names = catalog.services.map { $0.name(in: language) }
+        return language == .arabic
+            ? ["معلومات الخدمات ورسومها ومتطلباتها وروابطها: " + names.joined(separator: "، ")]
+            : ["the services' information, fees, requirements and links: " + names.joined(separator: ", ")]
     }
 
     /// The service `question` names (2 for its subject, +1 when it also names the action, as `تجديد` or `اصدار`;
@@ -62,7 +67,7 @@ public final class ServicesPlugin: FeaturePlugin {
             score: score,
             reply: ServiceAnswer.grounded(
                 question: question.text, service: service, doc: doc, today: window.today,
-                aspects: ServiceAspect.asked(in: question)))
+                aspects: ServiceAspect.asked(in: question), in: question.language))
     }
 
     public var tools: [any Tool] {
@@ -91,6 +96,10 @@ public final class ServicesPlugin: FeaturePlugin {
 
     /// `service_info` links: the service's information page.
     public func destination(for link: DeepLink) async throws -> Destination? {
+        try await destination(for: link, in: .arabic)
+    }
+
+    public func destination(for link: DeepLink, in language: ChatLanguage) async throws -> Destination? {
         guard link.serviceType == Self.infoLinkType else { return nil }
         guard let service = catalog.services.first(where: { $0.id == link.alertId }) else {
             throw ChatError.navigationFailed(
@@ -98,16 +107,22 @@ public final class ServicesPlugin: FeaturePlugin {
                 reason:
                     "no service '\(link.alertId)' (services: \(catalog.services.map(\.id).joined(separator: ", ")))")
         }
-        return page(service, link: link)
+        return page(service, link: link, in: language)
     }
 
-    func page(_ service: ServiceInfo, link: DeepLink) -> Destination {
-        var fields = [Destination.Field("الخدمة", service.name), Destination.Field("الوصف", service.description)]
-        fields += service.fees.map { Destination.Field("الرسوم", $0.sentence) }
-        fields += service.requirements.map { Destination.Field("المتطلبات", $0) }
+    func page(_ service: ServiceInfo, link: DeepLink, in language: ChatLanguage = .arabic) -> Destination {
+        let arabic = language == .arabic
+        var fields = [
+            Destination.Field(arabic ? "الخدمة" : "Service", service.name(in: language)),
+            Destination.Field(arabic ? "الوصف" : "Description", service.description(in: language)),
+        ]
+        fields += service.fees.map { Destination.Field(arabic ? "الرسوم" : "Fee", $0.sentence(in: language)) }
+        fields += service.requirements(in: language).map { Destination.Field(arabic ? "المتطلبات" : "Requirement", $0) }
+        let source = catalog.file.lastPathComponent
         return Destination(
-            screen: Self.infoScreen, title: service.name, link: link, sections: [Destination.Section(fields: fields)],
-            notes: ["المعلومات من دليل الخدمات (\(catalog.file.lastPathComponent))."])
+            screen: Self.infoScreen, title: service.name(in: language), link: link,
+            sections: [Destination.Section(fields: fields)],
+            notes: [arabic ? "المعلومات من دليل الخدمات (\(source))." : "From the services guide (\(source))."])
     }
 
     static func json(_ s: ServiceInfo) -> JSONValue {

@@ -79,14 +79,20 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
 
 /// The outcome of a grounded reply's check, kept with the message as metadata: whether the model's text was kept
 /// (`verified`) or replaced by the plugin's template, and the note that says so (`✓ …` / `⚠ …`, in the chat's
-/// language), which front ends show small under the message.
+/// language), which front ends show small under the message. Only when drafts are asked for
+/// (`ChatConfiguration.showDrafts`) does a replaced reply keep the rejected `draft`, and its note the reasons.
+///
+/// JSON: `{"verified": false, "note": "⚠ …"}`, with `"draft": "…"` only when there is one.
 public struct ReplyCheck: Sendable, Codable, Equatable {
     public var verified: Bool
     public var note: String
+    /// The model's rejected wording (debugging only; nil unless drafts were asked for).
+    public var draft: String?
 
-    public init(verified: Bool, note: String) {
+    public init(verified: Bool, note: String, draft: String? = nil) {
         self.verified = verified
         self.note = note
+        self.draft = draft
     }
 }
 

@@ -3,8 +3,13 @@ import SanadCore
 
 /// Texts and generation settings of a chat.
 public struct ChatConfiguration: Sendable {
-    /// What the chat itself says (greeting, system prompt, error messages, grounding notes).
+    /// What the chat itself says (greeting, system prompt, error messages, grounding notes), in `language`.
     public var wording: ChatWording
+    /// The chat's own language: the greeting, the suggestions and the pages are in it, and so is the answer to a
+    /// message with no letters. Every other message is answered in its own language (`ChatLanguage.of`).
+    public var language: ChatLanguage
+    /// The wording in the chat's other languages; a language missing here is answered with `wording`.
+    public var wordings: [ChatLanguage: ChatWording]
     /// How replies are generated. Keep `maxTokens` small so a small device answers quickly.
     public var generation: GenerationParameters
     /// How many earlier messages go with typed text to the engine.
@@ -19,20 +24,28 @@ public struct ChatConfiguration: Sendable {
     /// device is short of memory, nil when not. Under pressure the engine is unloaded with a warning and loaded
     /// again for the next message.
     public var memoryPressure: (@Sendable () -> String?)?
+    /// A debugging aid (`--show-drafts`): the model's unchecked wording of each grounded reply is reported
+    /// (`ChatEvent.draftChecked`) and kept in the reply's check (`ReplyCheck.draft`, with the reasons it failed in
+    /// the note). Off, no draft text leaves the session: a person sees only the verified reply.
+    public var showDrafts: Bool
 
     public init(
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
         template: ChatTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
-        memoryPressure: (@Sendable () -> String?)? = nil
+        memoryPressure: (@Sendable () -> String?)? = nil, showDrafts: Bool = false,
+        language: ChatLanguage = .arabic, wordings: [ChatLanguage: ChatWording] = [:]
     ) {
         self.wording = wording
+        self.language = language
+        self.wordings = wordings
         self.linkFormat = linkFormat
         self.generation = generation
         self.historyMessages = max(0, historyMessages)
         self.template = template
         self.replyTimeout = replyTimeout
         self.memoryPressure = memoryPressure
+        self.showDrafts = showDrafts
     }
 
     /// Two minutes: far more than a 96-token reply takes on a small device, short enough that a stuck engine is
@@ -43,6 +56,11 @@ public struct ChatConfiguration: Sendable {
     public var greeting: String { wording.greeting }
     /// The system prompt for typed text (`wording.systemPrompt`); a plugin's grounded reply brings its own.
     public var systemPrompt: String { wording.systemPrompt }
+
+    /// The wording in `language`.
+    public func wording(for language: ChatLanguage) -> ChatWording {
+        language == self.language ? wording : wordings[language] ?? wording
+    }
 
     /// 96 tokens, greedy with a mild repetition penalty, stopping at every known end-of-turn marker.
     public static let defaultGeneration = GenerationParameters(
@@ -69,14 +87,17 @@ public enum ChatEvent: Sendable, Equatable {
     case suggestionsChanged([ChatSuggestion])
     case engineStateChanged(EngineState)
     case processingChanged(Bool)
-    /// A reply with this message id began streaming. When `draft` is true the pieces are the model's wording of a
-    /// grounded reply before its check: show them as a draft, which `replyFinished` confirms or replaces in place.
-    case replyStarted(id: String, draft: Bool)
+    /// A reply with this message id began streaming. A grounded reply starts only once its text is verified, so
+    /// what streams is what is stored.
+    case replyStarted(id: String)
     /// The next piece of the reply; `index` counts 0, 1, 2, … without gaps.
     case replyPiece(id: String, index: Int, text: String)
+    /// Only with `ChatConfiguration.showDrafts`: the model's wording of the grounded reply `id`, generated and
+    /// checked before anything of the reply was shown, and the check's verdict. Sent before `replyStarted`.
+    case draftChecked(id: String, draft: String, verdict: GroundingVerdict)
     /// The reply as stored: the generated text when it passed the grounding check, else the plugin's template
     /// (`entry.check` says which, as metadata); `verdict` is nil when there was nothing to check (free text, or the
-    /// template answer to an uncovered question).
+    /// template answer to an uncovered question), and a rejection's reasons are empty unless drafts are shown.
     case replyFinished(ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?)
     /// A deep link was followed: the chat is dismissed and this screen is shown.
     case navigated(Destination)
@@ -101,8 +122,9 @@ public struct ChatTurn: Sendable, Equatable {
 /// Flow: `open()` adds the greeting and the plugins' suggestions and loads the engine (a failure adds an error
 /// message, disables input and allows `retry()`). `submit(_:)`/`tap(_:)` add the user's message and set
 /// `isProcessing`; `respond(to:)` streams the reply (a tapped suggestion's plugin grounds the prompt and the reply is
-/// checked, see `GroundedReply`: its pieces stream as a draft, stopped at the first number the data does not have,
-/// and the stored message is the checked text or the template, with the check as `ChatEntry.check`), stores it,
+/// checked, see `GroundedReply`: the model's draft is generated unseen, stopped at the first number the data does
+/// not have, and checked; then the verified text, or else the template, streams and is stored, with the check as
+/// `ChatEntry.check`; nothing of a draft is shown unless `showDrafts`), stores it,
 /// then adds the plugins' follow-ups and clears `isProcessing`. Typed text
 /// goes to the plugin whose `answer(to:)` is surest and is grounded and checked the same way; when none answers,
 /// `wording.uncoveredQuestion` (if set) says what the plugins can do instead of letting the engine make text up.
@@ -117,15 +139,15 @@ public actor ChatSession {
     private var opened = false
     private var pendingTurn: ChatTurn?
 
-    /// Every message so far, oldest first (a reply being streamed is in `draft` until it finishes).
+    /// Every message so far, oldest first (a reply being streamed is in `streamingReply` until it finishes).
     public private(set) var messages: [ChatEntry] = []
     /// The chips on offer.
     public private(set) var suggestions: [ChatSuggestion] = []
     /// True from a submitted message until its reply and follow-ups are stored.
     public private(set) var isProcessing = false
     public private(set) var engineState: EngineState = .notLoaded
-    /// The reply being streamed, with the text so far.
-    public private(set) var draft: ChatEntry?
+    /// The reply being streamed, with the text so far (a grounded reply is here only once verified).
+    public private(set) var streamingReply: ChatEntry?
     /// The screen a followed link opened; nil while the chat is shown.
     public private(set) var presented: Destination?
 
@@ -164,7 +186,7 @@ public actor ChatSession {
         var chips: [ChatSuggestion] = []
         for plugin in plugins {
             do {
-                chips += try await plugin.suggestions()
+                chips += try await plugin.suggestions(in: configuration.language)
             } catch {
                 add(
                     ChatEntry(
@@ -275,7 +297,7 @@ public actor ChatSession {
         onEvent(.processingChanged(true))
         defer {
             pendingTurn = nil
-            draft = nil
+            streamingReply = nil
             isProcessing = false
             onEvent(.processingChanged(false))
         }
@@ -290,8 +312,7 @@ public actor ChatSession {
         }
         add(ChatEntry(content: prepared.note, isUser: false, timestamp: stamp()), onEvent)
         let replyID = UUID().uuidString
-        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
-        onEvent(.replyStarted(id: replyID, draft: false))
+        startReply(replyID, onEvent)
         do {
             engine.reset()
             let result = try await generate(
@@ -300,7 +321,8 @@ public actor ChatSession {
             let text = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
             await store(
                 ChatEntry(id: replyID, content: text.isEmpty ? "…" : text, isUser: false, timestamp: stamp()),
-                verdict: nil, stats: result.stats, turn: turn, onEvent)
+                verdict: nil, stats: result.stats, turn: turn,
+                language: ChatLanguage.of(text) ?? configuration.language, onEvent)
             if result.timedOut {
                 addError(
                     configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up))), onEvent)
@@ -315,9 +337,14 @@ public actor ChatSession {
     /// pending.
     public func respond(to turn: ChatTurn, onEvent: ChatEventHandler = { _ in }) async {
         guard pendingTurn == turn else { return }
+        // A tapped chip is in the chat's language; typed text is answered in its own.
+        let language =
+            turn.suggestion == nil
+            ? ChatLanguage.of(turn.userMessage.content) ?? configuration.language : configuration.language
+        let wording = configuration.wording(for: language)
         defer {
             pendingTurn = nil
-            draft = nil
+            streamingReply = nil
             isProcessing = false
             onEvent(.processingChanged(false))
         }
@@ -325,48 +352,50 @@ public actor ChatSession {
         var prompt: [ChatMessage]
         do {
             if let s = turn.suggestion, let plugin = plugins.first(where: { $0.id == s.pluginID }),
-                let reply = try await plugin.reply(to: s)
+                let reply = try await plugin.reply(to: s, in: language)
             {
                 grounded = reply
                 prompt = reply.messages
-            } else if turn.suggestion == nil, let answer = try await typedAnswer(turn.userMessage.content) {
+            } else if turn.suggestion == nil,
+                let answer = try await typedAnswer(turn.userMessage.content, language: language)
+            {
                 grounded = answer.reply
                 prompt = answer.reply.messages
-            } else if turn.suggestion == nil, let uncovered = configuration.wording.uncoveredQuestion {
+            } else if turn.suggestion == nil, let uncovered = wording.uncoveredQuestion {
                 let replyID = UUID().uuidString
-                let content = uncovered(plugins.flatMap(\.capabilities))
-                onEvent(.replyStarted(id: replyID, draft: false))
-                onEvent(.replyPiece(id: replyID, index: 0, text: content))
+                let content = uncovered(plugins.flatMap { $0.capabilities(in: language) })
+                startReply(replyID, onEvent)
+                streamVerified([content], replyID: replyID, onEvent)
                 await store(
                     ChatEntry(id: replyID, content: content, isUser: false, timestamp: stamp()), verdict: nil,
-                    stats: nil, turn: turn, onEvent)
+                    stats: nil, turn: turn, language: language, onEvent)
                 return
             } else {
-                prompt = [.system(configuration.systemPrompt)]
+                prompt = [.system(wording.systemPrompt)]
                 let earlier = messages.dropLast().suffix(configuration.historyMessages)
                 prompt += earlier.map { $0.isUser ? .user($0.content) : .assistant($0.content) }
                 prompt.append(.user(turn.userMessage.content))
             }
         } catch {
-            addError(configuration.wording.replyPreparationFailed("\(error)"), onEvent)
+            addError(wording.replyPreparationFailed("\(error)"), onEvent)
             return
         }
         if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }
         guard let engine else {
-            if engineState == .ready { addError(configuration.wording.engineNotReady, onEvent) }
+            if engineState == .ready { addError(wording.engineNotReady, onEvent) }
             return
         }
         let replyID = UUID().uuidString
-        draft = ChatEntry(id: replyID, content: "", isUser: false, timestamp: stamp())
-        onEvent(.replyStarted(id: replyID, draft: grounded != nil))
+        // Free text streams as it is generated; a grounded reply's draft is generated unseen and checked first.
+        if grounded == nil { startReply(replyID, onEvent) }
         let result: GeneratedText
         do {
             engine.reset()
             result = try await generate(
                 try fitted(prompt, engine: engine), engine: engine, replyID: replyID,
-                allowedNumbers: grounded?.allowedNumbers, onEvent)
+                allowedNumbers: grounded?.allowedNumbers, grounded == nil ? onEvent : { @Sendable _ in })
         } catch {
-            addError(configuration.wording.replyFailed("\(error)"), onEvent)
+            addError(wording.replyFailed("\(error)"), onEvent)
             return
         }
         let generated = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -374,38 +403,63 @@ public actor ChatSession {
         var content = generated.isEmpty ? "…" : generated
         var link: DeepLink?
         var check: ReplyCheck?
-        let timeoutNote = configuration.wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
+        let timeoutNote = wording.replyTimedOut(Int((configuration.replyTimeout ?? 0).rounded(.up)))
         if let grounded {
-            let v = GroundingCheck.verify(generated, against: grounded, wording: configuration.wording)
-            verdict = v
+            let v = GroundingCheck.verify(generated, against: grounded, wording: wording)
+            let shown = configuration.showDrafts
+            // The reasons quote the draft (its words, its numbers): the event carries them only when asked.
+            verdict = v.isVerified || shown ? v : .rejected(reasons: [])
             content = v.isVerified ? generated : grounded.fallback
-            check = ReplyCheck(
-                verified: v.isVerified,
-                note: v.isVerified || !result.timedOut ? v.note(configuration.wording) : timeoutNote)
+            var note = v.note(wording)
+            if !v.isVerified {
+                // Why a draft failed quotes it (its foreign numbers, its language): only a debugging view says.
+                note = result.timedOut ? timeoutNote : shown ? note : wording.templateNote
+            }
+            check = ReplyCheck(verified: v.isVerified, note: note, draft: shown && !v.isVerified ? generated : nil)
             link = grounded.deepLink
+            if shown { onEvent(.draftChecked(id: replyID, draft: generated, verdict: v)) }
+            startReply(replyID, onEvent)
+            streamVerified(v.isVerified ? result.pieces : [content], replyID: replyID, onEvent)
         }
         let reply = ChatEntry(
             id: replyID, content: content, isUser: false, timestamp: stamp(), deepLink: link, check: check)
-        await store(reply, verdict: verdict, stats: result.stats, turn: turn, onEvent)
+        await store(reply, verdict: verdict, stats: result.stats, turn: turn, language: language, onEvent)
         if result.timedOut && grounded == nil { addError(timeoutNote, onEvent) }
         if let pressure = configuration.memoryPressure?() {
             engine.reset()
             self.engine = nil
             engineState = .unloaded(pressure)
             onEvent(.engineStateChanged(engineState))
-            addError(configuration.wording.engineUnloaded(pressure), onEvent)
+            addError(wording.engineUnloaded(pressure), onEvent)
         }
     }
 
     /// What one generation produced.
     private struct GeneratedText {
         var text = ""
+        /// The non-empty pieces `text` was generated in.
+        var pieces: [String] = []
         var stats: GenerationStats?
         var timedOut = false
     }
 
-    /// Streams the reply to `prompt`: each piece as `replyPiece`. A draft (`allowedNumbers` given) stops at the
-    /// first whole number not in them; the whole generation is cancelled after `configuration.replyTimeout`.
+    /// Starts streaming reply `id`.
+    private func startReply(_ id: String, _ onEvent: ChatEventHandler) {
+        streamingReply = ChatEntry(id: id, content: "", isUser: false, timestamp: stamp())
+        onEvent(.replyStarted(id: id))
+    }
+
+    /// Streams text that is already verified (or a template), piece by piece.
+    private func streamVerified(_ pieces: [String], replyID: String, _ onEvent: ChatEventHandler) {
+        for (index, piece) in pieces.enumerated() {
+            streamingReply?.content += piece
+            onEvent(.replyPiece(id: replyID, index: index, text: piece))
+        }
+    }
+
+    /// Generates the reply to `prompt`, each piece as a `replyPiece` to `onEvent`. A grounded draft (`allowedNumbers`
+    /// given) stops at the first whole number not in them; the whole generation is cancelled after
+    /// `configuration.replyTimeout`.
     private func generate(
         _ prompt: [ChatMessage], engine: any InferenceSession, replyID: String, allowedNumbers: [String]?,
         _ onEvent: ChatEventHandler
@@ -422,7 +476,7 @@ public actor ChatSession {
                 engine.generate(.text(templated, parseSpecial: true), parameters: parameters), replyID: replyID,
                 allowed: allowed, timeout: timeout, onEvent)
         }
-        draft?.content = result.text
+        streamingReply?.content = result.text
         return result
     }
 
@@ -440,6 +494,7 @@ public actor ChatSession {
                 case .token(_, let piece):
                     guard !piece.isEmpty else { continue }
                     out.text += piece
+                    out.pieces.append(piece)
                     onEvent(.replyPiece(id: replyID, index: index, text: piece))
                     index += 1
                 case .finished(_, let s):
@@ -501,8 +556,8 @@ public actor ChatSession {
     }
 
     /// The surest plugin answer to typed `text` (highest score; the first plugin wins a tie), or nil.
-    private func typedAnswer(_ text: String) async throws -> TypedAnswer? {
-        let question = TypedQuestion(text)
+    private func typedAnswer(_ text: String, language: ChatLanguage) async throws -> TypedAnswer? {
+        let question = TypedQuestion(text, fallback: language)
         var best: TypedAnswer?
         for plugin in plugins {
             if let a = try await plugin.answer(to: question), a.score > (best?.score ?? 0) { best = a }
@@ -513,13 +568,14 @@ public actor ChatSession {
     /// Stores the finished `reply`, then adds the plugins' follow-ups.
     private func store(
         _ reply: ChatEntry, verdict: GroundingVerdict?, stats: GenerationStats?, turn: ChatTurn,
-        _ onEvent: ChatEventHandler
+        language: ChatLanguage, _ onEvent: ChatEventHandler
     ) async {
         messages.append(reply)
-        draft = nil
+        streamingReply = nil
         onEvent(.replyFinished(reply, verdict: verdict, stats: stats))
         let context = ReplyContext(
-            suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages)
+            suggestion: turn.suggestion, userText: turn.userMessage.content, reply: reply, history: messages,
+            language: language)
         for plugin in plugins {
             do {
                 for followUp in try await plugin.followUps(after: context) {
@@ -529,7 +585,7 @@ public actor ChatSession {
                         onEvent)
                 }
             } catch {
-                addError(configuration.wording.followUpsFailed(plugin.id, "\(error)"), onEvent)
+                addError(configuration.wording(for: language).followUpsFailed(plugin.id, "\(error)"), onEvent)
             }
         }
     }
@@ -539,7 +595,7 @@ public actor ChatSession {
     @discardableResult
     public func follow(_ link: DeepLink, onEvent: ChatEventHandler = { _ in }) async throws -> Destination {
         do {
-            let destination = try await navigate(link, plugins: plugins)
+            let destination = try await navigate(link, plugins: plugins, language: configuration.language)
             presented = destination
             onEvent(.navigated(destination))
             return destination

@@ -22,8 +22,12 @@ public struct ChatWording: Sendable {
     public var linkFailed: @Sendable (_ error: String) -> String
     /// The note under a generated reply that passed the grounding check: (the facts it states).
     public var verifiedNote: @Sendable (_ facts: [String]) -> String
-    /// The note under a template reply that replaced a generated one: (why the generated one failed).
+    /// The note under a template reply that replaced a generated one, when drafts are shown: (why the generated
+    /// one failed).
     public var rejectedNote: @Sendable (_ reasons: [String]) -> String
+    /// The note under a template reply that replaced a generated one (the reasons quote the draft, so they are left
+    /// out unless drafts are shown).
+    public var templateNote: String
     /// A grounding failure reason: the text is empty.
     public var emptyText: String
     /// A grounding failure reason: (the fact's name) is not stated.
@@ -32,6 +36,13 @@ public struct ChatWording: Sendable {
     public var foreignNumbers: @Sendable (_ numbers: [String]) -> String
     /// A grounding failure reason: too few Arabic letters (percent that are).
     public var notArabic: @Sendable (_ percent: Int) -> String
+    /// A grounding failure reason: an English reply with too many Arabic letters (percent that are).
+    public var notEnglish: @Sendable (_ arabicPercent: Int) -> String
+    /// A grounding failure reason: (words the text adds that neither the data nor the template use).
+    public var unsupportedWords: @Sendable (_ words: [String]) -> String
+    /// Words a rewording may add without adding a claim (function words, courtesies) in this wording's language;
+    /// every other word of a generated text must come from the prompt or the template (`GroundingCheck`).
+    public var commonWords: [String]
     /// The reply to a typed message no plugin answers: (the plugins' `capabilities`). Nil lets the engine answer
     /// such a message freely (a general-purpose chat); a product whose users need facts sets it, so that text the
     /// host cannot check is never given as an answer.
@@ -63,12 +74,20 @@ public struct ChatWording: Sendable {
         rejectedNote: @escaping @Sendable ([String]) -> String = {
             "⚠ The generated text failed the check (\($0.joined(separator: ", "))), so this is the template."
         },
+        templateNote: String = "⚠ The generated text failed the check, so this is the template.",
         emptyText: String = "the text is empty",
         missingFact: @escaping @Sendable (String) -> String = { "it does not state \($0)" },
         foreignNumbers: @escaping @Sendable ([String]) -> String = {
             "it states numbers that are not in the data: \($0.joined(separator: ", "))"
         },
         notArabic: @escaping @Sendable (Int) -> String = { "it is not in Arabic (\($0)% of the letters are)" },
+        notEnglish: @escaping @Sendable (Int) -> String = {
+            "it is not in English (\($0)% of the letters are Arabic)"
+        },
+        unsupportedWords: @escaping @Sendable ([String]) -> String = {
+            "it says things the data does not: \($0.joined(separator: ", "))"
+        },
+        commonWords: [String] = ChatWording.englishFunctionWords,
         uncoveredQuestion: (@Sendable ([String]) -> String)? = nil,
         replyTimedOut: @escaping @Sendable (Int) -> String = {
             "The reply took longer than \($0) s, so it was stopped."
@@ -88,14 +107,28 @@ public struct ChatWording: Sendable {
         self.linkFailed = linkFailed
         self.verifiedNote = verifiedNote
         self.rejectedNote = rejectedNote
+        self.templateNote = templateNote
         self.emptyText = emptyText
         self.missingFact = missingFact
         self.foreignNumbers = foreignNumbers
         self.notArabic = notArabic
+        self.notEnglish = notEnglish
+        self.unsupportedWords = unsupportedWords
+        self.commonWords = commonWords
         self.uncoveredQuestion = uncoveredQuestion
         self.replyTimedOut = replyTimedOut
         self.engineUnloaded = engineUnloaded
     }
+}
+
+extension ChatWording {
+    /// English function words and courtesies: they carry no fact of their own.
+    public static let englishFunctionWords = """
+        a an the is are was were be been being it its this that these those to of in on at for with and or but as by \
+        from into your you yours we our us i me my he she they them their his her please now here there then can \
+        will would may should must has have had do does did not no so also just very than about up out all any each \
+        which who what when where how if thank thanks kindly sure ok okay
+        """.split(separator: " ").map(String.init)
 }
 
 /// The product a host presents (an e-services assistant, say): the chat's wording — greeting, system prompt and every
@@ -104,22 +137,55 @@ public struct ChatWording: Sendable {
 public struct ChatProduct: Sendable {
     /// A short id, for notes and logs.
     public var id: String
+    /// The wording in `language`.
     public var wording: ChatWording
     public var linkFormat: DeepLinkFormat
     /// The web chat's page (HTML with its CSS and JavaScript), or nil: the server then serves no web chat.
     public var webPage: String?
-    /// The labels `sanad chat` prints in a terminal.
+    /// The labels `sanad chat` prints in a terminal, in `language`.
     public var terminal: TerminalWording
+    /// The product's own language (the default of `--lang`).
+    public var language: ChatLanguage
+    /// The wording and labels in its other languages.
+    public var translations: [ChatLanguage: (wording: ChatWording, terminal: TerminalWording)]
 
     public init(
         id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil,
-        terminal: TerminalWording = .english
+        terminal: TerminalWording = .english, language: ChatLanguage = .english,
+        translations: [ChatLanguage: (wording: ChatWording, terminal: TerminalWording)] = [:]
     ) {
         self.id = id
         self.wording = wording
         self.linkFormat = linkFormat
         self.webPage = webPage
         self.terminal = terminal
+        self.language = language
+        self.translations = translations
+    }
+
+    /// The languages it speaks, its own first.
+    public var languages: [ChatLanguage] {
+        [language] + ChatLanguage.allCases.filter { $0 != language && translations[$0] != nil }
+    }
+
+    /// The wording in `language` (its own where it has no translation).
+    public func wording(for language: ChatLanguage) -> ChatWording {
+        language == self.language ? wording : translations[language]?.wording ?? wording
+    }
+
+    /// The terminal labels in `language` (its own where it has no translation).
+    public func terminal(for language: ChatLanguage) -> TerminalWording {
+        language == self.language ? terminal : translations[language]?.terminal ?? terminal
+    }
+
+    /// A chat configuration whose own language is `language` (default: the product's), with the wording of every
+    /// language it speaks, so each reply is worded in its message's language.
+    public func configuration(language: ChatLanguage? = nil) -> ChatConfiguration {
+        let chosen = language ?? self.language
+        var configuration = ChatConfiguration(wording: wording(for: chosen), linkFormat: linkFormat)
+        configuration.language = chosen
+        for other in languages where other != chosen { configuration.wordings[other] = wording(for: other) }
+        return configuration
     }
 }
 
@@ -130,8 +196,9 @@ public struct TerminalWording: Sendable {
     public var user: String
     /// Before the assistant's messages (`Sanad`).
     public var assistant: String
-    /// While a reply streams (`Sanad (writing)`), and while a draft that is checked afterwards streams.
+    /// While a reply streams (`Sanad (writing)`).
     public var writing: String
+    /// Before a grounded reply's unchecked draft, shown only with `--show-drafts` (`Sanad (model draft)`).
     public var draft: String
     /// The heading of the suggestions (`Suggestions:`).
     public var suggestions: String
@@ -181,7 +248,7 @@ public struct TerminalWording: Sendable {
 
     /// Plain English labels.
     public static let english = TerminalWording(
-        user: "You", assistant: "Sanad", writing: "Sanad (writing)", draft: "Sanad (draft, to be checked)",
+        user: "You", assistant: "Sanad", writing: "Sanad (writing)", draft: "Sanad (model draft)",
         suggestions: "Suggestions:", link: { "link \($0)" }, loading: "(loading the model…)",
         ready: "(the model is ready)", stopped: "(reply stopped)", backToChat: "(back to the chat)",
         pageShown: "(the chat is closed and the page shown; /back returns)",

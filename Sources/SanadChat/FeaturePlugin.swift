@@ -49,6 +49,18 @@ public protocol FeaturePlugin: AnyObject, Sendable {
     /// What the plugin can help with, one short phrase each in the chat's language, for the answer to a typed
     /// message no plugin covers.
     var capabilities: [String] { get }
+
+    // The same in a language (`ChatLanguage`): a plugin that speaks several implements these; by default each
+    // gives the one-language answer above. `answer(to:)` reads `TypedQuestion.language`, `followUps(after:)`
+    // `ReplyContext.language`.
+    /// Chips in `language` (the chat's, `--lang`).
+    func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion]
+    /// The grounded request for a tapped suggestion, in `language`.
+    func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply?
+    /// The screen a deep link opens, in `language`.
+    func destination(for link: DeepLink, in language: ChatLanguage) async throws -> Destination?
+    /// `capabilities` in `language`.
+    func capabilities(in language: ChatLanguage) -> [String]
 }
 
 extension FeaturePlugin {
@@ -58,6 +70,14 @@ extension FeaturePlugin {
     public func destination(for link: DeepLink) async throws -> Destination? { nil }
     public func answer(to question: TypedQuestion) async throws -> TypedAnswer? { nil }
     public var capabilities: [String] { [] }
+    public func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion] { try await suggestions() }
+    public func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply? {
+        try await reply(to: suggestion)
+    }
+    public func destination(for link: DeepLink, in language: ChatLanguage) async throws -> Destination? {
+        try await destination(for: link)
+    }
+    public func capabilities(in language: ChatLanguage) -> [String] { capabilities }
 }
 
 /// Plugin factories by id.

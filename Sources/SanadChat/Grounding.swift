@@ -16,8 +16,13 @@ public struct GroundedReply: Sendable, Equatable {
     public var facts: [GroundingFact]
     /// Every number the text may contain (as digits; Arabic-Indic digits count as their ASCII value); nil = any.
     public var allowedNumbers: [String]?
+    /// The language most letters of the text must be in (nil: any).
+    public var requiredLanguage: ChatLanguage?
     /// Whether most letters of the text must be Arabic.
-    public var requireArabic: Bool
+    public var requireArabic: Bool {
+        get { requiredLanguage == .arabic }
+        set { requiredLanguage = newValue ? .arabic : nil }
+    }
     /// The correct reply as a template sentence, used when the check fails.
     public var fallback: String
     /// The link the reply carries.
@@ -27,10 +32,20 @@ public struct GroundedReply: Sendable, Equatable {
         messages: [ChatMessage], facts: [GroundingFact], allowedNumbers: [String]? = nil, requireArabic: Bool = true,
         fallback: String, deepLink: DeepLink? = nil
     ) {
+        self.init(
+            messages: messages, facts: facts, allowedNumbers: allowedNumbers,
+            language: requireArabic ? .arabic : nil, fallback: fallback, deepLink: deepLink)
+    }
+
+    /// A reply whose text must be mostly in `language` (nil: any).
+    public init(
+        messages: [ChatMessage], facts: [GroundingFact], allowedNumbers: [String]? = nil, language: ChatLanguage?,
+        fallback: String, deepLink: DeepLink? = nil
+    ) {
         self.messages = messages
         self.facts = facts
         self.allowedNumbers = allowedNumbers
-        self.requireArabic = requireArabic
+        self.requiredLanguage = language
         self.fallback = fallback
         self.deepLink = deepLink
     }
@@ -40,7 +55,7 @@ public struct GroundedReply: Sendable, Equatable {
 public struct GroundingFact: Sendable, Equatable {
     /// What the fact is, in the user's language, for the note (`عدد الأيام المتبقية (45)`).
     public var name: String
-    /// Wordings that count as stating it; matched after `normalizeArabic` on both sides.
+    /// Wordings that count as stating it; matched after `normalizeArabic` on both sides, in any case.
     public var accepted: [String]
 
     public init(name: String, accepted: [String]) {
@@ -72,7 +87,47 @@ public enum GroundingVerdict: Sendable, Equatable {
 
 /// Checks generated text against a `GroundedReply`.
 public enum GroundingCheck {
-    /// Share of letters that must be Arabic when `requireArabic` is set.
+    /// At most this share of the text's words may be words that neither the template, the facts' accepted wordings
+    /// nor the user's message use. A fluent model that adds claims of its own ("it varies by country", "based on the
+    /// market rate") states the facts and the allowed numbers, yet says something the data does not: its new words
+    /// give it away. So does a model that reads its instructions back (Gemma 3 270M echoes the system message):
+    /// the system message's words do not count as known. A quarter leaves room for a rewording's own small words.
+    public static let maximumNovelShare = 0.25
+
+    /// The words of `text` that `reply`'s template, accepted wordings and user message do not use, nor `common` (in
+    /// order, each once).
+    /// Words match after normalization and case folding, without a leading conjunction or article, or when they
+    /// share a stem of 5 letters or one is a prefix of the other of 4 or more (`renew`, `renewal`, `renewing`).
+    public static func novelWords(_ text: String, against reply: GroundedReply, common: [String] = []) -> [String] {
+        let known = Set(
+            (reply.messages.filter { $0.role != .system }.map(\.content) + [reply.fallback]
+                + reply.facts.flatMap(\.accepted) + common).flatMap {
+                    words(of: $0).flatMap(TypedQuestion.forms(of:))
+                })
+        let stems = Set(known.filter { $0.count >= 5 }.map { String($0.prefix(5)) })
+        func isKnown(_ word: String) -> Bool {
+            let forms = TypedQuestion.forms(of: word)
+            if forms.contains(where: known.contains) { return true }
+            return forms.contains { form in
+                (form.count >= 5 && stems.contains(String(form.prefix(5))))
+                    || (form.count >= 4
+                        && known.contains { $0.count >= 4 && ($0.hasPrefix(form) || form.hasPrefix($0)) })
+            }
+        }
+        var novel: [String] = []
+        for word in words(of: text) where !isKnown(word) && !novel.contains(word) { novel.append(word) }
+        return novel
+    }
+
+    /// The words of `text` as matched (`TypedQuestion.normalize`): letters only, digits dropped.
+    static func words(of text: String) -> [String] {
+        TypedQuestion.normalize(text).split(separator: " ").map(String.init).filter {
+            $0.unicodeScalars.contains { $0.properties.isAlphabetic }
+        }
+    }
+
+    /// Share of letters that must be in the required language (Arabic letters for Arabic, the others for
+    /// English).
     public static let minimumArabicShare = 0.6
 
     /// The verdict on `text`; failure reasons are worded by `wording`.
@@ -84,7 +139,10 @@ public enum GroundingCheck {
         if normalized.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             return .rejected(reasons: [wording.emptyText])
         }
-        for fact in reply.facts where !fact.accepted.contains(where: { normalized.contains(normalizeArabic($0)) }) {
+        // Case does not matter (English wordings start a sentence or not).
+        let folded = normalized.lowercased()
+        for fact in reply.facts
+        where !fact.accepted.contains(where: { folded.contains(normalizeArabic($0).lowercased()) }) {
             reasons.append(wording.missingFact(fact.name))
         }
         if let allowed = reply.allowedNumbers {
@@ -95,11 +153,17 @@ public enum GroundingCheck {
             }
             if !foreign.isEmpty { reasons.append(wording.foreignNumbers(foreign)) }
         }
-        if reply.requireArabic {
-            let share = arabicLetterShare(text)
-            if share < minimumArabicShare {
-                reasons.append(wording.notArabic(Int((share * 100).rounded())))
-            }
+        let novel = novelWords(text, against: reply, common: wording.commonWords)
+        if Double(novel.count) > maximumNovelShare * Double(max(1, words(of: text).count)) {
+            reasons.append(wording.unsupportedWords(novel))
+        }
+        let share = arabicLetterShare(text)
+        switch reply.requiredLanguage {
+        case .arabic where share < minimumArabicShare:
+            reasons.append(wording.notArabic(Int((share * 100).rounded())))
+        case .english where 1 - share < minimumArabicShare:
+            reasons.append(wording.notEnglish(Int((share * 100).rounded())))
+        default: break
         }
         return reasons.isEmpty ? .verified(facts: reply.facts.map(\.name)) : .rejected(reasons: reasons)
     }
@@ -151,10 +215,7 @@ public func arabicLetterShare(_ text: String) -> Double {
     var arabic = 0
     for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {
         letters += 1
-        switch scalar.value {
-        case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF: arabic += 1
-        default: break
-        }
+        if isArabicLetter(scalar) { arabic += 1 }
     }
     return letters == 0 ? 0 : Double(arabic) / Double(letters)
 }
@@ -169,12 +230,18 @@ public struct ReplyContext: Sendable, Equatable {
     public var reply: ChatEntry
     /// Every message so far, the reply last (so a plugin can tell what it has already said).
     public var history: [ChatEntry]
+    /// The language of the reply, which follow-ups keep.
+    public var language: ChatLanguage
 
-    public init(suggestion: ChatSuggestion?, userText: String, reply: ChatEntry, history: [ChatEntry] = []) {
+    public init(
+        suggestion: ChatSuggestion?, userText: String, reply: ChatEntry, history: [ChatEntry] = [],
+        language: ChatLanguage = .arabic
+    ) {
         self.suggestion = suggestion
         self.userText = userText
         self.reply = reply
         self.history = history
+        self.language = language
     }
 }
 

@@ -78,12 +78,14 @@ public struct Destination: Sendable, Equatable, Codable {
     }
 }
 
-/// Asks each plugin in turn for the screen of `link`; the first that claims the link decides. Throws
+/// Asks each plugin in turn for the screen of `link`, in `language`; the first that claims the link decides. Throws
 /// `ChatError.navigationFailed` when none claims it or the one that does refuses.
-public func navigate(_ link: DeepLink, plugins: [any FeaturePlugin]) async throws -> Destination {
+public func navigate(
+    _ link: DeepLink, plugins: [any FeaturePlugin], language: ChatLanguage = .arabic
+) async throws -> Destination {
     for plugin in plugins {
         do {
-            if let destination = try await plugin.destination(for: link) { return destination }
+            if let destination = try await plugin.destination(for: link, in: language) { return destination }
         } catch let error as ChatError {
             throw error
         } catch {

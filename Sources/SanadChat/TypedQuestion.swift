@@ -13,11 +13,15 @@ public struct TypedQuestion: Sendable, Equatable {
     public let text: String
     /// The normalized words, in order.
     public let words: [String]
+    /// The language to answer in: the text's (`ChatLanguage.of`), else `fallback`.
+    public let language: ChatLanguage
     /// Each word's forms: itself, then without the prefixes above.
     let forms: [[String]]
 
-    public init(_ text: String) {
+    /// `fallback` is the chat's language, for a text with no letters (or as many Arabic as other ones).
+    public init(_ text: String, fallback: ChatLanguage = .arabic) {
         self.text = text
+        self.language = ChatLanguage.of(text) ?? fallback
         let words = Self.normalize(text).split(separator: " ").map(String.init)
         self.words = words
         self.forms = words.map(Self.forms(of:))

@@ -80,23 +80,18 @@ public final class ChatPrinter: @unchecked Sendable {  // @unchecked: mutable st
             }
         case .processingChanged:
             break
-        case .replyStarted(_, let draft):
+        case .draftChecked(_, let draft, _):
+            // Only with --show-drafts: the model's unchecked wording, before the verified reply.
+            print("\(words.draft): \(draft)")
+        case .replyStarted:
             lock.withLock { streaming = true }
-            writeOut((draft ? words.draft : words.writing) + ": ")
+            writeOut(words.writing + ": ")
         case .replyPiece(_, _, let text):
             writeOut(text)
-        case .replyFinished(let m, let verdict, let stats):
+        case .replyFinished(let m, _, let stats):
             lock.withLock { streaming = false }
             writeOut("\n")
-            switch verdict {
-            case .some(.verified):
-                print("    " + (m.check?.note ?? ""))
-            case .some(.rejected):
-                print("\(words.assistant): \(m.content)")
-                print("    " + (m.check?.note ?? ""))
-            case .none:
-                break
-            }
+            if let check = m.check { print("    " + check.note) }
             printLink(m.deepLink)
             if let stats {
                 printError(

@@ -6,8 +6,9 @@ import SanadCore
 /// conversation, each borrowing a generation slot for a turn. `POST /chat/open` starts one, `/chat/send` streams a
 /// turn as server-sent events, `/chat/follow` opens a deep link's page, `/chat/back` returns to the chat.
 public final class WebChatService: Sendable {
-    /// Makes a conversation's chat over its borrowed session.
-    public typealias ChatFactory = @Sendable (BorrowedSession) -> ChatSession
+    /// Makes a conversation's chat over its borrowed session, in the language the page asked for (nil: the
+    /// server's).
+    public typealias ChatFactory = @Sendable (BorrowedSession, ChatLanguage?) -> ChatSession
 
     /// The paths it answers.
     public static let routes: [(method: String, path: String)] = [
@@ -19,17 +20,20 @@ public final class WebChatService: Sendable {
     private let makeChat: ChatFactory
     private let linkFormat: DeepLinkFormat
     private let page: String
+    private let languages: [ChatLanguage]
     private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
-    /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`.
+    /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`; `languages` those a page may
+    /// ask for (`POST /chat/open {"lang": "en"}`).
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
-        page: String, makeChat: @escaping ChatFactory
+        page: String, languages: [ChatLanguage] = ChatLanguage.allCases, makeChat: @escaping ChatFactory
     ) {
         self.pool = pool
         self.reference = reference
         self.linkFormat = linkFormat
         self.page = page
+        self.languages = languages
         self.makeChat = makeChat
     }
 
@@ -42,7 +46,17 @@ public final class WebChatService: Sendable {
         }
         let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)
         let browser = browserCookie(request.head)
-        if path == "/chat/open" { return open(browser: browser, channel) }
+        if path == "/chat/open" {
+            var language: ChatLanguage?
+            if let code = body["lang"] {
+                guard let asked = code.stringValue.flatMap(ChatLanguage.init(code:)), languages.contains(asked) else {
+                    throw APIError.invalid(
+                        "lang", "'lang' must be one of \(languages.map(\.rawValue).joined(separator: ", "))")
+                }
+                language = asked
+            }
+            return open(browser: browser, language: language, channel)
+        }
         guard let browser, let id = body["conversation"]?.stringValue, let conversation = conversations[id, browser]
         else {
             throw APIError.invalid(
@@ -70,10 +84,10 @@ public final class WebChatService: Sendable {
 
     /// A new conversation of `browser` (a new browser id, set as a cookie, when the request has none): its id,
     /// the greeting and the chips (or the load failure, with `retry` true).
-    private func open(browser: String?, _ channel: ResponseChannel) -> Int {
+    private func open(browser: String?, language: ChatLanguage?, _ channel: ResponseChannel) -> Int {
         let owner = browser ?? randomID()
         let borrowed = BorrowedSession(reference: reference)
-        let conversation = Conversation(chat: makeChat(borrowed), borrowed: borrowed)
+        let conversation = Conversation(chat: makeChat(borrowed, language), borrowed: borrowed)
         let id = conversations.add(conversation, browser: owner)
         let format = linkFormat
         let state = channel.runCancellable { () -> JSONValue in
@@ -85,6 +99,7 @@ public final class WebChatService: Sendable {
             if case .failed(let reason) = engine { failure = .string(reason) }
             return .object([
                 "conversation": .string(id), "messages": .array(messages), "chips": .array(chips), "failure": failure,
+                "language": .string(await conversation.chat.configuration.language.rawValue),
             ])
         }
         guard let state else { return 499 }
@@ -251,7 +266,11 @@ func entryJSON(_ e: ChatEntry, _ format: DeepLinkFormat) -> JSONValue {
         "id": .string(e.id), "content": .string(e.content), "isUser": .bool(e.isUser),
         "link": e.deepLink.map { .object(["title": .string($0.title), "url": .string($0.url(format))]) }
             ?? .null,
-        "check": e.check.map { .object(["verified": .bool($0.verified), "note": .string($0.note)]) } ?? .null,
+        "check": e.check.map { check in
+            var fields: [String: JSONValue] = ["verified": .bool(check.verified), "note": .string(check.note)]
+            if let draft = check.draft { fields["draft"] = .string(draft) }
+            return .object(fields)
+        } ?? .null,
     ])
 }
 
@@ -262,8 +281,15 @@ func eventJSON(_ event: ChatEvent, _ format: DeepLinkFormat) -> JSONValue? {
     switch event {
     case .messageAdded(let e): return .object(["type": .string("message"), "message": entryJSON(e, format)])
     case .suggestionsChanged(let s): return .object(["type": .string("chips"), "chips": .array(s.map(chipJSON))])
-    case .replyStarted(let id, let draft):
-        return .object(["type": .string("start"), "id": .string(id), "draft": .bool(draft)])
+    case .replyStarted(let id): return .object(["type": .string("start"), "id": .string(id)])
+    case .draftChecked(let id, let draft, let verdict):
+        // Sent only by a chat with `showDrafts` (`sanad serve --show-drafts`).
+        var why: [JSONValue] = []
+        if case .rejected(let reasons) = verdict { why = reasons.map(JSONValue.string) }
+        return .object([
+            "type": .string("draft"), "id": .string(id), "text": .string(draft), "verified": .bool(verdict.isVerified),
+            "reasons": .array(why),
+        ])
     case .replyPiece(_, _, let text): return .object(["type": .string("piece"), "text": .string(text)])
     case .replyFinished(let e, _, _): return .object(["type": .string("reply"), "message": entryJSON(e, format)])
     case .navigated(let d): return .object(["type": .string("page"), "page": d.json(format)])

@@ -18,11 +18,67 @@ struct ChatCLITests {
     func typed() throws {
         let r = try chat("جوازي متى يخلص؟\nوش أخبارك؟\n/quit\n")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("سند (مسودة يتحقق منها):"), "\(r.stdout)")
+        #expect(!r.stdout.contains("سند (مسودة النموذج):"), "\(r.stdout)")
         #expect(r.stdout.contains("جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."), "\(r.stdout)")
         #expect(r.stdout.contains("absher://service/passport_renewal?alert=pp-5521"), "\(r.stdout)")
         #expect(r.stdout.contains("أقدر أساعدك في:"), "\(r.stdout)")
         #expect(r.stdout.contains("(جارٍ تحميل النموذج…)") && r.stdout.contains("(النموذج جاهز)"), "\(r.stdout)")
+    }
+
+    @Test(
+        "no draft reaches the transcript or the history without --show-drafts: SmolLM2's drafts fail, and only the templates show"
+    )
+    func draftsHidden() throws {
+        let input = "1\nجوازي متى يخلص؟\nHow much does it cost to renew my passport?\n/save HISTORY\n/quit\n"
+        /// The transcript, and every text of the saved history (contents, notes, drafts) with its drafts.
+        func run(_ extra: [String]) throws -> (stdout: String, history: [String], drafts: [String]) {
+            let file = try TestPaths.temporaryDirectory().appendingPathComponent("history.json")
+            let r = try chat(input.replacingOccurrences(of: "HISTORY", with: file.path), extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            let entries = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [[String: Any]])
+            let checks = entries.compactMap { $0["check"] as? [String: Any] }
+            let drafts = checks.compactMap { $0["draft"] as? String }
+            let texts = entries.compactMap { $0["content"] as? String } + checks.compactMap { $0["note"] as? String }
+            return (r.stdout, texts + drafts, drafts)
+        }
+        let label = "سند (مسودة النموذج): "
+        let debug = try run(["--show-drafts"])
+        let drafts = debug.stdout.split(separator: "\n").filter { $0.hasPrefix(label) }.map {
+            String($0.dropFirst(label.count)).trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+        // The chip's and the two questions' greedy drafts, shown only when asked for, and kept as the checks' drafts.
+        #expect(drafts.count == 3, "\(debug.stdout)")
+        #expect(debug.drafts.map { $0.trimmingCharacters(in: .whitespaces) } == drafts, "\(debug.history)")
+        let person = try run([])
+        #expect(!person.stdout.contains(label), "\(person.stdout)")
+        #expect(person.drafts.isEmpty)
+        for draft in drafts {
+            #expect(!person.stdout.contains(draft), "draft '\(draft)' shown: \(person.stdout)")
+            #expect(!person.history.contains { $0.contains(draft) }, "draft '\(draft)' saved: \(person.history)")
+        }
+        #expect(person.stdout.contains("سند (يكتب): رخصة قيادتك على وشك الانتهاء: باقي 45 يوماً"), "\(person.stdout)")
+    }
+
+    @Test("--lang en: an English greeting, chips and pages; every reply follows its message's language")
+    func languages() throws {
+        let english = try chat("1\nجوازي متى يخلص؟\n/open 2\n/quit\n", ["--lang", "en"])
+        #expect(english.status == 0, "\(english.stderr)")
+        #expect(english.stdout.hasPrefix("Sanad: Hello, I am Sanad, your Absher assistant."), "\(english.stdout)")
+        #expect(english.stdout.contains("  1) You have a proactive alert: Your driving licence is about to expire"))
+        #expect(english.stdout.contains("45 days left until your driving licence expires (on 2027-01-06)."))
+        #expect(english.stdout.contains("Sanad: Your son Hussam: driving licence issue, due in 30 days"))
+        #expect(english.stdout.contains("══ Dependents ══"), "\(english.stdout)")
+        // An Arabic question in an English chat is answered in Arabic.
+        #expect(english.stdout.contains("جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."), "\(english.stdout)")
+
+        let arabic = try chat("How much does it cost to renew my passport?\n/quit\n")
+        #expect(arabic.stdout.hasPrefix("سند: مرحباً، أنا سند"), "\(arabic.stdout)")
+        #expect(
+            arabic.stdout.contains("Passport renewal: Fees: 300 SAR for 5 years, and 600 SAR for 10 years."),
+            "\(arabic.stdout)")
+        let bad = try chat("/quit\n", ["--lang", "fr"])
+        #expect(bad.status == 64 && bad.stderr.contains("--lang takes ar|en"), "\(bad.stderr)")
     }
 
     @Test("memory pressure unloads the model with a warning; the next message loads it again")

@@ -12,7 +12,7 @@ func stateChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession, loads: Counter = Counter(),
     configure: (inout ChatConfiguration) -> Void
 ) async -> ChatSession {
-    var configuration = ChatConfiguration(wording: AbsherSettings.wording, linkFormat: AbsherSettings.linkFormat)
+    var configuration = AbsherSettings.product.configuration()
     configure(&configuration)
     let session = ChatSession(
         plugins: plugins, configuration: configuration, now: { sampleNow },
@@ -37,7 +37,7 @@ struct ChatStateTests {
             $0.wording.uncoveredQuestion = nil
             $0.replyTimeout = 0.4
         }
-        try await free.send("hi")
+        try await free.send("مرحبا")
         let messages = await free.messages
         let reply = messages[messages.count - 2]
         #expect(!reply.content.isEmpty && reply.content.count < 6 && "abcdef".hasPrefix(reply.content), "\(reply)")

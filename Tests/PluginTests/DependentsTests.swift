@@ -119,13 +119,15 @@ struct DependentsTests {
                 #expect(
                     values.contains(d.name) && values.contains(d.relationship) && values.contains(d.service), c.label)
                 #expect(values.contains(d.dueDate.description), c.label)
-                #expect(values.contains { $0 == "\(days)" || $0.hasSuffix(arabicDays(-days)) }, c.label)
+                #expect(values.contains { $0 == "\(days)" || $0.hasSuffix(arabicDays(-days, genitive: true)) }, c.label)
                 #expect(section.fields.allSatisfy { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }, c.label)
                 #expect(
                     page.text(AbsherSettings.linkFormat).contains(d.name)
                         && page.text(AbsherSettings.linkFormat).contains(d.service), c.label)
             }
-            #expect(page.notes.contains { $0.contains("\(all.skipped.count) سجل") } == !all.skipped.isEmpty, c.label)
+            #expect(
+                page.notes.contains { $0.contains(arabicCount(all.skipped.count, .record)) } == !all.skipped.isEmpty,
+                c.label)
         }
     }
 

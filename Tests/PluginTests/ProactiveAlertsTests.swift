@@ -21,13 +21,19 @@ func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (Proa
 func openChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession = ScriptedSession(replies: [["نعم"]]),
     now: Date = sampleNow,
-    log: EventLog? = nil, wording: ChatWording = AbsherSettings.wording
+    log: EventLog? = nil, wording: ChatWording? = nil, showDrafts: Bool = false, language: ChatLanguage = .arabic
 )
     async -> ChatSession
 {
     let session = ChatSession(
         plugins: plugins,
-        configuration: ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat),
+        configuration: {
+            // The Absher product in `language` (its wording in both languages), or one custom wording.
+            var c = AbsherSettings.product.configuration(language: language)
+            if let wording { c = ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat) }
+            c.showDrafts = showDrafts
+            return c
+        }(),
         now: { now },
         loadEngine: { engine })
     await session.open(onEvent: log.map(\.handler) ?? { @Sendable _ in })
@@ -165,7 +171,8 @@ struct ProactiveAlertsTests {
                 #expect(fields["رقم التنبيه"] == alert.id && fields["الخدمة"] == alert.serviceType.serviceName, c.label)
                 let days = alert.daysRemaining
                 #expect(
-                    fields["الأيام المتبقية"] == (days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days))"), c.label)
+                    fields["الأيام المتبقية"]
+                        == (days >= 0 ? "\(days)" : "منتهية منذ \(arabicDays(-days, genitive: true))"), c.label)
                 #expect(
                     fields["الرسوم"] == (alert.document.renewalFeeSAR.map { "\($0) ريال" } ?? "غير معروفة"), c.label)
                 #expect(
@@ -267,17 +274,33 @@ struct GroundingTests {
             words.insert(wording, at: rng.int(0...words.count))
             words.insert(daysPhrase, at: rng.int(0...words.count))
             let good = words.joined(separator: " ")
-            #expect(GroundingCheck.verify(good, against: reply).isVerified, "\(c): \(good)")
+            #expect(
+                GroundingCheck.verify(good, against: reply, wording: AbsherSettings.wording).isVerified, "\(c): \(good)"
+            )
             let noDays = words.filter { $0 != daysPhrase }.joined(separator: " ")
-            #expect(!GroundingCheck.verify(noDays, against: reply).isVerified, "\(c): \(noDays)")
+            #expect(
+                !GroundingCheck.verify(noDays, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(noDays)")
             let noTitle = words.filter { $0 != wording }.joined(separator: " ")
-            #expect(!GroundingCheck.verify(noTitle, against: reply).isVerified, "\(c): \(noTitle)")
+            #expect(
+                !GroundingCheck.verify(noTitle, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(noTitle)")
             let stranger = good + " و\(alert.daysRemaining + 1000 + rng.int(1...50)) ريال"
-            #expect(!GroundingCheck.verify(stranger, against: reply).isVerified, "\(c): \(stranger)")
+            #expect(
+                !GroundingCheck.verify(stranger, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(stranger)")
             let english = good + " " + String(repeating: "please renew your licence now ", count: 4)
-            #expect(!GroundingCheck.verify(english, against: reply).isVerified, "\(c): \(english)")
+            #expect(
+                !GroundingCheck.verify(english, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(english)")
             // The template sentence always passes its own check.
-            #expect(GroundingCheck.verify(reply.fallback, against: reply).isVerified, "\(c): \(reply.fallback)")
+            #expect(
+                GroundingCheck.verify(reply.fallback, against: reply, wording: AbsherSettings.wording).isVerified,
+                "\(c): \(reply.fallback)")
+            // A rewording that adds claims of its own fails, though it states the facts and no foreign number.
+            let claims = good + " والرسوم تختلف حسب المنطقة وسعر السوق الحالي"
+            #expect(
+                !GroundingCheck.verify(claims, against: reply, wording: AbsherSettings.wording).isVerified, "\(claims)")
         }
     }
 

@@ -95,8 +95,12 @@ struct TypedQuestionTests {
             }
             let foreign = digitRuns(normalizeArabic(reply.content)).filter { !allowed.contains(String(Int($0) ?? -1)) }
             #expect(foreign.isEmpty, "\(c.text): numbers not in the data \(foreign): \(reply.content)")
+            // Every reply is in the asker's language: English questions get English answers.
+            let language: ChatLanguage = c.style == "en" ? .english : .arabic
+            #expect(ChatLanguage.of(reply.content) == language, "\(c.text): \(reply.content)")
             if c.uncovered {
-                #expect(reply.content.hasPrefix("ليس عندي معلومة مؤكدة") && reply.content.contains("أقدر أساعدك في"))
+                let wording = language == .english ? AbsherSettings.englishWording : AbsherSettings.wording
+                #expect(reply.content.hasPrefix(wording.uncoveredQuestion?([]) ?? "-"), "\(reply.content)")
                 #expect(reply.check == nil)
                 #expect(engine.prompts.isEmpty, "\(c.text): an uncovered question reached the engine")
             } else {
@@ -117,10 +121,11 @@ struct TypedQuestionTests {
         #expect(good.prompts.first?.contains("2027-02-05") == true)
 
         let bad = ScriptedSession(replies: [["جواز السفر ينتهي في 2027-02-05، وباقي 90 يوماً."]])
-        let other = await openChat(try samplePlugins(), engine: bad)
+        let other = await openChat(try samplePlugins(), engine: bad, showDrafts: true)
         try await other.send("جوازي متى يخلص؟")
         let replaced = try #require(await other.messages.last)
         #expect(replaced.content.hasPrefix("تجديد جواز السفر: جواز السفر ينتهي في 2027-02-05، باقي 75 يوماً."))
+        // With drafts shown (a debugging view) the note says why, quoting the foreign number.
         #expect(replaced.check?.verified == false && replaced.check?.note.contains("90") == true)
     }
 
@@ -143,6 +148,14 @@ struct TypedQuestionTests {
         #expect(await general.messages.last?.content == "أهلاً")
     }
 
+    /// A knowledge base of one service with one fee and one requirement, and `english` as its `en` object.
+    func service(english: String?) -> String {
+        let en = english.map { #", "en": "# + $0 } ?? ""
+        return
+            #"{"services": [{"id": "x", "name": "س", "description": "و", "keywords": ["س"], "actionKeywords": [], "fees": [{"label": "ل", "amountSAR": 1}], "requirements": ["م"], "link": {"serviceType": "service_info"}"#
+            + en + "}]}"
+    }
+
     @Test("service pages open from an answer's link; a bad services file is an error naming the key")
     func pagesAndCatalog() async throws {
         let session = await openChat(try samplePlugins())
@@ -160,6 +173,17 @@ struct TypedQuestionTests {
             (#"{"services": [], "extra": 1}"#, "extra"),
             (#"{"services": []}"#, "services"),
             ("not json", "JSON"),
+            // Every service has its texts in English too, item for item.
+            (service(english: nil), "services[0].en"),
+            (
+                service(english: #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": []}"#),
+                "services[0].en.requirements"
+            ),
+            (
+                service(
+                    english: #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": ["r"], "fee": 1}"#),
+                "services[0].en.fee"
+            ),
         ]
         for (i, (text, key)) in bad.enumerated() {
             let file = dir.appendingPathComponent("s\(i).json")

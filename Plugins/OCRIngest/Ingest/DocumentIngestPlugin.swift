@@ -23,7 +23,15 @@ public final class DocumentIngestPlugin: FeaturePlugin {
 
     public var tools: [any Tool] { [ingestTool] }
 
-    public var capabilities: [String] { ["قراءة بيانات الجواز ورخصة القيادة من نص المسح الضوئي (sanad ingest)"] }
+    public var capabilities: [String] { capabilities(in: .arabic) }
+
+    public func capabilities(in language: ChatLanguage) -> [String] {
+        [
+            language == .arabic
+                ? "قراءة بيانات الجواز ورخصة القيادة من نص المسح الضوئي (sanad ingest)"
+                : "reading the data of a passport or driving licence from its scanned text (sanad ingest)"
+        ]
+    }
 
     /// Today in the device's time zone: two-digit MRZ years resolve against it.
     public var today: CalendarDate { DocumentIngest.calendarDate(now()) }

@@ -12,7 +12,7 @@ enum ChatCommand: SanadCommand {
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
-                          [--allow-long-context]
+                          [--allow-long-context] [--show-drafts] [--lang ar|en]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -30,11 +30,13 @@ enum ChatCommand: SanadCommand {
                           result, then the model answers from the result (free text, not checked)
           /quit           leave (end of input does the same)
         The labels are the product's (chosen in Wiring.swift). A reply streams after the
-        assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, and
-        the model's wording streams as a draft after the "draft" label (stopped at the first number the data does not
-        have); the draft is then checked for the facts, and when the check fails a template sentence replaces it
-        (printed after the assistant's name). A note under the message says which happened (✓ kept,
-        ⚠ replaced); it is kept with the message as its 'check', not in its text. Typed text is grounded the same
+        assistant's "writing" label. Replies to a suggestion are grounded: the plugin gives the engine the facts, the
+        model's wording (its draft) is generated unseen (stopped at the first number the data does not have) and
+        checked for the facts, and only then does the reply stream: the model's text when it passed, else the
+        plugin's template sentence at once. Nothing of a draft that failed is shown. A note under the message says
+        which happened (✓ kept, ⚠ replaced); it is kept with the message as its 'check', not in its text. With
+        --show-drafts (for debugging) each draft is printed after the "draft" label before the reply, the note says
+        why it failed, and the saved history keeps it as the check's 'draft'. Typed text is grounded the same
         way when a plugin recognises it (a service and its fee, requirements or link; the user's documents, alerts
         or dependents; Arabic, Gulf dialect or English); text no plugin covers gets a list of what Sanad can help
         with, never free model text.
@@ -53,6 +55,12 @@ enum ChatCommand: SanadCommand {
           --min-free MIB         after a reply, unload the model when less than MIB of memory is available
                                  (MemAvailable, within the cgroup limit); the next message loads it again
                                  (default 128)
+          --lang ar|en           the chat's language: the greeting, the suggestions, the labels and the pages
+                                 (default: the product's). Each reply follows its message's language: Arabic
+                                 script answers in Arabic, other letters in English, a mix by the majority of
+                                 letters; a chip's reply and a message without letters in the chat's language
+          --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
+                                 keep it in the history's 'check'; for debugging, never for the people served
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -69,6 +77,8 @@ enum ChatCommand: SanadCommand {
         let template = try arguments.option("--template").map(parseTemplate)
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
+        let showDrafts = arguments.flag("--show-drafts")
+        let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
@@ -79,11 +89,12 @@ enum ChatCommand: SanadCommand {
         guard timeout >= 0, timeout.isFinite else { throw UsageError("--timeout must be a number of seconds ≥ 0") }
 
         let plugins = try PluginHost.makePlugins(host, now: clock)
-        var configuration = ChatConfiguration(
-            wording: host.product.wording, linkFormat: host.product.linkFormat, template: template)
+        var configuration = host.product.configuration(language: language)
+        configuration.template = template
         configuration.generation.maxTokens = maxTokens
         configuration.replyTimeout = timeout > 0 ? timeout : nil
         configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
+        configuration.showDrafts = showDrafts
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)
@@ -104,7 +115,8 @@ enum ChatCommand: SanadCommand {
         }
         let session = ChatSession(plugins: plugins, configuration: configuration, now: clock, loadEngine: loader)
         let tools = ToolsMode(offered: host.tools(plugins).map(\.tool))
-        let printer = ChatPrinter(linkFormat: configuration.linkFormat, words: host.product.terminal)
+        let printer = ChatPrinter(
+            linkFormat: configuration.linkFormat, words: host.product.terminal(for: configuration.language))
         let handler: ChatEventHandler = { printer.handle($0) }
         await session.open(onEvent: handler)
 
@@ -225,6 +237,15 @@ enum ChatCommand: SanadCommand {
         }
         return true
     }
+}
+
+/// `--lang CODE` (nil when not given); an unknown code is a usage error.
+func parseLanguage(_ code: String?) throws -> ChatLanguage? {
+    guard let code else { return nil }
+    guard let language = ChatLanguage(code: code) else {
+        throw UsageError("--lang takes \(ChatLanguage.codes), not '\(code)'")
+    }
+    return language
 }
 
 extension ChatCommand {

@@ -12,7 +12,7 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--now DATE] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--lang ar|en] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
@@ -43,6 +43,11 @@ enum ServeCommand: SanadCommand {
           --max-body BYTES       largest request body (default 4194304; 413 beyond)
           --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
           --no-web-chat          do not serve the web chat at / (nor its /chat/* requests)
+          --lang ar|en           the web chat's language when the page does not ask for one (its ?lang=): the
+                                 greeting, chips and pages; each reply follows its message's language
+          --show-drafts          the web chat also sends each grounded reply's model draft (a "draft" event
+                                 before the reply, and the check's "draft" with why it failed); for debugging only:
+                                 without it a browser receives nothing but the verified reply
           --allowed-hosts NAMES  Host names answered besides loopback's and --host's (comma-separated; * = any);
                                  other Host headers get 400 (DNS rebinding)
           --allowed-origins ORIGINS
@@ -71,6 +76,8 @@ enum ServeCommand: SanadCommand {
             try arguments.int("--max-body", range: 1024...1 << 30) ?? options.limits.maximumBodyBytes
         let noEmbeddings = arguments.flag("--no-embeddings")
         let noWebChat = arguments.flag("--no-web-chat")
+        let showDrafts = arguments.flag("--show-drafts")
+        let language = try parseLanguage(arguments.option("--lang"))
         let browserPolicy = BrowserPolicy(
             bindHost: host, allowedHosts: try arguments.list("--allowed-hosts") ?? [],
             allowedOrigins: try arguments.list("--allowed-origins") ?? [])
@@ -119,12 +126,14 @@ enum ServeCommand: SanadCommand {
         }
         if !noWebChat, let page = product.webPage {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock)
-            var configuration = ChatConfiguration(wording: product.wording, linkFormat: product.linkFormat)
-            configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
             webChat = WebChatService(
-                pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page
-            ) { [configuration] borrowed in
-                ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
+                pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page,
+                languages: product.languages
+            ) { borrowed, asked in
+                var configuration = product.configuration(language: asked ?? language)
+                configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
+                configuration.showDrafts = showDrafts
+                return ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }
         }
         let service = OpenAIService(

@@ -56,15 +56,28 @@ struct BenchCLITests {
         #expect(try SanadCLI.run(["bench", "-d", "-5"]).status == 64)
     }
 
-    @Test("markdown has llama-bench's columns; an unavailable backend is a row with its reason")
+    @Test("markdown has llama-bench's columns; an unavailable engine is said on stderr, a row only when named")
     func markdown() throws {
+        let missing = ["SANAD_LIBLLAMA": "/nonexistent/libllama.so"]
         let r = try SanadCLI.run(
             ["bench", "-m", TestPaths.smolLM2, "--backends", "llama", "-p", "4", "-n", "0", "-r", "1"],
-            environment: ["SANAD_LIBLLAMA": "/nonexistent/libllama.so"])
+            environment: missing)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("| model "))
         for column in ["size", "params", "backend", "threads", "test", "t/s"] { #expect(r.stdout.contains(column)) }
-        #expect(r.stdout.contains("unavailable"))
+        #expect(
+            r.stdout.contains(" unavailable |") && !r.stdout.contains("unavailable:"),
+            "the row says unavailable, not the reason: \(r.stdout)")
+        #expect(r.stderr.contains("llama: unavailable — "), "the reason goes to stderr")
+        let defaults = try SanadCLI.run(
+            ["bench", "-m", TestPaths.smolLM2, "-p", "4", "-n", "0", "-r", "1", "-t", "1", "--no-warmup"],
+            environment: missing)
+        #expect(defaults.status == 0, "\(defaults.stderr)")
+        let engines = defaults.stdout.split(separator: "\n").dropFirst(2).map {
+            $0.split(separator: "|")[3].trimmingCharacters(in: .whitespaces)
+        }
+        #expect(engines.contains("pure-swift") && !engines.contains("llama"), "\(defaults.stdout)")
+        #expect(defaults.stderr.contains("llama: unavailable") && defaults.stderr.contains("(left out)"))
         let bad = try SanadCLI.run(["bench", "-o", "xml"])
         #expect(bad.status == 64)
     }

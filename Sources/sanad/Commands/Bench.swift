@@ -22,8 +22,9 @@ enum BenchCommand: SanadCommand {
         depth) every test runs again with the KV cache first filled with N random tokens, untimed, before each
         repetition: 'pp512 @ d4096' is a 512-token prompt after 4096 tokens of context.
 
-        Progress goes to stderr, results to stdout (so `-o json > file` works). Unavailable engines appear as rows
-        with their reason.
+        Progress goes to stderr, results to stdout (so `-o json > file` works). An engine that cannot run here is
+        said on stderr with its reason and left out, unless --backends names it: then it is a row marked
+        unavailable (its reason in the JSON and CSV 'error' field).
 
         Options:
           -m, --model LIST     models (paths or names in the models folder; default: the tier's model)
@@ -86,6 +87,7 @@ enum BenchCommand: SanadCommand {
         tests = (depths ?? [0]).flatMap { depth in tests.map { TestSpec(prompt: $0.prompt, gen: $0.gen, depth: depth) }
         }
         let backendIDs: [String]
+        let namedBackends = backendList != nil && backendList != ["all"]
         if let backendList, backendList != ["all"] {
             for id in backendList { try host.validateBackendID(id) }
             backendIDs = backendList
@@ -116,8 +118,11 @@ enum BenchCommand: SanadCommand {
                     } else {
                         reason = "\(error)"
                     }
-                    printError("bench: \(id): unavailable — \(reason)")
-                    printer.unavailable(model: info, backend: id, threads: threads, reason: reason, tests: tests)
+                    // As llama-bench: what cannot run is said on stderr; a row only for an engine asked for by name.
+                    printError("bench: \(id): unavailable — \(reason)\(namedBackends ? "" : " (left out)")")
+                    if namedBackends {
+                        printer.unavailable(model: info, backend: id, threads: threads, reason: reason, tests: tests)
+                    }
                     continue
                 }
                 resetPeakResidentMemory()
@@ -337,7 +342,7 @@ final class BenchPrinter {
         for test in tests {
             var row = fields(model: model, backend: backend, threads: threads, batch: 0, test: test)
             row.append(("error", .string(reason)))
-            emit(row, markdown: "unavailable: \(reason)", model: model, backend: backend, threads: threads, test: test)
+            emit(row, markdown: "unavailable", model: model, backend: backend, threads: threads, test: test)
         }
     }
 

@@ -29,7 +29,7 @@ extension FormsPlugin {
         let arabic = language == .arabic
         let store = try open()
         var chips: [ChatSuggestion] = []
-        let today = FormDate.of(now())
+        let today = CivilDate.today(now())
         let unfinished = try store.sessions().sorted { $0.createdAt > $1.createdAt }.compactMap {
             record -> FormSession? in
             guard
@@ -63,7 +63,7 @@ extension FormsPlugin {
 
     public func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply? {
         guard suggestion.pluginID == id else { return nil }
-        let today = FormDate.of(now())
+        let today = CivilDate.today(now())
         let session: FormSession
         switch (suggestion.payload["action"]?.stringValue, suggestion.payload["sessionId"]?.stringValue) {
         case ("resume", let sessionID?):

@@ -41,7 +41,8 @@ public final class FormsPlugin: FeaturePlugin {
 
     func session(_ args: ToolArguments) throws -> FormSession {
         try FormSession.resume(
-            id: try args.string("sessionId"), store: try open(), catalog: catalog, today: FormDate.of(now()), now: now)
+            id: try args.string("sessionId"), store: try open(), catalog: catalog, today: CivilDate.today(now()),
+            now: now)
     }
 
     var listTool: PluginTool {
@@ -76,7 +77,7 @@ public final class FormsPlugin: FeaturePlugin {
             let template = try catalog.template(try args.string("templateId"))
             let s = try FormSession.start(
                 template: template, store: try open(), language: try args.optionalString("language") ?? "en",
-                today: FormDate.of(now()), now: now)
+                today: CivilDate.today(now()), now: now)
             return s.stateJSON
         }
     }

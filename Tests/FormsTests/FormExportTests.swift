@@ -121,7 +121,7 @@ struct FormExportTests {
         let summary = String(repeating: "موعد مكتب; إدارة, المركبات ", count: 6)
         let description = "Line one\nLine two, with \\ and ; — " + String(repeating: "é", count: 100)
         let event = ICalendarReminder(
-            uid: "s-1-appointmentDate@sanad", date: FormDate(year: 2027, month: 3, day: 1)!, summary: summary,
+            uid: "s-1-appointmentDate@sanad", date: CivilDate(year: 2027, month: 3, day: 1)!, summary: summary,
             description: description, alarmDaysBefore: 14)
         let ics = event.render(stamp: Date(timeIntervalSince1970: 1_795_000_000))
         #expect(ics.hasSuffix("END:VCALENDAR\r\n") && !ics.replacingOccurrences(of: "\r\n", with: "").contains("\n"))

@@ -5,7 +5,7 @@ import SanadTestSupport
 
 /// The shipped templates, a fixed today, and fresh store folders for the forms tests.
 enum FormsFixture {
-    static let today = FormDate(year: 2026, month: 11, day: 24)!
+    static let today = CivilDate(year: 2026, month: 11, day: 24)!
 
     static func catalog() throws -> FormCatalog { try FormCatalog.bundled() }
 

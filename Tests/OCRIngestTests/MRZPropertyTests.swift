@@ -23,8 +23,8 @@ enum MRZGenerator {
         func date(_ years: ClosedRange<Int>) -> [UInt8] {
             let y = Int.random(in: years, using: &rng)
             let m = Int.random(in: 1...12, using: &rng)
-            let d = Int.random(in: 1...CalendarDate.daysIn(month: m, year: y), using: &rng)
-            return Array((pad(y % 100, 2) + pad(m, 2) + pad(d, 2)).utf8)
+            let d = Int.random(in: 1...CivilDate.daysIn(month: m, year: y), using: &rng)
+            return Array((zeroPadded(y % 100, 2) + zeroPadded(m, 2) + zeroPadded(d, 2)).utf8)
         }
         let types: [String] =
             switch format {

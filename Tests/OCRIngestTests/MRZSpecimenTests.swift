@@ -1,10 +1,11 @@
 import Foundation
+import SanadCore
 import Testing
 
 @testable import OCRIngestPlugin
 
 /// The reference date the tests resolve two-digit years against.
-let testReference = CalendarDate(year: 2026, month: 11, day: 24)!
+let testReference = CivilDate(year: 2026, month: 11, day: 24)!
 
 /// The specimens printed in ICAO Doc 9303 (parts 4–7). Check digits recomputed by hand for each (7-3-1).
 enum Specimen {
@@ -154,7 +155,7 @@ struct MRZSpecimenTests {
 
     @Test("Two-digit years: birth in the past, expiry up to 20 years ahead")
     func years() throws {
-        let ref = CalendarDate(year: 2026, month: 6, day: 1)!
+        let ref = CivilDate(year: 2026, month: 6, day: 1)!
         // Born 2025-08-12 would be in the future on 2026-06-01? No: 250812 is 2025-08-12, in the past.
         var r = try MRZReader.read(lines: td3With(dob: "250812", expiry: "350415"), reference: ref)
         #expect(r.dateOfBirth.iso == "2025-08-12" && r.dateOfExpiry.iso == "2035-04-15")

@@ -85,8 +85,7 @@ final class LlamaRunner: DecoderRunner {
         _ tokens: UnsafeBufferPointer<Int32>, pass: PassSequences, outputs: Range<Int>,
         logits: UnsafeMutablePointer<Float>, tiledAttention: Bool
     ) {
-        let c = model.configuration
-        let d = c.dimensions
+        let d = model.configuration.dimensions
         let s = state
         let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
         var n = tokens.count

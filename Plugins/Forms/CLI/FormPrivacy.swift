@@ -6,7 +6,7 @@ import SanadCore
 /// `sanad form privacy`: what the forms plugin keeps on this device, everything exported, or everything wiped.
 extension FormCommand {
     static func privacy(
-        store: any FormStore, directory: URL, catalog: FormCatalog, today: FormDate, now: Date, json: Bool,
+        store: any FormStore, directory: URL, catalog: FormCatalog, today: CivilDate, now: Date, json: Bool,
         export: String?, wipe: Bool, yes: Bool
     ) throws -> Int32 {
         let records = try store.sessions()

@@ -18,7 +18,7 @@ struct FormContext {
         catalog = try FormCatalog.bundled()
     }
 
-    var today: FormDate { FormDate.of(clock()) }
+    var today: CivilDate { CivilDate.today(clock()) }
 
     /// The session store (SQLite, else the JSON file, with a note saying why).
     func openStore() throws -> any FormStore {
@@ -33,13 +33,16 @@ struct FormContext {
     }
 }
 
-/// The shared options, `SESSION` and the positionals after it (`more`) of a verb that works on a saved session.
+/// The shared options, `SESSION` and the positionals after it (`more`) of a verb that works on a saved session, and
+/// `--json` where the verb prints the session as JSON.
 struct SessionArguments {
     let context: FormContext
     let id: String
     let more: [String]
+    let json: Bool
 
-    init(parsing arguments: inout Arguments, more names: [String] = []) throws {
+    init(parsing arguments: inout Arguments, more names: [String] = [], json takesJSON: Bool = false) throws {
+        json = takesJSON && arguments.flag("--json")
         context = try FormContext(parsing: &arguments)
         let all = ["SESSION"] + names
         let values = try arguments.positionals(min: all.count, max: all.count, names: all.joined(separator: " and "))
@@ -169,20 +172,19 @@ extension FormCommand {
     /// `resume SESSION`: the questions of a saved session, from where it stopped.
     struct Resume: CommandVerb {
         static let name = "resume"
-        let json: Bool
         let provider: AnswerProviderOptions
         let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
             provider = try AnswerProviderOptions(parsing: &arguments)
-            session = try SessionArguments(parsing: &arguments)
+            session = try SessionArguments(parsing: &arguments, json: true)
         }
 
         func run() async throws -> Int32 {
             var s = try session.resume()
             return try await converse(
-                &s, json: json, model: try await conversationModel(provider.model), acceptAll: provider.acceptAll)
+                &s, json: session.json, model: try await conversationModel(provider.model),
+                acceptAll: provider.acceptAll)
         }
     }
 
@@ -190,18 +192,16 @@ extension FormCommand {
     struct Answer: CommandVerb {
         static let name = "answer"
         let field: String?
-        let json: Bool
         let provider: AnswerProviderOptions
         let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
             field = try arguments.option("--field")
             provider = try AnswerProviderOptions(parsing: &arguments)
             if field != nil && provider.model != nil {
                 throw UsageError("--field and --provider model exclude each other")
             }
-            session = try SessionArguments(parsing: &arguments, more: ["TEXT"])
+            session = try SessionArguments(parsing: &arguments, more: ["TEXT"], json: true)
         }
 
         func run() async throws -> Int32 {
@@ -219,7 +219,7 @@ extension FormCommand {
                 }
                 outcomes = try await s.respond(text)
             }
-            if json {
+            if session.json {
                 guard case .object(var state) = s.stateJSON else { return ExitCode.failure }
                 state["outcomes"] = .array(outcomes.map(\.json))
                 print(JSONValue.object(state).prettyString)
@@ -267,17 +267,17 @@ extension FormCommand {
     /// `review SESSION`: the answers, the fees and the checklist.
     struct Review: CommandVerb {
         static let name = "review"
-        let json: Bool
         let session: SessionArguments
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
-            session = try SessionArguments(parsing: &arguments)
+            session = try SessionArguments(parsing: &arguments, json: true)
         }
 
         func run() async throws -> Int32 {
             let review = FormReview(try session.resume())
-            print(json ? review.json.prettyString : review.documentText + "\n" + review.checklistText, terminator: "")
+            print(
+                session.json ? review.json.prettyString : review.documentText + "\n" + review.checklistText,
+                terminator: "")
             return ExitCode.success
         }
     }

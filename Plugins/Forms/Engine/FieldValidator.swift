@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// Why an answer was refused: what is wrong and how to fix it, for the person.
 public struct AnswerProblem: Error, Sendable, Equatable, CustomStringConvertible {
@@ -19,11 +20,11 @@ public struct AnswerProblem: Error, Sendable, Equatable, CustomStringConvertible
 /// `CA`, `+15551234567`).
 public struct FieldValidator: Sendable {
     /// Dates limited to `past` or `future` are compared with this day.
-    public var today: FormDate
+    public var today: CivilDate
     /// Labels in messages are in this language.
     public var language: String
 
-    public init(today: FormDate, language: String = "en") {
+    public init(today: CivilDate, language: String = "en") {
         self.today = today
         self.language = language
     }
@@ -144,7 +145,7 @@ public struct FieldValidator: Sendable {
                         "Escriba un número ≤ \(format(hi))."))
             }
         }
-        if field.type == .date, let limit = v.date, let d = FormDate(iso: value) {
+        if field.type == .date, let limit = v.date, let d = CivilDate(iso: value) {
             if limit == .past && d >= today {
                 return problem(
                     t(
@@ -337,7 +338,7 @@ public struct FieldValidator: Sendable {
 
     /// A date in a common format: `1990-08-15`, `1990/08/15`, `08/15/1990` or `08-15-1990` (US order; `15/08/1990` when the first
     /// number cannot be a month), `15.08.1990`, `15 Aug 1990`, `Aug 15, 1990`, `15 de agosto de 1990`.
-    public static func parseDate(_ text: String) -> FormDate? {
+    public static func parseDate(_ text: String) -> CivilDate? {
         let t = text.lowercased().replacingOccurrences(of: ",", with: " ").replacingOccurrences(of: " de ", with: " ")
         let numbers = t.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         let words = t.split(whereSeparator: { !$0.isLetter }).map(String.init)
@@ -346,16 +347,21 @@ public struct FieldValidator: Sendable {
             let parts = t.split(whereSeparator: { !$0.isNumber })
             guard parts.allSatisfy({ $0.count <= 4 }) else { return nil }
             let (a, b, c) = (numbers[0], numbers[1], numbers[2])
-            if parts[0].count == 4 { return FormDate(year: a, month: b, day: c) }
+            if parts[0].count == 4 { return fourDigitYearDate(a, b, c) }
             guard parts[2].count == 4 else { return nil }
-            if separators.first == "." { return FormDate(year: c, month: b, day: a) }
-            return a > 12 ? FormDate(year: c, month: b, day: a) : FormDate(year: c, month: a, day: b)
+            if separators.first == "." { return fourDigitYearDate(c, b, a) }
+            return a > 12 ? fourDigitYearDate(c, b, a) : fourDigitYearDate(c, a, b)
         }
         guard words.count == 1, numbers.count == 2, let month = monthNames[words[0]] else { return nil }
         let year = numbers.first { $0 >= 1000 }
         let day = numbers.first { $0 < 1000 }
         guard let year, let day else { return nil }
-        return FormDate(year: year, month: month, day: day)
+        return fourDigitYearDate(year, month, day)
+    }
+
+    /// A date answer: a real date with a four-digit year.
+    private static func fourDigitYearDate(_ year: Int, _ month: Int, _ day: Int) -> CivilDate? {
+        (1000...9999).contains(year) ? CivilDate(year: year, month: month, day: day) : nil
     }
 }
 

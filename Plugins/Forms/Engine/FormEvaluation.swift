@@ -17,7 +17,7 @@ public struct FormEvalSet: Sendable {
         public var expected: [String: String]
     }
 
-    public var today: FormDate
+    public var today: CivilDate
     public var cases: [Case]
 
     /// Reads `utterances.json`: `today`, `contexts` (name → `template`, `given`) and `utterances` (`id`,
@@ -25,7 +25,7 @@ public struct FormEvalSet: Sendable {
     public static func load(_ data: Data, file: String) throws -> FormEvalSet {
         func bad(_ problem: String) -> FormError { .invalidRequest("\(file): \(problem)") }
         guard let root = try? StrictJSON().parse(Array(data)) else { throw bad("is not JSON") }
-        guard let todayText = root["today"]?.stringValue, let today = FormDate(iso: todayText) else {
+        guard let todayText = root["today"]?.stringValue, let today = CivilDate(iso: todayText) else {
             throw bad("'today' must be a date YYYY-MM-DD")
         }
         guard case .object(let contexts) = root["contexts"] ?? .null,

@@ -51,13 +51,3 @@ extension FormSession {
         ])
     }
 }
-
-extension FormDate {
-    /// The date of `date` in `timeZone`.
-    public static func of(_ date: Date, in timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) -> FormDate {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return FormDate(year: c.year ?? 2000, month: c.month ?? 1, day: c.day ?? 1) ?? .fallback
-    }
-}

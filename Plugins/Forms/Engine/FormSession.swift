@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// What happened to one proposed answer.
 public enum AnswerOutcome: Sendable, Equatable {
@@ -32,7 +33,7 @@ public struct FormSession {
     public private(set) var record: SessionRecord
     let store: any FormStore
     /// Dates limited to past or future, and ages, are taken against this day.
-    public var today: FormDate
+    public var today: CivilDate
     let now: @Sendable () -> Date
 
     public var id: String { record.id }
@@ -40,7 +41,7 @@ public struct FormSession {
 
     /// Starts a new session and saves it.
     public static func start(
-        template: FormTemplate, store: any FormStore, language: String, id: String? = nil, today: FormDate,
+        template: FormTemplate, store: any FormStore, language: String, id: String? = nil, today: CivilDate,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> FormSession {
         guard template.metadata.languageSupport.contains(language) else {
@@ -59,7 +60,7 @@ public struct FormSession {
 
     /// Opens a saved session with its template from `catalog`.
     public static func resume(
-        id: String, store: any FormStore, catalog: FormCatalog, today: FormDate,
+        id: String, store: any FormStore, catalog: FormCatalog, today: CivilDate,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> FormSession {
         try SessionID.validate(id)
@@ -69,7 +70,7 @@ public struct FormSession {
     }
 
     init(
-        template: FormTemplate, record: SessionRecord, store: any FormStore, today: FormDate,
+        template: FormTemplate, record: SessionRecord, store: any FormStore, today: CivilDate,
         now: @escaping @Sendable () -> Date
     ) {
         self.template = template
@@ -259,10 +260,10 @@ public struct FormSession {
 
     /// Whether `rule` holds; a rule whose answers or lookup values are missing holds (nothing to check yet).
     func holds(_ rule: FormTemplate.StepRule, _ answers: [String: String]) -> Bool {
-        guard let value = answers[rule.field], let date = FormDate(iso: value) else { return true }
+        guard let value = answers[rule.field], let date = CivilDate(iso: value) else { return true }
         switch rule.kind {
         case .dateAfter(let other):
-            guard let o = answers[other].flatMap(FormDate.init(iso:)) else { return true }
+            guard let o = answers[other].flatMap(CivilDate.init(iso:)) else { return true }
             return date > o
         case .ageBetween(let min, let max):
             let age = date.years(until: today)

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// What an export writes for one session: `answers.json` (answers with evidence, fees, checklist), `form.txt` and
 /// `checklist.txt` in the session's language, `form.pdf` and `checklist.pdf` (the official form's language, English,
@@ -28,7 +29,7 @@ public struct FormDocuments: Sendable {
         }
         let answers = session.storedAnswers
         for reminder in session.template.review.reminders {
-            guard let value = answers[reminder.field], let date = FormDate(iso: value) else { continue }
+            guard let value = answers[reminder.field], let date = CivilDate(iso: value) else { continue }
             let event = ICalendarReminder(
                 uid: "\(session.id)-\(reminder.field)@sanad", date: date,
                 summary: reminder.title.text(session.language),

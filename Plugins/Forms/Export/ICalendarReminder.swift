@@ -1,16 +1,17 @@
 import Foundation
+import SanadCore
 
 /// An all-day calendar event with a display alarm, as an iCalendar file (RFC 5545): CRLF line ends, text values
 /// escaped, content lines folded at 75 octets without splitting a UTF-8 character.
 public struct ICalendarReminder: Sendable, Equatable {
     public var uid: String
-    public var date: FormDate
+    public var date: CivilDate
     public var summary: String
     public var description: String
     /// The alarm fires this many days before the day (0: on the day, at its start).
     public var alarmDaysBefore: Int
 
-    public init(uid: String, date: FormDate, summary: String, description: String, alarmDaysBefore: Int) {
+    public init(uid: String, date: CivilDate, summary: String, description: String, alarmDaysBefore: Int) {
         self.uid = uid
         self.date = date
         self.summary = summary
@@ -31,7 +32,7 @@ public struct ICalendarReminder: Sendable, Equatable {
 }
 
 /// `YYYYMMDD`. An all-day event with no DTEND lasts that one day (RFC 5545 3.6.1).
-func icsDate(_ d: FormDate) -> String { String(d.description.filter { $0 != "-" }) }
+func icsDate(_ d: CivilDate) -> String { String(d.description.filter { $0 != "-" }) }
 
 func icsStamp(_ date: Date) -> String {
     let f = DateFormatter()

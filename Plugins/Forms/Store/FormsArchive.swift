@@ -13,7 +13,7 @@ public enum FormsArchive {
 
     /// The archive of `records`, with the templates folder of `catalog`.
     public static func make(
-        _ records: [SessionRecord], catalog: FormCatalog, store: any FormStore, today: FormDate, now: Date
+        _ records: [SessionRecord], catalog: FormCatalog, store: any FormStore, today: CivilDate, now: Date
     ) throws -> [UInt8] {
         var files: [ZipEntry] = []
         for record in records {
@@ -72,7 +72,7 @@ public enum FormsArchive {
     /// Reads and checks an archive: every entry's CRC, the manifest against the files (none missing, none extra,
     /// every SHA-256 equal), the schema version, and each session as `SessionBackup.plan` checks it.
     public static func plan(
-        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: FormDate
+        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: CivilDate
     ) throws -> Plan {
         func bad(_ problem: String) -> FormError { .invalidBackup(file: file, problem: problem) }
         let entries: [ZipEntry]

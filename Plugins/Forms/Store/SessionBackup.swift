@@ -34,7 +34,7 @@ public enum SessionBackup {
     /// Reads and checks a backup: format, checksum, template and version, every answer against its field. Throws
     /// `FormError.invalidBackup` naming the problem.
     public static func plan(
-        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: FormDate
+        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: CivilDate
     ) throws -> Plan {
         func bad(_ problem: String) -> FormError { .invalidBackup(file: file, problem: problem) }
         let root: JSONValue

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// The header of an AAMVA PDF417 payload.
 public struct AAMVAHeader: Sendable, Hashable {
@@ -136,11 +137,11 @@ public struct AAMVABarcode: Sendable {
     // MARK: other fields
 
     public var licenseNumber: String? { self["DAQ"] }
-    public var dateOfBirth: CalendarDate? { dates["DBB"] }
-    public var expiryDate: CalendarDate? { dates["DBA"] }
-    public var issueDate: CalendarDate? { dates["DBD"] }
+    public var dateOfBirth: CivilDate? { dates["DBB"] }
+    public var expiryDate: CivilDate? { dates["DBA"] }
+    public var issueDate: CivilDate? { dates["DBD"] }
     /// Every date element of the primary subfile, read in the issuer's order.
-    public let dates: [String: CalendarDate]
+    public let dates: [String: CivilDate]
 
     public var sex: AAMVASex? {
         switch self["DBC"] {
@@ -178,7 +179,7 @@ public struct AAMVABarcode: Sendable {
 
     init(
         header: AAMVAHeader, directory: [AAMVASubfileEntry], subfiles: [AAMVASubfile], warnings: [String],
-        country: AAMVAJurisdictions.Country, dates: [String: CalendarDate]
+        country: AAMVAJurisdictions.Country, dates: [String: CivilDate]
     ) {
         self.header = header
         self.directory = directory

@@ -1,4 +1,5 @@
 import Foundation
+import SanadCore
 
 /// Reads the text a barcode scanner returns for the PDF417 symbol on a North American driver licence or ID card.
 ///
@@ -126,7 +127,7 @@ public enum AAMVAReader {
                 message: "no DL or ID subfile (found \(directory.map(\.type).joined(separator: ", ")))")
         }
         let country = issuerCountry(primary, iin: iin)
-        var dates: [String: CalendarDate] = [:]
+        var dates: [String: CivilDate] = [:]
         for element in primary.elements where AAMVAElementIDs.dates.contains(element.id) {
             let value = element.value.trimmingCharacters(in: .whitespaces)
             if value.isEmpty { continue }
@@ -299,7 +300,7 @@ public enum AAMVAReader {
     /// US issuers write MMDDCCYY and Canadian ones CCYYMMDD (versions 2+); version 0/1 cards write CCYYMMDD.
     private static func readDate(
         _ element: AAMVAElement, value: String, version: Int, country: AAMVAJurisdictions.Country
-    ) throws -> CalendarDate {
+    ) throws -> CivilDate {
         let yearFirst = version <= 1 || country == .canada
         let order = yearFirst ? "CCYYMMDD" : "MMDDCCYY"
         let digits = Array(value.utf8)
@@ -311,7 +312,7 @@ public enum AAMVAReader {
         }
         let (y, m, d) =
             yearFirst ? (field(0..<4), field(4..<6), field(6..<8)) : (field(4..<8), field(0..<2), field(2..<4))
-        guard let y, let m, let d, let date = CalendarDate(year: y, month: m, day: d) else {
+        guard let y, let m, let d, let date = CivilDate(year: y, month: m, day: d) else {
             throw OCRIngestError.aamva(
                 offset: element.offset, element: element.id,
                 message: "'\(value)' is not a calendar date in the \(order) order of a \(country.rawValue) issuer")

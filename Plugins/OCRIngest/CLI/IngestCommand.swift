@@ -121,7 +121,7 @@ public enum IngestCommand: SanadCommand {
 
     /// Reads one document: an image through Tesseract (`ocr` is opened on the first image and kept), else text.
     public static func read(
-        _ file: String, documentID: String, kind: DocumentKind, language: String, today: CalendarDate,
+        _ file: String, documentID: String, kind: DocumentKind, language: String, today: CivilDate,
         ocr: inout Result<TesseractOCR, any Error>?
     ) throws -> IngestedDocument {
         if file != "-", try isImage(file) {
@@ -146,10 +146,10 @@ public enum IngestCommand: SanadCommand {
         FileHandle.standardError.write(Data(("\r" + line + (done >= total ? "\n" : "")).utf8))
     }
 
-    static func parseDate(_ text: String) throws -> CalendarDate {
+    static func parseDate(_ text: String) throws -> CivilDate {
         let parts = text.split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3, text.count == 10,
-            let date = CalendarDate(year: parts[0], month: parts[1], day: parts[2])
+            let date = CivilDate(year: parts[0], month: parts[1], day: parts[2])
         else { throw UsageError("--today '\(text)' is not a date like 2026-11-24") }
         return date
     }

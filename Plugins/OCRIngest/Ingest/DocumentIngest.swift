@@ -44,7 +44,7 @@ public enum DocumentIngest {
     /// MRZ reader finds one, else plain text. With `.mrz` or `.aamva` the reader's error is thrown as is.
     /// `progress` gets (bytes done, bytes in all) as plain text is chunked, for a progress line on long inputs.
     public static func ingest(
-        text: String, documentID: String, kind: DocumentKind = .auto, reference: CalendarDate, ocr: String? = nil,
+        text: String, documentID: String, kind: DocumentKind = .auto, reference: CivilDate, ocr: String? = nil,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws -> IngestedDocument {
         switch kind {
@@ -69,7 +69,7 @@ public enum DocumentIngest {
     /// Runs Tesseract on the image at `path` (`language`: `eng`, `ara`, `eng+ara`) and ingests the text it reads.
     public static func ingest(
         imageAt path: String, documentID: String, kind: DocumentKind = .auto, language: String = "eng",
-        reference: CalendarDate, ocr engine: TesseractOCR
+        reference: CivilDate, ocr engine: TesseractOCR
     ) throws -> IngestedDocument {
         let text = try engine.recognize(imageAt: path, language: language)
         return try ingest(

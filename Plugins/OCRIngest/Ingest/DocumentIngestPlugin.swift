@@ -34,7 +34,7 @@ public final class DocumentIngestPlugin: FeaturePlugin {
     }
 
     /// Today in the device's time zone: two-digit MRZ years resolve against it.
-    public var today: CalendarDate { DocumentIngest.calendarDate(now()) }
+    public var today: CivilDate { DocumentIngest.calendarDate(now()) }
 
     var ingestTool: PluginTool {
         PluginTool(
@@ -79,11 +79,11 @@ public final class DocumentIngestPlugin: FeaturePlugin {
 
 extension DocumentIngest {
     /// The calendar date of `instant` in the current time zone.
-    public static func calendarDate(_ instant: Date, timeZone: TimeZone = .current) -> CalendarDate {
+    public static func calendarDate(_ instant: Date, timeZone: TimeZone = .current) -> CivilDate {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents([.year, .month, .day], from: instant)
-        return CalendarDate(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1)
-            ?? CalendarDate(year: 1970, month: 1, day: 1)!
+        return CivilDate(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1)
+            ?? CivilDate(year: 1970, month: 1, day: 1)!
     }
 }

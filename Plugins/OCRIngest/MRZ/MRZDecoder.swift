@@ -1,10 +1,11 @@
 import Foundation
+import SanadCore
 
 /// Decodes one candidate zone of known format: repairs what the field types and check digits allow, runs every
 /// check, and reads the fields. Input lines are upper case, MRZ characters only, of the format's length.
 struct MRZDecoder {
     let layout: MRZLayout
-    let reference: CalendarDate
+    let reference: CivilDate
     private var lines: [[UInt8]]
     private let asRead: [[UInt8]]
     private var checks: [MRZCheckSpec]
@@ -15,7 +16,7 @@ struct MRZDecoder {
     /// Overflow columns of a long TD1/TD2 document number in the optional data (number part, then check digit).
     private var overflow: (line: Int, columns: Range<Int>)?
 
-    init(lines: [[UInt8]], format: MRZFormat, reference: CalendarDate) {
+    init(lines: [[UInt8]], format: MRZFormat, reference: CivilDate) {
         self.layout = MRZLayout.of(format)
         self.reference = reference
         self.lines = lines
@@ -26,14 +27,14 @@ struct MRZDecoder {
     /// Decodes one window. `repairBudget` is how many repair combinations the caller's block may still try; the
     /// search spends from it and is skipped (no check-digit repair) once it is spent.
     static func decode(
-        lines: [[UInt8]], format: MRZFormat, reference: CalendarDate, repairBudget: inout Int
+        lines: [[UInt8]], format: MRZFormat, reference: CivilDate, repairBudget: inout Int
     ) -> MRZResult {
         var decoder = MRZDecoder(lines: lines, format: format, reference: reference)
         return decoder.run(repairBudget: &repairBudget)
     }
 
     /// `decode` with the whole search allowed (one zone, no block around it).
-    static func decode(lines: [[UInt8]], format: MRZFormat, reference: CalendarDate) -> MRZResult {
+    static func decode(lines: [[UInt8]], format: MRZFormat, reference: CivilDate) -> MRZResult {
         var budget = maxRepairCombinations
         return decode(lines: lines, format: format, reference: reference, repairBudget: &budget)
     }
@@ -349,7 +350,7 @@ struct MRZDecoder {
         }
         if let mm, !(1...12).contains(mm) {
             problems.append("line \(field.line + 1) (\(id.rawValue)): month \(mm) in '\(raw)' does not exist")
-        } else if let dd, dd < 1 || dd > CalendarDate.daysIn(month: mm ?? 1, year: year) {
+        } else if let dd, dd < 1 || dd > CivilDate.daysIn(month: mm ?? 1, year: year) {
             problems.append("line \(field.line + 1) (\(id.rawValue)): day \(dd) in '\(raw)' does not exist")
         }
         return MRZDate(raw: raw, year: year, month: mm ?? nil, day: dd ?? nil)

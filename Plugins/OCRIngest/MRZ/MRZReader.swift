@@ -1,3 +1,5 @@
+import SanadCore
+
 /// Finds a machine-readable zone in OCR text and decodes it.
 ///
 /// The text may hold anything around the zone. Lines are upper-cased, `«`-like marks become `<` and spaces are
@@ -12,7 +14,7 @@ public enum MRZReader {
     ///
     /// Throws when no MRZ-like text is found or none fits a format. A zone that fits a format but fails checks is
     /// returned with `isValid == false` and the failing checks named.
-    public static func read(_ text: String, reference: CalendarDate) throws -> MRZResult {
+    public static func read(_ text: String, reference: CivilDate) throws -> MRZResult {
         let blocks = candidateBlocks(text)
         guard !blocks.isEmpty else {
             throw OCRIngestError.noMRZFound("no line of the text looks like an MRZ line (A–Z, 0–9, '<')")
@@ -60,7 +62,7 @@ public enum MRZReader {
     /// windows where the text's lines start (a zone's first line starts a line), then every other position (a zone
     /// whose line breaks OCR moved), until a cap is reached.
     private static func consider(
-        _ block: Variant, reference: CalendarDate, budget: inout Budget, best: inout (result: MRZResult, score: [Int])?
+        _ block: Variant, reference: CivilDate, budget: inout Budget, best: inout (result: MRZResult, score: [Int])?
     ) {
         var windows = 0
         var repairBudget = Budget.maxRepairCombinationsPerBlock
@@ -121,7 +123,7 @@ public enum MRZReader {
     }
 
     /// Reads a zone whose lines are already separated (e.g. a document's stored MRZ).
-    public static func read(lines: [String], reference: CalendarDate) throws -> MRZResult {
+    public static func read(lines: [String], reference: CivilDate) throws -> MRZResult {
         try read(lines.joined(separator: "\n"), reference: reference)
     }
 

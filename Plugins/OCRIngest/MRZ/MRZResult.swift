@@ -1,3 +1,5 @@
+import SanadCore
+
 /// A date as a machine-readable zone prints it (`YYMMDD`, `<<` for an unknown month or day), with the century
 /// resolved against a reference date.
 public struct MRZDate: Sendable, Hashable {
@@ -9,17 +11,17 @@ public struct MRZDate: Sendable, Hashable {
     public let day: Int?
 
     /// The full date, when year, month and day are all known.
-    public var date: CalendarDate? {
+    public var date: CivilDate? {
         guard let year, let month, let day else { return nil }
-        return CalendarDate(year: year, month: month, day: day)
+        return CivilDate(year: year, month: month, day: day)
     }
 
     /// `YYYY-MM-DD`, or `YYYY-MM` / `YYYY` when the day or month is unknown.
     public var iso: String? {
         guard let year else { return nil }
-        guard let month else { return pad(year, 4) }
-        guard let day else { return "\(pad(year, 4))-\(pad(month, 2))" }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        guard let month else { return zeroPadded(year, 4) }
+        guard let day else { return "\(zeroPadded(year, 4))-\(zeroPadded(month, 2))" }
+        return "\(zeroPadded(year, 4))-\(zeroPadded(month, 2))-\(zeroPadded(day, 2))"
     }
 }
 

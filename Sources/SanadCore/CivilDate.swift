@@ -1,14 +1,17 @@
 import Foundation
 
-/// A calendar date without a time (proleptic Gregorian), as user data stores expiry dates (`2027-01-06`).
+/// A calendar date without a time (proleptic Gregorian): an expiry date in user data (`2027-01-06`), a date a
+/// document prints, a form's `date` answer, a message's day. The one date type of the host and its plugins.
 ///
 /// Day arithmetic uses day numbers (days since 1970-01-01) computed with Howard Hinnant's civil-date algorithms, so
-/// `daysRemaining` does not depend on the process's time zone or calendar settings; "today" is the date of the
-/// injected clock in the plugin's time zone (default Asia/Riyadh).
+/// it does not depend on the process's time zone or calendar settings; "today" is the date of an injected clock in
+/// a time zone the caller names.
 public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var year: Int
-    public var month: Int
-    public var day: Int
+    public let year: Int
+    /// 1-based.
+    public let month: Int
+    /// 1-based.
+    public let day: Int
 
     /// A valid date; nil when the month or day is out of range.
     public init?(year: Int, month: Int, day: Int) {
@@ -53,8 +56,9 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
         return era * 146_097 + doe - 719_468
     }
 
-    /// The date of `instant` in `zone`.
-    public static func today(_ instant: Date, in zone: TimeZone) -> CivilDate {
+    /// The date of `instant` in `zone` (default UTC).
+    public static func today(_ instant: Date, in zone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> CivilDate
+    {
         let local = instant.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: instant))
         return CivilDate(dayNumber: Int((local / 86_400).rounded(.down)))
     }
@@ -65,22 +69,30 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
     /// `self` moved by `days`.
     public func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
 
+    /// Whole years from `self` (a birth date) to `date`: an age.
+    public func years(until date: CivilDate) -> Int {
+        date.year - year - ((date.month, date.day) < (month, day) ? 1 : 0)
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
     public static func daysIn(month: Int, year: Int) -> Int {
         switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 2: return isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: return 30
         default: return 31
         }
     }
 
+    public static func isLeap(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
+
     public static func < (a: CivilDate, b: CivilDate) -> Bool { a.dayNumber < b.dayNumber }
 
-    /// `YYYY-MM-DD`.
-    public var description: String {
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(abs(v))
-            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
-    }
+    /// `YYYY-MM-DD` (ISO 8601).
+    public var description: String { "\(zeroPadded(year, 4))-\(zeroPadded(month, 2))-\(zeroPadded(day, 2))" }
+}
+
+/// `value` in decimal with at least `width` digits (`zeroPadded(7, 2)` is `07`; a sign comes before the zeros).
+public func zeroPadded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value.magnitude)
+    return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

@@ -296,7 +296,9 @@ let package = Package(
             name: "CreditScoringTests",
             dependencies: ["CreditScoringPlugin", "CreditReceiver", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/CreditScoringTests"),
-        .testTarget(name: "CLITests", dependencies: ["SanadCore", "SanadTestSupport"], path: "Tests/CLITests"),
+        .testTarget(
+            name: "CLITests", dependencies: ["SanadCore", "SanadCommandLine", "SanadTestSupport"],
+            path: "Tests/CLITests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -53,6 +53,16 @@ final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
         try texts.map { try embedOne($0) }
     }
 
+    func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch {
+        var vectors: [[Float]] = []
+        vectors.reserveCapacity(texts.count)
+        for text in texts {
+            vectors.append(try embedOne(text))
+            progress(vectors.count)
+        }
+        return EmbeddingBatch(vectors: vectors)
+    }
+
     private func embedOne(_ text: String) throws -> [Float] {
         lock.lock()
         defer { lock.unlock() }

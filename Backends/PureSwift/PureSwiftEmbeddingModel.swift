@@ -47,7 +47,8 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
         try embedBatch(texts).vectors
     }
 
-    public func embedBatch(_ texts: [String]) throws -> EmbeddingBatch {
+    /// The vectors, `batchSize` texts per encoder pass; `progress` gets the count done after each pass.
+    public func embedBatch(_ texts: [String], progress: (Int) -> Void = { _ in }) throws -> EmbeddingBatch {
         var vectors: [[Float]] = []
         vectors.reserveCapacity(texts.count)
         var truncated: [Int] = []
@@ -62,6 +63,7 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
             }
             vectors += try encoder.meanPooledEmbeddings(batch, threads: threads)
             start = end
+            progress(end)
         }
         return EmbeddingBatch(
             vectors: vectors, truncated: truncated, sequenceLimit: encoder.configuration.maxSequenceLength)
@@ -69,5 +71,9 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
 
     public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
         try embedBatch(texts)
+    }
+
+    public func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch {
+        try embedBatch(texts, progress: progress)
     }
 }

@@ -141,6 +141,17 @@ public enum PluginHost {
     }
 }
 
+/// `model`'s vectors for `texts`, with a progress line on standard error while it works (in place on a terminal;
+/// plain lines when `progressRequested` and standard error is not a terminal).
+public func embedShowingProgress(_ model: any EmbeddingModel, _ texts: [String], progressRequested: Bool = false)
+    async throws -> EmbeddingBatch
+{
+    let line = ProgressLine(
+        "embedding", total: texts.count, unit: "texts", mode: ProgressLine.mode(requested: progressRequested))
+    defer { line.finish() }
+    return try await model.embedReportingTruncation(texts) { line.update($0) }
+}
+
 /// A note on standard error for every text the model cut.
 public func reportTruncation(_ batch: EmbeddingBatch, labels: [String]? = nil) {
     for i in batch.truncated {

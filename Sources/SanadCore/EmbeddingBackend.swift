@@ -17,6 +17,9 @@ public protocol EmbeddingModel: AnyObject, Sendable {
     func embed(_ texts: [String]) async throws -> [[Float]]
     /// `embed`, saying which texts were cut to the model's sequence limit. Default: `embed`, none cut.
     func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch
+    /// `embedReportingTruncation`, calling `progress` with how many texts are done as the work advances (for a
+    /// progress line). Default: one call when all are done.
+    func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch
 }
 
 /// Vectors for a list of texts and which of them the model cut.
@@ -37,6 +40,12 @@ public struct EmbeddingBatch: Sendable, Equatable {
 extension EmbeddingModel {
     public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
         EmbeddingBatch(vectors: try await embed(texts))
+    }
+
+    public func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch {
+        let batch = try await embedReportingTruncation(texts)
+        progress(texts.count)
+        return batch
     }
 }
 
@@ -70,7 +79,11 @@ public final class FiniteEmbeddingModel: EmbeddingModel {
     }
 
     public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
-        let batch = try await base.embedReportingTruncation(texts)
+        try await embedReportingTruncation(texts) { _ in }
+    }
+
+    public func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch {
+        let batch = try await base.embedReportingTruncation(texts, progress: progress)
         try check(batch.vectors)
         return batch
     }

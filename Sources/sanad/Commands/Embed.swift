@@ -22,6 +22,7 @@ enum EmbedCommand: SanadCommand {
                               a .gguf file)
           -t, --threads N     worker threads (default: the tier's)
           -f, --file FILE     embed every non-empty line of FILE
+          --progress          a progress line on standard error even when it is not a terminal
         \(HostContext.optionsHelp)
         """
 
@@ -30,6 +31,7 @@ enum EmbedCommand: SanadCommand {
         let backendID = try arguments.option("--backend")
         let threads = try arguments.int("-t", "--threads", range: 1...512)
         let file = try arguments.option("-f", "--file")
+        let progress = arguments.flag("--progress")
         let host = try HostContext.load(&arguments)
         var texts = try arguments.positionals(names: "TEXT")
         if let file {
@@ -40,7 +42,7 @@ enum EmbedCommand: SanadCommand {
         }
         guard !texts.isEmpty else { throw UsageError("missing the texts (arguments or -f FILE)") }
         let model = try await host.openEmbeddingModel(model: modelName, backend: backendID, threads: threads)
-        let batch = try await model.embedReportingTruncation(texts)
+        let batch = try await embedShowingProgress(model, texts, progressRequested: progress)
         reportTruncation(batch)
         for v in batch.vectors { print(jsonArray(v)) }
         return ExitCode.success

@@ -32,6 +32,7 @@ enum IndexCommand: SanadCommand {
           -m, --model MODEL     embedding model (see 'sanad embed --help')
           --backend ID          embedding engine
           -t, --threads N       worker threads
+          --progress            a progress line on standard error even when it is not a terminal (add)
         \(HostContext.optionsHelp)
         """
 
@@ -47,6 +48,7 @@ enum IndexCommand: SanadCommand {
         let modelName = try arguments.option("-m", "--model")
         let backendID = try arguments.option("--backend")
         let threads = try arguments.int("-t", "--threads", range: 1...512)
+        let progress = arguments.flag("--progress")
         let hostOptions = try HostOptions.parse(&arguments)
         var positionals = try arguments.positionals(min: 1, names: "the action (add, query, list or remove)")
         let action = positionals.removeFirst()
@@ -73,7 +75,7 @@ enum IndexCommand: SanadCommand {
             let model = try await embedder()
             // A damaged index is refused before the texts are embedded.
             if FileManager.default.fileExists(atPath: indexPath) { _ = try VectorIndexFile.load(indexPath) }
-            let batch = try await model.embedReportingTruncation(texts)
+            let batch = try await embedShowingProgress(model, texts, progressRequested: progress)
             reportTruncation(batch, labels: texts)
             let count = try VectorIndexFile.update(indexPath, dimension: model.dimension) { index in
                 for (text, vector) in zip(texts, batch.vectors) {

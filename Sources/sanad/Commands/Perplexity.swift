@@ -14,8 +14,8 @@ enum PerplexityCommand: SanadCommand {
         llama-perplexity's method: the whole text is tokenized (with BOS when the model adds one) and cut into chunks
         of CTX tokens; each chunk is evaluated from an empty cache (its first token replaced by BOS when the model
         adds BOS), and only the second half of each chunk is scored, by the log-softmax of the logits. The running
-        value is printed per chunk on standard error as [chunk]value; the result ends standard output as
-        'PPL = value +/- error'.
+        value is printed per chunk on standard error as [chunk]value, after the time of the first pass and an
+        estimate of the rest (ETA); the result ends standard output as 'PPL = value +/- error'.
 
         Options:
           -m, --model MODEL   a .gguf path, or a file name in the models folder (default: the tier's model)
@@ -67,6 +67,7 @@ enum PerplexityCommand: SanadCommand {
         var nll: Double = 0
         var nll2: Double = 0
         var count = 0
+        let passesStarted = Date()
         for chunk in 0..<chunks {
             let start = chunk * context
             var input = Array(tokens[start..<(start + context)])
@@ -79,6 +80,13 @@ enum PerplexityCommand: SanadCommand {
                 nll2 += v * v
             }
             count += context - first - 1
+            if chunk == 0 {
+                // As llama-perplexity: the time of one pass and the estimate for the rest, before the first value.
+                let pass = Date().timeIntervalSince(passesStarted)
+                printError(
+                    String(format: "perplexity: %.2f seconds per pass - ETA ", pass)
+                        + ProgressLine.duration(pass * Double(chunks - 1)))
+            }
             FileHandle.standardError.write(Data(String(format: "[%d]%.4f,", chunk + 1, exp(nll / Double(count))).utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))

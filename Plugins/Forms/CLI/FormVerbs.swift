@@ -5,13 +5,16 @@ import SanadCommandLine
 import SanadCore
 import SanadHost
 
-/// The options every `sanad form` verb takes: `--store DIR` and the clock (`--now`), and what they open.
+/// The options every `sanad form` verb takes: `--store DIR` and the clock (`--now`), and what they open; `--json`
+/// for the verbs that print JSON.
 struct FormContext {
     let directory: URL
     let clock: @Sendable () -> Date
     let catalog: FormCatalog
+    let json: Bool
 
-    init(parsing arguments: inout Arguments) throws {
+    init(parsing arguments: inout Arguments, json takesJSON: Bool = false) throws {
+        json = takesJSON && arguments.flag("--json")
         let option = try arguments.option("--store")
         directory = try option.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: FormsPlugin.pluginID)
         clock = try PluginHost.clock(&arguments)
@@ -39,11 +42,10 @@ struct SessionArguments {
     let context: FormContext
     let id: String
     let more: [String]
-    let json: Bool
+    var json: Bool { context.json }
 
     init(parsing arguments: inout Arguments, more names: [String] = [], json takesJSON: Bool = false) throws {
-        json = takesJSON && arguments.flag("--json")
-        context = try FormContext(parsing: &arguments)
+        context = try FormContext(parsing: &arguments, json: takesJSON)
         let all = ["SESSION"] + names
         let values = try arguments.positionals(min: all.count, max: all.count, names: all.joined(separator: " and "))
         (id, more) = (values[0], Array(values.dropFirst()))
@@ -71,18 +73,16 @@ extension FormCommand {
     /// `list`: the bundled templates.
     struct List: CommandVerb {
         static let name = "list"
-        let json: Bool
         let context: FormContext
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
-            context = try FormContext(parsing: &arguments)
+            context = try FormContext(parsing: &arguments, json: true)
             try arguments.finish()
         }
 
         func run() async throws -> Int32 {
             let templates = context.catalog.templates
-            if json {
+            if context.json {
                 print(
                     JSONValue.array(
                         templates.map {
@@ -107,19 +107,17 @@ extension FormCommand {
     /// `sessions`: the saved sessions and their progress.
     struct Sessions: CommandVerb {
         static let name = "sessions"
-        let json: Bool
         let context: FormContext
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
-            context = try FormContext(parsing: &arguments)
+            context = try FormContext(parsing: &arguments, json: true)
             try arguments.finish()
         }
 
         func run() async throws -> Int32 {
             let store = try context.openStore()
             let sessions = try store.sessions().map { try context.resume($0.id, store: store) }
-            if json {
+            if context.json {
                 print(JSONValue.array(sessions.map(\.stateJSON)).prettyString)
             } else {
                 print("store: \(store.location)")
@@ -139,16 +137,14 @@ extension FormCommand {
         let template: FormTemplate
         let language: String
         let id: String?
-        let json: Bool
         let provider: AnswerProviderOptions
         let context: FormContext
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
             let language = try arguments.option("--lang") ?? "en"
             id = try arguments.option("--id")
             provider = try AnswerProviderOptions(parsing: &arguments)
-            context = try FormContext(parsing: &arguments)
+            context = try FormContext(parsing: &arguments, json: true)
             let name = try arguments.positionals(min: 1, max: 1, names: "TEMPLATE (see 'sanad form list')")[0]
             do { template = try context.catalog.template(name) } catch { throw UsageError("\(error)") }
             guard template.metadata.languageSupport.contains(language) else {
@@ -165,7 +161,8 @@ extension FormCommand {
                 now: context.clock)
             print("session \(s.id) started (\(template.metadata.name.text(language)))")
             return try await converse(
-                &s, json: json, model: try await conversationModel(provider.model), acceptAll: provider.acceptAll)
+                &s, json: context.json, model: try await conversationModel(provider.model),
+                acceptAll: provider.acceptAll)
         }
     }
 
@@ -419,26 +416,24 @@ extension FormCommand {
     /// `privacy`: what is kept on this device; `--export FILE`, `--wipe`.
     struct Privacy: CommandVerb {
         static let name = "privacy"
-        let json: Bool
         let export: String?
         let wipe: Bool
         let yes: Bool
         let context: FormContext
 
         init(parsing arguments: inout Arguments) throws {
-            json = arguments.flag("--json")
             export = try arguments.option("--export")
             wipe = arguments.flag("--wipe")
             yes = arguments.flag("--yes")
             if yes && !wipe { throw UsageError("'--yes' applies to 'privacy --wipe'") }
-            context = try FormContext(parsing: &arguments)
+            context = try FormContext(parsing: &arguments, json: true)
             try arguments.finish()
         }
 
         func run() async throws -> Int32 {
             try privacy(
                 store: try context.openStore(), directory: context.directory, catalog: context.catalog,
-                today: context.today, now: context.clock(), json: json, export: export, wipe: wipe, yes: yes)
+                today: context.today, now: context.clock(), json: context.json, export: export, wipe: wipe, yes: yes)
         }
     }
 }

@@ -28,6 +28,9 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     ServeCommand.self,
 ]
 
+/// The version `--version` and `sanad bench`'s build fields name.
+let sanadVersion = "0.1.0"
+
 let topLevelHelp = """
     Sanad: an on-device LLM inference host.
 
@@ -58,7 +61,7 @@ func runMain() async -> Int32 {
         return argv.isEmpty ? ExitCode.usage : ExitCode.success
     }
     if name == "--version" {
-        print("sanad 0.1.0")
+        print("sanad \(sanadVersion)")
         return ExitCode.success
     }
     guard let command = allCommands.first(where: { $0.name == name || $0.aliases.contains(name) }) else {

@@ -11,8 +11,8 @@ enum BenchCommand: SanadCommand {
     static let summary = "Benchmark engines the way llama-bench does (pp512, tg128, …)"
     static let help = """
         Usage: sanad bench [-m MODEL[,MODEL...]] [--backends ID,...|all] [-p N[,N...]] [-n N[,N...]]
-                           [-pg PP,TG] [-d N[,N...]] [-r REPS] [-t THREADS] [-b BATCH] [-o md|json|jsonl|csv]
-                           [--no-warmup]
+                           [-pg PP,TG] [-d N[,N...]] [-r REPS] [-t N[,N...]] [-b N[,N...]] [-ub N[,N...]]
+                           [-o md|json|jsonl|csv|sql] [--no-warmup]
 
         Measures prompt processing (pp) and generation (tg) speed with llama-bench's method, so the numbers are
         directly comparable with llama-bench of llama.cpp: random token ids (BOS first if the model adds one), one
@@ -21,6 +21,10 @@ enum BenchCommand: SanadCommand {
         repetition = tokens / seconds, reported as mean ± sample standard deviation. With -d N (llama-bench's
         depth) every test runs again with the KV cache first filled with N random tokens, untimed, before each
         repetition: 'pp512 @ d4096' is a 512-token prompt after 4096 tokens of context.
+
+        Every value list (-m, -p, -n, -d, -t, -b, -ub) runs each combination, in llama-bench's order. CSV, JSON and
+        SQL carry all of llama-bench's fields in its order (those about GPUs, CPU masks and polling with the values
+        a plain CPU run of llama-bench writes), then Sanad's: sanad_backend, load_ms, ttft_ms, peak_rss_bytes, error.
 
         Progress goes to stderr, results to stdout (so `-o json > file` works). An engine that cannot run here is
         said on stderr with its reason and left out, unless --backends names it: then it is a row marked
@@ -35,9 +39,14 @@ enum BenchCommand: SanadCommand {
           -d, --n-depth LIST   context depths: the KV cache holds this many tokens when each test starts
                                (default: 0)
           -r, --repetitions N  repetitions per test (default: 5)
-          -t, --threads N      threads (default: the tier's, else all cores)
-          -b, --batch-size N   prompt batch size (default: 512)
-          -o, --output FORMAT  md (default), json, jsonl or csv
+          -t, --threads LIST   threads (default: the tier's, else all cores)
+          -b, --batch-size LIST
+                               logical batch sizes (default: 2048)
+          -ub, --ubatch-size LIST
+                               physical batch sizes (default: 512); Sanad's engines run min(n_batch, n_ubatch)
+                               tokens per forward pass, as llama.cpp computes
+          -o, --output FORMAT  md (default, with llama-bench's 'build:' footer), json, jsonl, csv or sql (a
+                               'sanad_bench' table: llama-bench's columns and types, then Sanad's)
           --no-warmup          skip the warm-up run
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -57,20 +66,21 @@ enum BenchCommand: SanadCommand {
     static func run(_ arguments: inout Arguments) async throws -> Int32 {
         let modelList = try arguments.list("-m", "--model")
         let backendList = try arguments.list("--backends")
-        let prompts = try arguments.list("-p", "--n-prompt")?.map { try positiveInt($0, flag: "-p", allowZero: true) }
-        let gens = try arguments.list("-n", "--n-gen")?.map { try positiveInt($0, flag: "-n", allowZero: true) }
+        let prompts = try positiveInts(&arguments, "-p", "--n-prompt", allowZero: true)
+        let gens = try positiveInts(&arguments, "-n", "--n-gen", allowZero: true)
         let pg = try arguments.list("-pg")
-        let depths = try arguments.list("-d", "--n-depth")?.map { try positiveInt($0, flag: "-d", allowZero: true) }
+        let depths = try positiveInts(&arguments, "-d", "--n-depth", allowZero: true)
         let reps = try arguments.int("-r", "--repetitions", range: 1...1000) ?? 5
-        let threadsFlag = try arguments.int("-t", "--threads", range: 1...1024)
-        let batch = try arguments.int("-b", "--batch-size", range: 1...65536) ?? 512
+        let threadList = try positiveInts(&arguments, "-t", "--threads", allowZero: false)
+        let batches = try positiveInts(&arguments, "-b", "--batch-size", allowZero: false) ?? [2048]
+        let ubatches = try positiveInts(&arguments, "-ub", "--ubatch-size", allowZero: false) ?? [512]
         let format = try arguments.option("-o", "--output") ?? "md"
         let noWarmup = arguments.flag("--no-warmup")
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
-        guard ["md", "json", "jsonl", "csv"].contains(format) else {
-            throw UsageError("'-o' must be md, json, jsonl or csv, got '\(format)'")
+        guard BenchPrinter.formats.contains(format) else {
+            throw UsageError("'-o' must be \(BenchPrinter.formats.joined(separator: ", ")), got '\(format)'")
         }
         var tests: [TestSpec] = []
         for p in prompts ?? [512] where p > 0 { tests.append(TestSpec(prompt: p, gen: 0)) }
@@ -94,96 +104,138 @@ enum BenchCommand: SanadCommand {
         } else {
             backendIDs = host.registry.inferenceIDs
         }
-        let models = try (modelList ?? [host.config.model]).map { try host.resolveModel($0) }
-        let threads = threadsFlag ?? host.config.threads ?? CPUAvailability.defaultThreads
+        let models = try (modelList ?? [host.config.model]).map { (name: $0, url: try host.resolveModel($0)) }
+        let threads = threadList ?? [host.config.threads ?? CPUAvailability.defaultThreads]
 
-        let printer = BenchPrinter(format: format)
+        // As llama-bench: n_batch and n_ubatch get a markdown column when they are not its defaults.
+        let extraColumns = [("n_batch", batches != [2048]), ("n_ubatch", ubatches != [512])].filter(\.1).map(\.0)
+        let printer = BenchPrinter(format: format, extraColumns: extraColumns, build: buildDescription())
         printer.begin()
+        let cpu = TuneCommand.cpuName()
         for model in models {
             // The file is read for its description only and closed before the engines load it (not counted in
             // their peak memory).
-            let info = try BenchModelInfo(file: try GGUFFile(path: model.path), url: model)
+            let info = try BenchModelInfo(file: try GGUFFile(path: model.url.path), name: model.name)
             for id in backendIDs {
-                let contextNeeded = tests.map { $0.prompt + $0.gen + $0.depth }.max() ?? 512
-                let plan: ModelPlan
-                do {
-                    plan = try host.planModel(
-                        ModelRequest(
-                            model: model.path, backend: id, threads: threads, contextLength: contextNeeded,
-                            batchSize: batch, checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
-                } catch {
-                    let reason: String
-                    if case SanadError.backendUnavailable(_, let why) = error {
-                        reason = why
-                    } else {
-                        reason = "\(error)"
-                    }
-                    // As llama-bench: what cannot run is said on stderr; a row only for an engine asked for by name.
-                    printError("bench: \(id): unavailable — \(reason)\(namedBackends ? "" : " (left out)")")
-                    if namedBackends {
-                        printer.unavailable(model: info, backend: id, threads: threads, reason: reason, tests: tests)
-                    }
-                    continue
-                }
-                resetPeakResidentMemory()
-                printError("bench: \(id): loading \(model.lastPathComponent) (\(threads) threads)")
-                let loadStart = monotonicNanoseconds()
-                let session: any InferenceSession
-                do {
-                    session = try await host.opener.open(plan)
-                } catch {
-                    printError("bench: \(id): failed to load — \(error)")
-                    printer.unavailable(model: info, backend: id, threads: threads, reason: "\(error)", tests: tests)
-                    continue
-                }
-                let loadNanoseconds = monotonicNanoseconds() - loadStart
-                var rng = BenchRandom(seed: 1)
-                let vocabulary = session.model.vocabularySize
-                let bos = session.model.addsBOS ? session.model.bosToken : nil
-                for (index, test) in tests.enumerated() {
-                    let label = "\(id) \(test.name) [\(index + 1)/\(tests.count)]"
-                    if !noWarmup {
-                        printError("bench: \(label): warm-up")
-                        session.reset()
-                        if test.prompt > 0 {
-                            try session.append(promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng))
+                // llama-bench's instance order: batch, micro-batch, threads; the tests (and depths) inside.
+                for batch in batches {
+                    for ubatch in ubatches {
+                        for t in threads {
+                            let run = BenchRun(
+                                model: info, backend: id, threads: t, batch: batch, ubatch: ubatch, cpu: cpu)
+                            let ran = try await runTests(
+                                tests, run: run, modelURL: model.url, host: host, load: load, reps: reps,
+                                warmup: !noWarmup, named: namedBackends, printer: printer)
+                            if !ran { break }
                         }
-                        if test.gen > 0 { try session.append([bos ?? rng.token(vocabulary)]) }
                     }
-                    var samples: [UInt64] = []
-                    var firstTokenNanoseconds: [UInt64] = []
-                    for rep in 0..<reps {
-                        session.reset()
-                        if test.depth > 0 {
-                            printError("bench: \(label): depth run \(rep + 1)/\(reps)")
-                            try session.append(promptTokens(test.depth, bos: bos, vocabulary: vocabulary, rng: &rng))
-                        }
-                        printError("bench: \(label): repetition \(rep + 1)/\(reps)")
-                        // Token ids are drawn before the clock starts: only the engine's work is timed.
-                        let prompt =
-                            test.prompt > 0
-                            ? promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng) : []
-                        var genTokens: [Int32] = [bos ?? rng.token(vocabulary)]
-                        for _ in 1..<max(test.gen, 1) { genTokens.append(rng.token(vocabulary)) }
-                        let start = monotonicNanoseconds()
-                        if !prompt.isEmpty { try session.append(prompt) }
-                        for i in 0..<test.gen {
-                            try session.append([genTokens[i]])
-                            if i == 0 { firstTokenNanoseconds.append(monotonicNanoseconds() - start) }
-                        }
-                        samples.append(monotonicNanoseconds() - start)
-                    }
-                    let result = BenchResult(
-                        model: info, backend: id, threads: threads, batch: batch, test: test, samplesNs: samples,
-                        loadNs: loadNanoseconds, firstTokenNs: firstTokenNanoseconds,
-                        peakResidentBytes: peakResidentMemory())
-                    printer.result(result)
                 }
-                session.reset()
             }
         }
         printer.end()
         return ExitCode.success
+    }
+
+    /// Loads the model on one engine with `run`'s threads and batch sizes and runs every test; false when the
+    /// engine cannot run here (said on stderr, a row only for an engine asked for by name).
+    static func runTests(
+        _ tests: [TestSpec], run: BenchRun, modelURL: URL, host: HostContext, load: LoadFlags, reps: Int,
+        warmup: Bool, named: Bool, printer: BenchPrinter
+    ) async throws -> Bool {
+        let id = run.backend
+        let contextNeeded = tests.map { $0.prompt + $0.gen + $0.depth }.max() ?? 512
+        let plan: ModelPlan
+        do {
+            // Sanad's engines take one batch size: the tokens of one forward pass, llama-bench's min(n_batch,
+            // n_ubatch).
+            plan = try host.planModel(
+                ModelRequest(
+                    model: modelURL.path, backend: id, threads: run.threads, contextLength: contextNeeded,
+                    batchSize: min(run.batch, run.ubatch), checkMemory: load.checkMemory,
+                    allowLongContext: load.allowLongContext))
+        } catch {
+            let reason: String
+            if case SanadError.backendUnavailable(_, let why) = error {
+                reason = why
+            } else {
+                reason = "\(error)"
+            }
+            // As llama-bench: what cannot run is said on stderr; a row only for an engine asked for by name.
+            printError("bench: \(id): unavailable — \(reason)\(named ? "" : " (left out)")")
+            if named { printer.unavailable(run, reason: reason, tests: tests) }
+            return false
+        }
+        resetPeakResidentMemory()
+        printError("bench: \(id): loading \(modelURL.lastPathComponent) (\(run.threads) threads)")
+        let loadStart = monotonicNanoseconds()
+        let session: any InferenceSession
+        do {
+            session = try await host.opener.open(plan)
+        } catch {
+            printError("bench: \(id): failed to load — \(error)")
+            printer.unavailable(run, reason: "\(error)", tests: tests)
+            return false
+        }
+        let loadNanoseconds = monotonicNanoseconds() - loadStart
+        var rng = BenchRandom(seed: 1)
+        let vocabulary = session.model.vocabularySize
+        let bos = session.model.addsBOS ? session.model.bosToken : nil
+        for (index, test) in tests.enumerated() {
+            let label = "\(id) \(test.name) [\(index + 1)/\(tests.count)]"
+            if warmup {
+                printError("bench: \(label): warm-up")
+                session.reset()
+                if test.prompt > 0 {
+                    try session.append(promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng))
+                }
+                if test.gen > 0 { try session.append([bos ?? rng.token(vocabulary)]) }
+            }
+            var samples: [UInt64] = []
+            var firstTokenNanoseconds: [UInt64] = []
+            for rep in 0..<reps {
+                session.reset()
+                if test.depth > 0 {
+                    printError("bench: \(label): depth run \(rep + 1)/\(reps)")
+                    try session.append(promptTokens(test.depth, bos: bos, vocabulary: vocabulary, rng: &rng))
+                }
+                printError("bench: \(label): repetition \(rep + 1)/\(reps)")
+                // Token ids are drawn before the clock starts: only the engine's work is timed.
+                let prompt =
+                    test.prompt > 0 ? promptTokens(test.prompt, bos: bos, vocabulary: vocabulary, rng: &rng) : []
+                var genTokens: [Int32] = [bos ?? rng.token(vocabulary)]
+                for _ in 1..<max(test.gen, 1) { genTokens.append(rng.token(vocabulary)) }
+                let start = monotonicNanoseconds()
+                if !prompt.isEmpty { try session.append(prompt) }
+                for i in 0..<test.gen {
+                    try session.append([genTokens[i]])
+                    if i == 0 { firstTokenNanoseconds.append(monotonicNanoseconds() - start) }
+                }
+                samples.append(monotonicNanoseconds() - start)
+            }
+            printer.result(
+                BenchResult(
+                    run: run, test: test, samplesNs: samples, loadNs: loadNanoseconds,
+                    firstTokenNs: firstTokenNanoseconds, peakResidentBytes: peakResidentMemory()))
+        }
+        session.reset()
+        return true
+    }
+
+    /// A list flag of sizes (`-t 1,2,4`).
+    static func positiveInts(_ arguments: inout Arguments, _ names: String..., allowZero: Bool) throws -> [Int]? {
+        var values: [Int]?
+        for name in names {
+            if let list = try arguments.list(name) {
+                values = try list.map { try positiveInt($0, flag: name, allowZero: allowZero) }
+            }
+        }
+        return values
+    }
+
+    /// What llama-bench's `build_commit` and `build_number` fields (and its `build:` footer) say of Sanad: its
+    /// version (Sanad has no build counter).
+    static func buildDescription() -> (commit: String, number: Int) {
+        (commit: "sanad \(sanadVersion)", number: 0)
     }
 
     static func positiveInt(_ text: String, flag: String, allowZero: Bool) throws -> Int {
@@ -217,8 +269,9 @@ struct BenchModelInfo {
     var size: Int
     var parameters: Int
 
-    init(file: GGUFFile, url: URL) throws {
-        filename = url.lastPathComponent
+    /// `name`: the model as the command line or the config named it (llama-bench writes its `-m` argument).
+    init(file: GGUFFile, name: String) throws {
+        filename = name
         size = file.tensorBytes
         parameters = file.parameterCount
         let summary = try ModelSummary(file: file)
@@ -239,11 +292,18 @@ func fileTypeName(_ value: Int?) -> String {
     return names[value] ?? "ftype \(value)"
 }
 
-struct BenchResult {
+/// One engine's setting of a run: the model, the engine, threads and batch sizes, on which CPU.
+struct BenchRun {
     var model: BenchModelInfo
     var backend: String
     var threads: Int
     var batch: Int
+    var ubatch: Int
+    var cpu: String
+}
+
+struct BenchResult {
+    var run: BenchRun
     var test: BenchCommand.TestSpec
     var samplesNs: [UInt64]
     var loadNs: UInt64
@@ -268,124 +328,6 @@ func sampleStandardDeviation(_ values: [Double]) -> Double {
     let m = mean(values)
     let squares = values.reduce(0) { $0 + ($1 - m) * ($1 - m) }
     return (squares / Double(values.count - 1)).squareRoot()
-}
-
-/// Prints results as they come, in llama-bench's formats.
-final class BenchPrinter {
-    let format: String
-    var first = true
-    let testTime = ISO8601DateFormatter().string(from: Date())
-
-    init(format: String) {
-        self.format = format
-    }
-
-    static let csvFields = [
-        "build_commit", "backends", "sanad_backend", "model_filename", "model_type", "model_size", "model_n_params",
-        "n_batch", "n_threads", "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts",
-        "stddev_ts",
-        "load_ms", "ttft_ms", "peak_rss_bytes", "error",
-    ]
-
-    func begin() {
-        switch format {
-        case "md":
-            print(
-                "| model                          |       size |     params | backend    | threads |            test |                  t/s |"
-            )
-            print(
-                "| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |"
-            )
-        case "json": print("[")
-        case "csv": print(Self.csvFields.joined(separator: ","))
-        default: break
-        }
-    }
-
-    func end() {
-        if format == "json" { print(first ? "]" : "\n]") }
-    }
-
-    func fields(
-        model: BenchModelInfo, backend: String, threads: Int, batch: Int, test: BenchCommand.TestSpec
-    ) -> [(String, JSONValue)] {
-        [
-            ("build_commit", .string("sanad")), ("backends", .string("CPU")), ("sanad_backend", .string(backend)),
-            ("model_filename", .string(model.filename)), ("model_type", .string(model.type)),
-            ("model_size", .number(Double(model.size))), ("model_n_params", .number(Double(model.parameters))),
-            ("n_batch", .number(Double(batch))), ("n_threads", .number(Double(threads))),
-            ("n_prompt", .number(Double(test.prompt))), ("n_gen", .number(Double(test.gen))),
-            ("n_depth", .number(Double(test.depth))),
-            ("test_time", .string(testTime)),
-        ]
-    }
-
-    func result(_ r: BenchResult) {
-        var row = fields(model: r.model, backend: r.backend, threads: r.threads, batch: r.batch, test: r.test)
-        row += [
-            ("avg_ns", .number(Double(UInt64(r.avgNs)))), ("stddev_ns", .number(Double(UInt64(r.stddevNs)))),
-            ("avg_ts", .number(r.avgTs)), ("stddev_ts", .number(r.stddevTs)),
-            ("load_ms", .number(Double(r.loadNs) / 1e6)),
-            ("ttft_ms", r.firstTokenNs.isEmpty ? .null : .number(mean(r.firstTokenNs.map { Double($0) }) / 1e6)),
-            ("peak_rss_bytes", r.peakResidentBytes.map { .number(Double($0)) } ?? .null),
-            ("samples_ns", .array(r.samplesNs.map { .number(Double($0)) })),
-            ("samples_ts", .array(r.samplesTs.map { .number($0) })),
-        ]
-        emit(
-            row, markdown: String(format: "%.2f ± %.2f", r.avgTs, r.stddevTs), model: r.model, backend: r.backend,
-            threads: r.threads, test: r.test)
-    }
-
-    func unavailable(
-        model: BenchModelInfo, backend: String, threads: Int, reason: String, tests: [BenchCommand.TestSpec]
-    ) {
-        for test in tests {
-            var row = fields(model: model, backend: backend, threads: threads, batch: 0, test: test)
-            row.append(("error", .string(reason)))
-            emit(row, markdown: "unavailable", model: model, backend: backend, threads: threads, test: test)
-        }
-    }
-
-    private func emit(
-        _ row: [(String, JSONValue)], markdown: String, model: BenchModelInfo, backend: String, threads: Int,
-        test: BenchCommand.TestSpec
-    ) {
-        let object = JSONValue.object(Dictionary(uniqueKeysWithValues: row))
-        switch format {
-        case "md":
-            let size = String(format: "%.2f MiB", Double(model.size) / 1_048_576)
-            print(
-                "| \(pad(model.type, 30)) | \(pad(size, 10, right: true)) | \(pad(formatParameterCount(model.parameters), 10, right: true)) | \(pad(backend, 10)) | \(pad(String(threads), 7, right: true)) | \(pad(test.name, 15, right: true)) | \(pad(markdown, 20, right: true)) |"
-            )
-        case "json":
-            print((first ? "" : ",\n") + indent(object.prettyString), terminator: "")
-        case "jsonl":
-            print(object.jsonString)
-        default:
-            let values = Self.csvFields.map { key -> String in
-                guard let v = row.first(where: { $0.0 == key })?.1 else { return "" }
-                switch v {
-                case .string(let s): return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                case .null: return ""
-                default: return v.jsonString
-                }
-            }
-            print(values.joined(separator: ","))
-        }
-        first = false
-        fflush(cStandardOutput)
-    }
-
-    private func indent(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
-    }
-
-    private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
-        let count = text.count
-        guard count < width else { return text }
-        let spaces = String(repeating: " ", count: width - count)
-        return right ? spaces + text : text + spaces
-    }
 }
 
 /// Monotonic clock in nanoseconds.

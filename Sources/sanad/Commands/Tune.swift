@@ -175,11 +175,14 @@ enum TuneCommand: SanadCommand {
 
     /// `Intel(R) Xeon(R) … (2 cores)` from /proc/cpuinfo.
     static func machineDescription() -> String {
+        "\(cpuName()) (\(CPUAvailability.current.usableCores) cores)"
+    }
+
+    /// The CPU's `model name` in /proc/cpuinfo (`unknown CPU` where there is none).
+    static func cpuName() -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let name =
-            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        return cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
-        return "\(name) (\(CPUAvailability.current.usableCores) cores)"
     }
 }

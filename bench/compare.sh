@@ -7,7 +7,7 @@ set -euo pipefail
 usage() {
     cat <<USAGE
 Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-d N[,N...]] [-r REPS] [--pairs K] [--backends LIST]
-                        [--save]
+                        [--save] [--plot FILE.svg]
 
 Alternates K times: llama-bench, then sanad bench (all engines), each with -r REPS repetitions of pp N and tg N.
 Prints a markdown table of medians over the K pairs with each engine's ratio to llama-bench.
@@ -23,6 +23,8 @@ Options:
   --pairs K        alternating pairs (default: 3)
   --backends LIST  sanad engines (default: all)
   --save           also write the table to bench/results/<date>-<model>-<cpu>.md
+  --plot FILE.svg  also draw the ratios as an SVG (bench/plot.py; 'bench/plot.py OUT.svg bench/results/X.md ...'
+                   draws saved tables, one panel per model)
   -h, --help       this help
 
 Environment: LLAMA_BENCH (default: llama-bench on PATH, else /usr/local/bin/llama-bench), SANAD (default: the
@@ -40,6 +42,7 @@ REPS=3
 PAIRS=3
 BACKENDS=all
 SAVE=0
+PLOT=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         -m) MODEL="$2"; shift 2 ;;
@@ -51,6 +54,7 @@ while [[ $# -gt 0 ]]; do
         --pairs) PAIRS="$2"; shift 2 ;;
         --backends) BACKENDS="$2"; shift 2 ;;
         --save) SAVE=1; shift ;;
+        --plot) PLOT="$2"; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; echo "Error: unknown option '$1'" >&2; exit 64 ;;
     esac
@@ -118,10 +122,15 @@ for t in tests:
 PY
 )"
 echo "$TABLE"
+{ echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -d $DEPTHS -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "CPU: $CPU; llama.cpp ${LLAMA_BUILD:-build unknown}; pure-swift ${KERNELS:-kernels unknown}"; echo; echo "$TABLE"; } >"$WORK/results.md"
 if [[ $SAVE -eq 1 ]]; then
     slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
     stem="$(basename "$MODEL" .gguf | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')"
     out="$ROOT/bench/results/$(date +%Y-%m-%d)-$stem-$slug.md"
-    { echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -d $DEPTHS -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "CPU: $CPU; llama.cpp ${LLAMA_BUILD:-build unknown}; pure-swift ${KERNELS:-kernels unknown}"; echo; echo "$TABLE"; } >"$out"
+    cp "$WORK/results.md" "$out"
     echo "saved $out" >&2
+fi
+if [[ -n "$PLOT" ]]; then
+    python3 "$ROOT/bench/plot.py" "$PLOT" "$WORK/results.md"
+    echo "plotted $PLOT" >&2
 fi

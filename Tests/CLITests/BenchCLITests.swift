@@ -163,4 +163,18 @@ struct BenchCLITests {
             #expect(String(decoding: load.stdout, as: UTF8.self) == "[(4, 'pure-swift')]\n")
         }
     }
+
+    @Test("-o svg draws one bar per result, titled engine and test, and names the unavailable")
+    func svg() throws {
+        let r = try SanadCLI.run(
+            [
+                "bench", "-m", TestPaths.smolLM2, "--backends", "pure-swift,llama", "-p", "8", "-n", "2", "-r", "1",
+                "-t", "1", "--no-warmup", "-o", "svg",
+            ], environment: ["SANAD_LIBLLAMA": "/nonexistent/libllama.so"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\"") && r.stdout.hasSuffix("</svg>\n"))
+        let titles = r.stdout.components(separatedBy: "<title>").dropFirst().map { $0.prefix { $0 != ":" } }
+        #expect(titles == ["pure-swift pp8", "pure-swift tg2"], "\(titles)")
+        #expect(r.stdout.contains("unavailable: llama pp8, llama tg2"), "\(r.stdout)")
+    }
 }

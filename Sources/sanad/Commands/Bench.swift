@@ -12,7 +12,7 @@ enum BenchCommand: SanadCommand {
     static let help = """
         Usage: sanad bench [-m MODEL[,MODEL...]] [--backends ID,...|all] [-p N[,N...]] [-n N[,N...]]
                            [-pg PP,TG] [-d N[,N...]] [-r REPS] [-t N[,N...]] [-b N[,N...]] [-ub N[,N...]]
-                           [-o md|json|jsonl|csv|sql] [--no-warmup]
+                           [-o md|json|jsonl|csv|sql|svg] [--no-warmup]
 
         Measures prompt processing (pp) and generation (tg) speed with llama-bench's method, so the numbers are
         directly comparable with llama-bench of llama.cpp: random token ids (BOS first if the model adds one), one
@@ -45,8 +45,9 @@ enum BenchCommand: SanadCommand {
           -ub, --ubatch-size LIST
                                physical batch sizes (default: 512); Sanad's engines run min(n_batch, n_ubatch)
                                tokens per forward pass, as llama.cpp computes
-          -o, --output FORMAT  md (default, with llama-bench's 'build:' footer), json, jsonl, csv or sql (a
-                               'sanad_bench' table: llama-bench's columns and types, then Sanad's)
+          -o, --output FORMAT  md (default, with llama-bench's 'build:' footer), json, jsonl, csv, sql (a
+                               'sanad_bench' table: llama-bench's columns and types, then Sanad's) or svg (a bar
+                               chart of the run's t/s, written when it ends)
           --no-warmup          skip the warm-up run
         \(LoadFlags.help)
         \(HostContext.optionsHelp)

@@ -75,14 +75,17 @@ enum BenchFields {
     }
 }
 
-/// Prints results as they come, in llama-bench's formats: md (with its `build:` footer), json, jsonl, csv, sql.
+/// Prints results as they come, in llama-bench's formats: md (with its `build:` footer), json, jsonl, csv, sql;
+/// and svg, a bar chart of every result drawn when the run ends.
 final class BenchPrinter {
-    static let formats = ["md", "json", "jsonl", "csv", "sql"]
+    static let formats = ["md", "json", "jsonl", "csv", "sql", "svg"]
     let format: String
     /// Extra markdown columns, as llama-bench adds them when the values are not its defaults (`n_batch`, `n_ubatch`).
     let extraColumns: [String]
     let build: (commit: String, number: Int)
     var first = true
+    /// What `svg` draws at the end: each row's run, test and t/s (nil: unavailable).
+    private var plotted: [(run: BenchRun, test: BenchCommand.TestSpec, ts: Double?)] = []
     let testTime = ISO8601DateFormatter().string(from: Date())
 
     init(format: String, extraColumns: [String], build: (commit: String, number: Int)) {
@@ -121,6 +124,7 @@ final class BenchPrinter {
         switch format {
         case "json": print(first ? "]" : "\n]")
         case "md": print("\nbuild: \(build.commit) (\(build.number))")
+        case "svg": print(BenchChart(results: plotted, build: build.commit).svg, terminator: "")
         default: break
         }
     }
@@ -168,6 +172,13 @@ final class BenchPrinter {
 
     private func emit(_ row: [String: JSONValue], run: BenchRun, test: BenchCommand.TestSpec, markdown: String) {
         switch format {
+        case "svg":
+            if case .number(let ts) = row["avg_ts"] {
+                plotted.append((run, test, ts))
+            } else {
+                plotted.append((run, test, nil))
+            }
+            return
         case "md":
             let size = String(format: "%.2f MiB", Double(run.model.size) / 1_048_576)
             var cells = [

@@ -145,7 +145,7 @@ let package = Package(
         // Command plumbing in swift-argument-parser's style (arguments, usage errors, exit codes, nested commands)
         // and the host as commands open it: the CLI's generic commands and the plugins' own (Plugins/*/CLI).
         .target(
-            name: "SanadCommandLine", dependencies: ["SanadCore", "SanadChat", "SanadHost"],
+            name: "SanadCommandLine", dependencies: ["SanadCore", "SanadChat", "SanadHost", "SanadIndex"],
             path: "Sources/SanadCommandLine", exclude: ["README.md"]),
         // `sanad serve`: an HTTP/1.1 server on POSIX sockets, the OpenAI-compatible API, slots, metrics, the web chat.
         .target(

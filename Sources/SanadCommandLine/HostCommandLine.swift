@@ -2,6 +2,7 @@ import Foundation
 import SanadChat
 import SanadCore
 import SanadHost
+import SanadIndex
 
 /// The program's wiring, installed once by `main` before any command runs (`CommandLineHost.install`), so commands
 /// that live with their plugins (`Plugins/*/CLI`) open the same host as the generic ones without knowing `Wiring`.
@@ -152,6 +153,24 @@ public func embedShowingProgress(_ model: any EmbeddingModel, _ texts: [String],
     return try await model.embedReportingTruncation(texts) { line.update($0) }
 }
 
+/// Embeds `entries`' texts with `model` (a progress line while it works; a note for every text it cut) and adds
+/// them to the index file at `path` (created when missing) as `identity`'s vectors; returns the entry count. An
+/// index of another model or dimension is refused before anything is embedded.
+public func addToIndex(
+    _ path: String, entries: [VectorIndexEntry], labels: [String]? = nil, model: any EmbeddingModel,
+    identity: IndexModel, progressRequested: Bool = false
+) async throws -> Int {
+    if FileManager.default.fileExists(atPath: path) {
+        try VectorIndexFile.check(
+            try VectorIndexFile.load(path), path: path, dimension: model.dimension, model: identity)
+    }
+    let batch = try await embedShowingProgress(model, entries.map(\.text), progressRequested: progressRequested)
+    reportTruncation(batch, labels: labels)
+    return try VectorIndexFile.append(
+        path, dimension: model.dimension, model: identity,
+        entries: Array(zip(entries, batch.vectors)).map { (entry: $0.0, vector: $0.1) })
+}
+
 /// A note on standard error for every text the model cut.
 public func reportTruncation(_ batch: EmbeddingBatch, labels: [String]? = nil) {
     for i in batch.truncated {
@@ -163,15 +182,23 @@ public func reportTruncation(_ batch: EmbeddingBatch, labels: [String]? = nil) {
 }
 
 extension HostContext {
+    /// Where the embedding model is: `model` (a path or a name in the models folder) or the config's.
+    public func embeddingModelURL(_ model: String?) throws -> URL {
+        guard let name = model ?? config.embedding?.model else {
+            throw UsageError(
+                "config '\(config.file.path)' has no `embedding` block; pass -m MODEL (a model folder or .gguf file)")
+        }
+        return try resolveModel(name)
+    }
+
+    /// What a vector index records of that model (its name and weights digest).
+    public func indexModel(_ model: String?) throws -> IndexModel { try IndexModel.of(try embeddingModelURL(model)) }
+
     /// The embedding model: `model` (a path or a name in the models folder) or the config's, through `backend` or
     /// the config's engine (with a model given: pure-swift for a folder, llama for a .gguf file).
     public func openEmbeddingModel(model: String?, backend: String?, threads: Int?) async throws -> any EmbeddingModel {
         let choice = config.embedding
-        guard let name = model ?? choice?.model else {
-            throw UsageError(
-                "config '\(config.file.path)' has no `embedding` block; pass -m MODEL (a model folder or .gguf file)")
-        }
-        let url = try resolveModel(name)
+        let url = try embeddingModelURL(model)
         let id: String
         if let backend {
             id = backend

@@ -24,13 +24,16 @@ public struct VectorMatch: Sendable, Equatable {
 /// on several threads. `VectorIndexFile` keeps one index per file.
 public struct VectorIndex: Sendable {
     public let dimension: Int
+    /// The embedding model of the vectors; nil for an index from before models were recorded (format 1).
+    public var model: IndexModel?
     public private(set) var entries: [VectorIndexEntry] = []
     /// (count, dimension) unit vectors, entry by entry.
     public private(set) var vectors: [Float] = []
     private var positions: [String: Int] = [:]
 
-    public init(dimension: Int) {
+    public init(dimension: Int, model: IndexModel? = nil) {
         self.dimension = dimension
+        self.model = model
     }
 
     public var count: Int { entries.count }
@@ -44,15 +47,22 @@ public struct VectorIndex: Sendable {
         guard vector.count == dimension else {
             throw VectorIndexError.dimensionMismatch(path: file, expected: dimension, found: vector.count)
         }
-        let unit = try unitVector(vector, id: entry.id)
+        store(entry, unit: try unitVector(vector, id: entry.id))
+    }
+
+    /// Adds or replaces `entry` with a vector already at unit length (as read from a file); true when it replaced
+    /// an entry with the same id.
+    @discardableResult
+    mutating func store<C: Collection<Float>>(_ entry: VectorIndexEntry, unit: C) -> Bool {
         if let i = positions[entry.id] {
             entries[i] = entry
             vectors.replaceSubrange(i * dimension..<(i + 1) * dimension, with: unit)
-        } else {
-            positions[entry.id] = entries.count
-            entries.append(entry)
-            vectors.append(contentsOf: unit)
+            return true
         }
+        positions[entry.id] = entries.count
+        entries.append(entry)
+        vectors.append(contentsOf: unit)
+        return false
     }
 
     /// Removes the entry `id` (the last entry takes its place); false when there is none.
@@ -116,13 +126,6 @@ public struct VectorIndex: Sendable {
         return vector.map { $0 * scale }
     }
 
-    /// Rebuilds an index from stored parts (`VectorIndexFile`), vectors already at unit length.
-    init(dimension: Int, entries: [VectorIndexEntry], vectors: [Float]) {
-        self.dimension = dimension
-        self.entries = entries
-        self.vectors = vectors
-        for (i, e) in entries.enumerated() { positions[e.id] = i }
-    }
 }
 
 /// Σ a[i]·b[i], sixteen lanes at a time.

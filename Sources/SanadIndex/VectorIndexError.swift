@@ -6,6 +6,8 @@ public enum VectorIndexError: Error, Equatable, Sendable, CustomStringConvertibl
     case corrupt(path: String, what: String)
     /// A vector's length differs from the index's dimension.
     case dimensionMismatch(path: String, expected: Int, found: Int)
+    /// The index holds another embedding model's vectors.
+    case modelMismatch(path: String, index: String, given: String)
     /// A vector with a NaN or infinity, or all zeros.
     case invalidVector(id: String, what: String)
 
@@ -19,6 +21,9 @@ public enum VectorIndexError: Error, Equatable, Sendable, CustomStringConvertibl
         case .dimensionMismatch(let path, let expected, let found):
             return "\(path): the index holds \(expected)-dimensional vectors but this one has \(found); use the "
                 + "embedding model the index was made with, or a new index file"
+        case .modelMismatch(let path, let index, let given):
+            return "\(path): the index holds vectors of \(index), not of \(given); use the model it was made with "
+                + "(-m), or a new index file"
         case .invalidVector(let id, let what):
             return "vector for '\(id)' \(what); embed the text again"
         }

@@ -92,11 +92,49 @@ struct EmbedCLITests {
         let list = try SanadCLI.run(["index", "list", "--index", index])
         #expect(list.stdout.split(separator: "\n").count == 3 && !list.stdout.contains(corpus[0]), "\(list.stdout)")
 
+        // A byte after the last segment is what a killed append leaves: the index still reads.
         let handle = try #require(FileHandle(forWritingAtPath: index))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([0x41]))
         try handle.close()
+        let kept = try SanadCLI.run(["index", "list", "--index", index])
+        #expect(kept.status == 0 && kept.stdout.split(separator: "\n").count == 3, "\(kept.stderr)")
+        // A changed byte inside is damage: refused, naming the file.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: index))
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: index))
         let refused = try SanadCLI.run(["index", "list", "--index", index])
         #expect(refused.status == 1 && refused.stderr.contains(index), "\(refused.stderr)")
+    }
+
+    @Test(
+        "--jsonl imports ids, texts and metadata; queries return them; the header names the model; bad lines are named")
+    func jsonlImport() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let index = dir.appendingPathComponent("docs.idx").path
+        let lines = [
+            #"{"id": "passport-fee", "text": "Passport renewal fee: 300 SAR for five years", "meta": {"page": 4, "lang": "en"}}"#,
+            #"{"id": "licence", "text": "A driving licence renewal needs a medical check"}"#,
+            "",
+            #"{"text": "Traffic violations can be paid online"}"#,
+        ]
+        let add = try SanadCLI.run(
+            ["index", "add", "--index", index, "--jsonl", "-", "--meta", "source=handbook"],
+            stdin: lines.joined(separator: "\n"))
+        #expect(add.status == 0 && add.stderr.contains("3 entries (all-MiniLM-L6-v2 (weights sha256 "), "\(add.stderr)")
+        let query = try SanadCLI.run([
+            "index", "query", "--index", index, "--json", "-k", "1", "how much is a passport",
+        ])
+        let hit = try JSONValue.parse(String(try #require(query.stdout.split(separator: "\n").first)))
+        #expect(hit["id"]?.stringValue == "passport-fee", "\(query.stdout)")
+        #expect(hit["metadata"]?["page"]?.stringValue == "4" && hit["metadata"]?["source"]?.stringValue == "handbook")
+        let list = try SanadCLI.run(["index", "list", "--index", index])
+        #expect(list.stdout.contains("Traffic violations can be paid online"), "the text is the id when none is given")
+        #expect(list.stderr.contains("3 entries of all-MiniLM-L6-v2"), "\(list.stderr)")
+        let bad = try SanadCLI.run(
+            ["index", "add", "--index", index, "--jsonl", "-"], stdin: #"{"text": "ok"}"# + "\n" + #"{"txt": "typo"}"#)
+        #expect(bad.status == 64 && bad.stderr.contains("standard input line 2: unknown key 'txt'"), "\(bad.stderr)")
+        #expect(try SanadCLI.run(["index", "list", "--index", index]).stdout.split(separator: "\n").count == 3)
     }
 }

@@ -76,6 +76,7 @@ struct VectorIndexTests {
             atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         #expect(leftovers == ["notes.sanadvec"])
 
+        // One segment, written with the header by a rename: a cut anywhere is damage, never an interrupted append.
         let good = try Data(contentsOf: URL(fileURLWithPath: path))
         for cut in [0, 10, 39, 40, 200, good.count - 1] {
             try good.prefix(cut).write(to: URL(fileURLWithPath: path))

@@ -64,6 +64,8 @@ extension FormCommand {
             guard let index else { return nil }
             let vectors = try VectorIndexFile.load(index)
             let embedder = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
+            try VectorIndexFile.check(
+                vectors, path: index, dimension: embedder.dimension, model: try host.indexModel(nil))
             let k = context
             printError("[context: up to \(k) passages of \(vectors.count) in \(index)]")
             return { text in

@@ -101,21 +101,16 @@ public enum IngestCommand: SanadCommand {
             return
         }
         let model = try await host.openEmbeddingModel(model: nil, backend: nil, threads: nil)
-        if FileManager.default.fileExists(atPath: path) { _ = try VectorIndexFile.load(path) }
-        let batch = try await embedShowingProgress(model, chunks.map(\.text))
-        reportTruncation(batch, labels: chunks.map { "\($0.documentID)#\($0.index)" })
-        let count = try VectorIndexFile.update(path, dimension: model.dimension) { index in
-            for (chunk, vector) in zip(chunks, batch.vectors) {
-                let metadata = [
+        let entries = chunks.map { chunk in
+            VectorIndexEntry(
+                id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text,
+                metadata: [
                     "documentId": chunk.documentID, "chunk": String(chunk.index),
                     "bytes": "\(chunk.sourceRange.lowerBound)-\(chunk.sourceRange.upperBound)",
-                ]
-                try index.add(
-                    VectorIndexEntry(id: "\(chunk.documentID)#\(chunk.index)", text: chunk.text, metadata: metadata),
-                    vector: vector, file: path)
-            }
-            return index.count
+                ])
         }
+        let count = try await addToIndex(
+            path, entries: entries, labels: entries.map(\.id), model: model, identity: try host.indexModel(nil))
         printError("\(path): \(chunks.count) chunk\(chunks.count == 1 ? "" : "s") added, \(count) entries")
     }
 

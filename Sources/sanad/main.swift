@@ -19,6 +19,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     PerplexityCommand.self,
     CompareCommand.self,
     ChatCommand.self,
+    RunCommand.self,
     ToolsCommand.self,
     IngestCommand.self,
     FormCommand.self,

@@ -57,21 +57,11 @@ public enum CreditScoring {
         return "\(iso)-\(Hex.encode(random))"
     }
 
-    /// The records in `store`, oldest first, with where each stands (`local`, `outbox`, `stored`).
-    public static func history(_ store: RecordStore) -> [JSONValue] {
-        store.files(in: store.records).compactMap { file in
-            guard let data = FileManager.default.contents(atPath: file.path), let r = try? JSONValue.parse(data) else {
-                return nil
-            }
-            let id = r["recordId"]?.stringValue ?? "?"
-            let confirmed = FileManager.default.fileExists(
-                atPath: store.confirmations.appendingPathComponent("\(id).json").path)
-            let pending = FileManager.default.fileExists(atPath: store.outbox.appendingPathComponent("\(id).json").path)
-            return .object([
-                "recordId": .string(id), "createdAt": r["createdAt"] ?? .null,
-                "trustworthiness": r["trustworthiness"] ?? .null, "method": r["method"] ?? .null,
-                "state": .string(confirmed ? "stored" : pending ? "outbox" : "local"),
-            ])
+    /// The records in `store`, oldest first, each verified, with where it stands (`StoredRecord.State`).
+    public static func history(_ store: RecordStore) -> [StoredRecord] {
+        switch LibCrypto.load() {
+        case .success(let lib): return StoredRecord.all(in: store, lib: lib)
+        case .failure(let error): return StoredRecord.all(in: store, lib: nil, missing: "libcrypto: \(error.reason)")
         }
     }
 }
@@ -189,7 +179,8 @@ public final class CreditScoringPlugin: FeaturePlugin {
         PluginTool(
             name: "credit_history",
             description:
-                "Lists this device's signed credit records with their score and whether they are stored by the server."
-        ) { [self] _ in .array(CreditScoring.history(store)) }
+                "Lists this device's signed credit records, each verified, with its score and whether the server "
+                + "stored it; a record that fails verification is listed as invalid with the reason and no score."
+        ) { [self] _ in .array(CreditScoring.history(store).map(\.json)) }
     }
 }

@@ -49,6 +49,44 @@ struct CreditCLITests {
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
     }
 
+    @Test("history verifies every record: a forged file is listed invalid with no score, and send refuses it offline")
+    func forgedRecords() throws {
+        let dir = Self.temporary()
+        let env = ["SANAD_DATA": dir]
+        let r = try SanadCLI.run(["credit", "analyze", "-", "--json"], stdin: Self.messages, environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let history = try JSONValue.parse(try SanadCLI.run(["credit", "history", "--json"], environment: env).stdout)
+        let good = try #require(history.arrayValue?.first)
+        #expect(good["state"]?.stringValue == "local" && good["trustworthiness"] != nil, "\(history)")
+        let id = try #require(good["recordId"]?.stringValue)
+        // A copy with a higher score under a later id: canonical bytes, a signature that no longer matches.
+        let records = URL(fileURLWithPath: dir).appendingPathComponent("credit-scoring/records")
+        let text = try String(contentsOf: records.appendingPathComponent("\(id).json"), encoding: .utf8)
+        let forgedID = "29991231T000000Z-000000000000"
+        let score = try #require(good["trustworthiness"]?.intValue)
+        let forged = text.replacingOccurrences(of: id, with: forgedID)
+            .replacingOccurrences(
+                of: "\"trustworthiness\":\(score)", with: "\"trustworthiness\":\(score == 100 ? 99 : 100)")
+        try forged.write(to: records.appendingPathComponent("\(forgedID).json"), atomically: true, encoding: .utf8)
+        let listed = try SanadCLI.run(["credit", "history"], environment: env)
+        let line = try #require(listed.stdout.split(separator: "\n").first { $0.hasPrefix(forgedID) })
+        #expect(line.contains("invalid: bad-signature") && line.contains("not shown"), "\(listed.stdout)")
+        // Sending it names the reason and never reaches for the database.
+        let sent = try SanadCLI.run(
+            ["credit", "send", forgedID, "--db", "host=/nonexistent port=1 connect_timeout=1"], environment: env)
+        #expect(sent.status == 1 && sent.stderr.contains("invalid: bad-signature"), "\(sent.stderr)")
+        #expect(!(sent.stdout + sent.stderr).contains("unreachable"))
+        // A confirmation that names another digest does not make a record stored.
+        let confirmations = URL(fileURLWithPath: dir).appendingPathComponent("credit-scoring/confirmations")
+        try FileManager.default.createDirectory(at: confirmations, withIntermediateDirectories: true)
+        try #"{"digest":"00","id":7,"recordId":"\#(id)"}"#.write(
+            to: confirmations.appendingPathComponent("\(id).json"), atomically: true, encoding: .utf8)
+        let after = try SanadCLI.run(["credit", "history"], environment: env)
+        #expect(after.stdout.contains("invalid: confirmation-mismatch") && !after.stdout.contains("stored as id 7"))
+        let status = try JSONValue.parse(try SanadCLI.run(["credit", "status", "--json"], environment: env).stdout)
+        #expect(status["invalid"]?.arrayValue?.count == 2, "\(status)")
+    }
+
     @Test(
         "a background job reports progress, stops on cancel without a record, and resumes from its checkpoint to the record an uninterrupted run writes"
     )

@@ -61,6 +61,9 @@ struct PostgresTests {
         #expect(try credit(["register-key"]).stdout.hasPrefix("registered device key"))
         let sent = try credit(["send"])
         #expect(sent.status == 0 && sent.stdout.contains("stored"), "\(sent.stdout)\(sent.stderr)")
+        // Again: idempotent, said from the verified confirmation.
+        let again = try credit(["send"])
+        #expect(again.status == 0 && again.stdout.hasPrefix("already stored as id "), "\(again.stdout)\(again.stderr)")
         let lib = try LibCrypto.shared()
         let id = try #require(
             try JSONValue.parse(try credit(["history", "--json"]).stdout).arrayValue?.first?["recordId"]?.stringValue)

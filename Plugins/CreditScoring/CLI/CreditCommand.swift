@@ -470,17 +470,46 @@ public enum CreditCommand: VerbCommand {
 
     static func send(_ store: RecordStore, recordID: String, db: String, json: Bool) throws -> Int32 {
         let lib = try LibCrypto.shared()
-        let file =
+        // The record is verified before anything is sent; "latest" is the newest verified record by its own time.
+        let records = StoredRecord.all(in: store, lib: lib)
+        let chosen =
             recordID == "latest"
-            ? store.files(in: store.records).last
-            : store.records.appendingPathComponent("\(recordID).json")
-        guard let file, let data = FileManager.default.contents(atPath: file.path) else {
-            throw SanadError.engine("no record '\(recordID)' in \(store.records.path) (see 'sanad credit history')")
+            ? records.last { $0.verified != nil }
+            : records.first { $0.fileID == recordID }
+        guard let chosen else {
+            throw SanadError.engine(
+                "no \(recordID == "latest" ? "valid record" : "record '\(recordID)'") in \(store.records.path) (see "
+                    + "'sanad credit history')")
         }
-        let id = file.deletingPathExtension().lastPathComponent
-        let confirmed = store.confirmations.appendingPathComponent("\(id).json")
-        if !FileManager.default.fileExists(atPath: confirmed.path) {
-            try store.save(Array(data).dropLastNewline(), recordID: id, in: store.outbox)
+        switch chosen.state {
+        case .invalid(let reason, let detail):
+            printError("invalid: \(reason): \(detail); record \(chosen.fileID) is not sent")
+            return ExitCode.failure
+        case .unverified(let reason):
+            throw SanadError.engine("record \(chosen.fileID) cannot be verified (\(reason)); it is not sent")
+        case .stored(let id):
+            if json {
+                print(
+                    JSONValue.object([
+                        "alreadyStored": .object(["id": .number(Double(id)), "recordId": .string(chosen.fileID)])
+                    ]).prettyString)
+            } else {
+                print("already stored as id \(id): record \(chosen.fileID)")
+            }
+            return ExitCode.success
+        case .outbox, .local:
+            try store.save(
+                Array(try Data(contentsOf: chosen.file)).dropLastNewline(), recordID: chosen.fileID, in: store.outbox)
+        }
+        // Whatever waits in the outbox is verified too; an entry that fails is moved to rejected/, never sent.
+        for file in store.files(in: store.outbox) {
+            let id = file.deletingPathExtension().lastPathComponent
+            guard let bytes = try? Array(Data(contentsOf: file)) else { continue }
+            do { _ = try RecordVerifier.verify(bytes, lib: lib) } catch let rejection as RecordRejection {
+                _ = try? store.save(bytes.dropLastNewline(), recordID: id, in: store.rejected)
+                store.remove(recordID: id, from: store.outbox)
+                printError("invalid: \(rejection.reason): outbox entry \(id) moved to \(store.rejected.path), not sent")
+            }
         }
         let start = Date()
         let report = Outbox.flush(store) { try CreditReceiver(conninfo: db, crypto: lib) }
@@ -533,15 +562,15 @@ public enum CreditCommand: VerbCommand {
     }
 
     static func history(_ store: RecordStore, json: Bool) -> Int32 {
-        let rows = CreditScoring.history(store)
+        let records = CreditScoring.history(store)
         if json {
-            print(JSONValue.array(rows).prettyString)
+            print(JSONValue.array(records.map(\.json)).prettyString)
         } else {
-            if rows.isEmpty { print("no records in \(store.records.path)") }
-            for r in rows {
-                print(
-                    "\(r["recordId"]?.stringValue ?? "?")  \(r["createdAt"]?.stringValue ?? "?")  trust \(r["trustworthiness"]?.intValue ?? 0)  \(r["state"]?.stringValue ?? "?")"
-                )
+            if records.isEmpty { print("no records in \(store.records.path)") }
+            for r in records {
+                let fields =
+                    r.verified.map { "\($0.createdAt)  trust \($0.trustworthiness)" } ?? "(not shown: not verified)"
+                print("\(r.fileID)  \(fields)  \(r.state)")
             }
         }
         return ExitCode.success
@@ -549,7 +578,8 @@ public enum CreditCommand: VerbCommand {
 
     static func status(_ store: RecordStore, db: String?, json: Bool) throws -> Int32 {
         var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
-        let latest = store.files(in: store.records).last?.deletingPathExtension().lastPathComponent
+        let records = CreditScoring.history(store)
+        let latest = records.last { $0.verified != nil }?.fileID
         fields.append(("processing", .string("idle; last analysis \(latest ?? "none")")))
         switch LibCrypto.load() {
         case .success(let lib):
@@ -566,7 +596,9 @@ public enum CreditCommand: VerbCommand {
         case .failure(let error):
             fields.append(("libcrypto", .string("unavailable: \(error.reason)")))
         }
-        fields.append(("records", .number(Double(store.files(in: store.records).count))))
+        fields.append(("records", .number(Double(records.count))))
+        let invalid = records.filter { if case .invalid = $0.state { return true } else { return false } }
+        fields.append(("invalid", .array(invalid.map { .string("\($0.fileID): \($0.state)") })))
         fields.append(("outbox", .number(Double(store.files(in: store.outbox).count))))
         fields.append(("confirmed", .number(Double(store.files(in: store.confirmations).count))))
         fields.append(("recent", .array(store.recentEvents(5))))

@@ -59,6 +59,20 @@ struct RecordTests {
         #expect(record["method"]?.stringValue == "deterministic-features-v1")
         #expect(record["input"]?["sha256"]?.stringValue?.count == 64)
         #expect(record["model"] == .null)
+        // The analyzer is signed with the input: its formulas and the lexicon's digest, which any word changes.
+        let lexicon = try Lexicon.digest(lib: f.lib)
+        #expect(record["analyzer"]?["formulas"]?.stringValue == "deterministic-features-v1")
+        #expect(record["analyzer"]?["lexiconSHA256"]?.stringValue == lexicon)
+        var words = Lexicon.words
+        words[.kinship, default: []].append("cousinz")
+        #expect(try Lexicon.digest(words, lib: f.lib) != lexicon)
+        // Without its analyzer a version 2 record is malformed, even re-signed.
+        guard case .object(var body) = record else { return }
+        body["analyzer"] = nil
+        body["signature"] = nil
+        body["device"] = nil
+        let resigned = try CreditRecord.sign(body, key: f.key, lib: f.lib)
+        #expect { try RecordVerifier.verify(resigned, lib: f.lib) } throws: { "\($0)".contains("analyzer") }
         // The record holds no message text.
         let text = String(decoding: f.bytes, as: UTF8.self)
         for line in CreditFixtures.plain.split(separator: "\n") {

@@ -35,7 +35,19 @@ public struct WordCategory: OptionSet, Sendable, Hashable {
 /// Arabic words are matched after normalisation (أ إ آ → ا, ة → ه, ى → ي, diacritics and tatweel removed) and
 /// with one prefix (و، ف، ب، ل، ال، وال، بال، لل) stripped when the whole word is not listed.
 public enum Lexicon {
-    static let words: [WordCategory: [String]] = [
+    /// SHA-256 (hex) of `words` in a fixed text form (each category by name in `WordCategory.named` order, then its
+    /// words sorted, one a line): a record names the lexicon it was computed with, and changes with any word.
+    public static func digest(lib: LibCrypto) throws -> String { try digest(words, lib: lib) }
+
+    /// The digest of another word list (tests).
+    public static func digest(_ words: [WordCategory: [String]], lib: LibCrypto) throws -> String {
+        let text = WordCategory.named.map { name, category in
+            "[\(name)]\n" + (words[category] ?? []).sorted().joined(separator: "\n")
+        }.joined(separator: "\n")
+        return try SHA256Digest.hex(Array(text.utf8), lib: lib)
+    }
+
+    public static let words: [WordCategory: [String]] = [
         .financial: [
             "loan", "loans", "lend", "lent", "borrow", "borrowed", "rent", "salary", "paycheck", "wage", "repay",
             "repaid", "repayment", "debt", "debts", "owe", "owed", "owes", "money", "pay", "payment", "installment",

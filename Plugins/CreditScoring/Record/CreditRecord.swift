@@ -31,7 +31,8 @@ public struct ModelIdentity: Sendable, Equatable {
 /// are its RFC 8785 canonical form; the signature covers the canonical form of the record without `signature`.
 public enum CreditRecord {
     public static let format = "sanad-credit-record"
-    public static let version = 1
+    /// 2 adds `analyzer`; verifiers read 1 and 2.
+    public static let version = 2
 
     /// The unsigned record of an analysis.
     public static func body(
@@ -44,6 +45,11 @@ public enum CreditRecord {
         return [
             "format": .string(format), "version": number(version), "recordId": .string(recordID),
             "method": .string(r.method),
+            // What computed the record: the formulas' version and the lexicon's digest (the model, when one ran,
+            // is `model` with its weights' digest); all signed with the input digest.
+            "analyzer": .object([
+                "formulas": .string(TraitModel.method), "lexiconSHA256": .string(try Lexicon.digest(lib: lib)),
+            ]),
             "model": model.map { .object(["id": .string($0.id), "weightsSHA256": .string($0.weightsSHA256)]) } ?? .null,
             "input": .object([
                 "sha256": .string(inputSHA256), "messages": number(r.input.messages),
@@ -139,8 +145,14 @@ public enum RecordVerifier {
             throw reject("malformed", "not JSON: \(error)")
         }
         guard case .object(var record) = value else { throw reject("malformed", "a record is a JSON object") }
-        guard record["format"]?.stringValue == CreditRecord.format, record["version"]?.intValue == CreditRecord.version
-        else { throw reject("malformed", "not a \(CreditRecord.format) version \(CreditRecord.version)") }
+        guard record["format"]?.stringValue == CreditRecord.format, let version = record["version"]?.intValue,
+            (1...CreditRecord.version).contains(version)
+        else { throw reject("malformed", "not a \(CreditRecord.format) version 1 or \(CreditRecord.version)") }
+        if version >= 2 {
+            guard case .object(let analyzer)? = record["analyzer"], analyzer["formulas"]?.stringValue != nil,
+                analyzer["lexiconSHA256"]?.stringValue?.count == 64
+            else { throw reject("malformed", "no analyzer {formulas, lexiconSHA256} (version 2)") }
+        }
         guard let canonical = try? CanonicalJSON.bytes(value), canonical == bytes else {
             throw reject("not-canonical", "the bytes are not the record's RFC 8785 canonical form")
         }

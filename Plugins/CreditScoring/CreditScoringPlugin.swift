@@ -17,6 +17,9 @@ public struct SignedAnalysis: Sendable {
 
 /// The analysis pipeline the CLI and the plugin's tools share: read, analyse, sign with the device key, save.
 public enum CreditScoring {
+    /// What the traits are and are not, in one line: shown wherever they are.
+    public static let traitsCaveat = TraitModel.caveat
+
     /// Reads `path` ('-' = standard input), analyses it with `settings`, signs the record with the device key of
     /// `store` (created on first use) and saves it in `store.records`. `progress` gets the messages read so far;
     /// returning false stops the analysis (nothing is written). The record names `model` by id and SHA-256 when one
@@ -146,6 +149,7 @@ public final class CreditScoringPlugin: FeaturePlugin {
                 path: path, settings: settings, model: nil, store: store, now: now())
             return .object([
                 "record": try JSONValue.parse(Data(signed.bytes)), "file": .string(signed.file.path),
+                "traitsNote": .string(CreditScoring.traitsCaveat),
                 "digest": .string(signed.digest), "keyId": .string(signed.keyID),
             ])
         }

@@ -39,6 +39,7 @@ struct CreditCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let out = try JSONValue.parse(r.stdout)
         #expect(out["record"]?["counts"]?["promisesKept"]?.intValue == 1)
+        #expect(out["traitsNote"]?.stringValue?.contains("not a validated psychometric instrument") == true)
         #expect(try SanadCLI.run(["credit", "verify", dir + "/r.json"], environment: env).status == 0)
         let text = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
         let tampered = text.replacingOccurrences(of: "\"promisesKept\":1", with: "\"promisesKept\":2")

@@ -383,6 +383,7 @@ public enum CreditCommand: VerbCommand {
             print(
                 JSONValue.object([
                     "record": record, "file": .string(signed.file.path), "digest": .string(signed.digest),
+                    "traitsNote": .string(CreditScoring.traitsCaveat),
                     "lovedOnes": .array(
                         result.lovedOnes.map {
                             .object([
@@ -408,6 +409,7 @@ public enum CreditCommand: VerbCommand {
         print(
             "Big Five: openness \(t.openness), conscientiousness \(t.conscientiousness), extraversion \(t.extraversion), "
                 + "agreeableness \(t.agreeableness), neuroticism \(t.neuroticism)")
+        print("  (\(CreditScoring.traitsCaveat))")
         print("trustworthiness: \(result.trustworthiness)/100 (method \(result.method))")
         print("explanations:")
         for e in result.explanations {

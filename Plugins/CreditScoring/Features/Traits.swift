@@ -21,6 +21,13 @@ public struct Explanation: Sendable, Equatable {
 enum TraitModel {
     static let method = "deterministic-features-v1"
 
+    /// The one line shown wherever traits are (CLI, tools, README): what they are and what each comes from.
+    static let caveat =
+        "These traits are lexicon heuristics, not a validated psychometric instrument: openness from novelty words and "
+        + "questions, conscientiousness from promises kept and weekly regularity, extraversion from social words, "
+        + "starting chats and contacts, agreeableness from warm and negative words, neuroticism from negative words "
+        + "and exclamations; only your own messages count"
+
     struct Inputs {
         var stats: ContactStats
         var contactsInScope: Int

@@ -50,14 +50,20 @@ final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
     }
 
     func embed(_ texts: [String]) async throws -> [[Float]] {
-        try texts.map { try embedOne($0) }
+        try texts.map { try embedOne($0).vector }
     }
 
-    private func embedOne(_ text: String) throws -> [Float] {
+    func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
+        let each = try texts.map { try embedOne($0) }
+        return EmbeddingBatch(vectors: each.map(\.vector), tokenCounts: each.map(\.tokens))
+    }
+
+    /// The vector of `text` and the tokens it was read as.
+    private func embedOne(_ text: String) throws -> (vector: [Float], tokens: Int) {
         lock.lock()
         defer { lock.unlock() }
         let tokens = try core.tokenize(text, addSpecial: true, parseSpecial: false)
-        guard !tokens.isEmpty else { return [Float](repeating: 0, count: dimension) }
+        guard !tokens.isEmpty else { return ([Float](repeating: 0, count: dimension), 0) }
         guard tokens.count <= core.contextLength else {
             throw SanadError.promptTooLong(tokens: tokens.count, context: core.contextLength)
         }
@@ -72,6 +78,6 @@ final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
             throw LlamaCppError.embeddingUnavailable(
                 path: core.path, problem: "llama.cpp returned no embedding (pooling \(pooling.name))")
         }
-        return l2Normalized(Array(UnsafeBufferPointer(start: vector, count: dimension)))
+        return (l2Normalized(Array(UnsafeBufferPointer(start: vector, count: dimension))), tokens.count)
     }
 }

@@ -50,24 +50,32 @@ final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
     }
 
     func embed(_ texts: [String]) async throws -> [[Float]] {
-        try texts.map { try embedOne($0) }
+        try texts.map { try embedOne($0).vector }
+    }
+
+    func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {
+        try await embedReportingTruncation(texts) { _ in }
     }
 
     func embedReportingTruncation(_ texts: [String], progress: (Int) -> Void) async throws -> EmbeddingBatch {
         var vectors: [[Float]] = []
+        var tokenCounts: [Int] = []
         vectors.reserveCapacity(texts.count)
         for text in texts {
-            vectors.append(try embedOne(text))
+            let one = try embedOne(text)
+            vectors.append(one.vector)
+            tokenCounts.append(one.tokens)
             progress(vectors.count)
         }
-        return EmbeddingBatch(vectors: vectors)
+        return EmbeddingBatch(vectors: vectors, tokenCounts: tokenCounts)
     }
 
-    private func embedOne(_ text: String) throws -> [Float] {
+    /// The vector of `text` and the tokens it was read as.
+    private func embedOne(_ text: String) throws -> (vector: [Float], tokens: Int) {
         lock.lock()
         defer { lock.unlock() }
         let tokens = try core.tokenize(text, addSpecial: true, parseSpecial: false)
-        guard !tokens.isEmpty else { return [Float](repeating: 0, count: dimension) }
+        guard !tokens.isEmpty else { return ([Float](repeating: 0, count: dimension), 0) }
         guard tokens.count <= core.contextLength else {
             throw SanadError.promptTooLong(tokens: tokens.count, context: core.contextLength)
         }
@@ -82,6 +90,6 @@ final class LlamaEmbeddingModel: EmbeddingModel, @unchecked Sendable {
             throw LlamaCppError.embeddingUnavailable(
                 path: core.path, problem: "llama.cpp returned no embedding (pooling \(pooling.name))")
         }
-        return l2Normalized(Array(UnsafeBufferPointer(start: vector, count: dimension)))
+        return (l2Normalized(Array(UnsafeBufferPointer(start: vector, count: dimension))), tokens.count)
     }
 }

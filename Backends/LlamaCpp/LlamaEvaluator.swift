@@ -163,11 +163,12 @@ final class LlamaSamplerChain: GrammarSampler {
         self.evaluator = evaluator
         self.chain = chain
         candidates = .allocate(capacity: core.vocabularySize)
-        if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
+        if p.penalizes {
             lib.samplerChainAdd(
                 chain,
                 lib.samplerInitPenalties(
-                    Int32(core.vocabularySize), Int32(clamping: p.repetitionWindow), p.repetitionPenalty, 0, 0))
+                    Int32(core.vocabularySize), Int32(clamping: p.repetitionWindow), p.repetitionPenalty,
+                    p.frequencyPenalty, p.presencePenalty))
         }
         if p.isGreedy {
             lib.samplerChainAdd(chain, lib.samplerInitGreedy())
@@ -228,5 +229,10 @@ final class LlamaSamplerChain: GrammarSampler {
         let token = data[Int(array.selected)].id
         core.library.samplerAccept(chain, token)
         return token
+    }
+
+    /// The logits `next` reads (the chain works on a copy of them, so they stay raw).
+    var rawLogits: UnsafeBufferPointer<Float>? {
+        evaluator.lastLogits().map { UnsafeBufferPointer(start: $0, count: core.vocabularySize) }
     }
 }

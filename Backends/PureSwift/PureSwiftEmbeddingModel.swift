@@ -52,6 +52,7 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
         var vectors: [[Float]] = []
         vectors.reserveCapacity(texts.count)
         var truncated: [Int] = []
+        var counts: [Int] = []
         var start = 0
         while start < texts.count {
             let end = min(start + batchSize, texts.count)
@@ -60,13 +61,15 @@ public final class PureSwiftEmbeddingModel: EmbeddingModel, @unchecked Sendable 
                 let (ids, cut) = tokens(texts[i])
                 if cut { truncated.append(i) }
                 batch.append(ids)
+                counts.append(ids.count)
             }
             vectors += try encoder.meanPooledEmbeddings(batch, threads: threads)
             start = end
             progress(end)
         }
         return EmbeddingBatch(
-            vectors: vectors, truncated: truncated, sequenceLimit: encoder.configuration.maxSequenceLength)
+            vectors: vectors, truncated: truncated, sequenceLimit: encoder.configuration.maxSequenceLength,
+            tokenCounts: counts)
     }
 
     public func embedReportingTruncation(_ texts: [String]) async throws -> EmbeddingBatch {

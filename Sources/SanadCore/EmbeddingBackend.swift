@@ -29,11 +29,15 @@ public struct EmbeddingBatch: Sendable, Equatable {
     public var truncated: [Int]
     /// The model's limit in tokens, when it has one.
     public var sequenceLimit: Int?
+    /// The tokens the model read for each text (special tokens included, after any cut); nil when the engine does
+    /// not say.
+    public var tokenCounts: [Int]?
 
-    public init(vectors: [[Float]], truncated: [Int] = [], sequenceLimit: Int? = nil) {
+    public init(vectors: [[Float]], truncated: [Int] = [], sequenceLimit: Int? = nil, tokenCounts: [Int]? = nil) {
         self.vectors = vectors
         self.truncated = truncated
         self.sequenceLimit = sequenceLimit
+        self.tokenCounts = tokenCounts
     }
 }
 

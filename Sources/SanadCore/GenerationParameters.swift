@@ -11,13 +11,20 @@ public struct SamplingParameters: Sendable, Equatable, Codable {
     public var minP: Float
     /// Divide positive logits (multiply negative ones) of recently seen tokens by this (1 = off).
     public var repetitionPenalty: Float
-    /// How many recent tokens the penalty looks at.
+    /// How many recent tokens the penalties look at.
     public var repetitionWindow: Int
+    /// Subtracted from a recent token's logit once per time it occurs in the window (0 = off; OpenAI's
+    /// `frequency_penalty`, llama.cpp's `penalty_freq`).
+    public var frequencyPenalty: Float
+    /// Subtracted once from the logit of every token that occurs in the window (0 = off; OpenAI's
+    /// `presence_penalty`, llama.cpp's `penalty_present`).
+    public var presencePenalty: Float
     public var seed: UInt64
 
     public init(
         temperature: Float = 0.8, topK: Int = 40, topP: Float = 0.95, minP: Float = 0.05,
-        repetitionPenalty: Float = 1.0, repetitionWindow: Int = 64, seed: UInt64 = 0xC0FFEE
+        repetitionPenalty: Float = 1.0, repetitionWindow: Int = 64, frequencyPenalty: Float = 0,
+        presencePenalty: Float = 0, seed: UInt64 = 0xC0FFEE
     ) {
         self.temperature = temperature
         self.topK = topK
@@ -25,7 +32,14 @@ public struct SamplingParameters: Sendable, Equatable, Codable {
         self.minP = minP
         self.repetitionPenalty = repetitionPenalty
         self.repetitionWindow = repetitionWindow
+        self.frequencyPenalty = frequencyPenalty
+        self.presencePenalty = presencePenalty
         self.seed = seed
+    }
+
+    /// Whether any penalty stage changes logits (and the window is not empty).
+    public var penalizes: Bool {
+        repetitionWindow > 0 && (repetitionPenalty != 1 || frequencyPenalty != 0 || presencePenalty != 0)
     }
 
     /// Argmax decoding.
@@ -39,6 +53,7 @@ public struct GenerationParameters: Sendable, Equatable {
     public static func == (a: GenerationParameters, b: GenerationParameters) -> Bool {
         a.maxTokens == b.maxTokens && a.sampling == b.sampling && a.stopStrings == b.stopStrings
             && a.truncatePrompt == b.truncatePrompt
+            && a.logProbabilities.map { ObjectIdentifier($0) } == b.logProbabilities.map { ObjectIdentifier($0) }
             && a.constraint.map { ObjectIdentifier($0) }
                 == b.constraint.map { ObjectIdentifier($0) }
     }
@@ -54,11 +69,17 @@ public struct GenerationParameters: Sendable, Equatable {
     /// the other sampling stages, and end of generation is allowed only when it is complete. Engines that cannot
     /// apply it refuse the request. Compared by identity.
     public var constraint: (any TokenConstraint)?
+    /// When set, the loop records the log-probabilities of each generated token (and of the most likely
+    /// alternatives) from the engine's raw logits, before any sampling stage; engines whose sampler does not expose
+    /// its logits refuse the generation. Compared by identity.
+    public var logProbabilities: LogProbabilityRecorder?
 
     public init(
         maxTokens: Int = 256, sampling: SamplingParameters = SamplingParameters(), stopStrings: [String] = [],
-        truncatePrompt: Bool = false, constraint: (any TokenConstraint)? = nil
+        truncatePrompt: Bool = false, constraint: (any TokenConstraint)? = nil,
+        logProbabilities: LogProbabilityRecorder? = nil
     ) {
+        self.logProbabilities = logProbabilities
         self.constraint = constraint
         self.maxTokens = maxTokens
         self.sampling = sampling

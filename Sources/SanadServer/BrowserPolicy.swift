@@ -52,7 +52,7 @@ public struct BrowserPolicy: Sendable {
                 code: "unsupported_media_type")
         }
         guard let origin = head.header("origin")?.lowercased() else { return nil }
-        if origins.contains(origin) { return nil }
+        if allowsCrossOrigin(origin) { return nil }
         if let host = head.header("host")?.lowercased(), origin == "http://" + host || origin == "https://" + host {
             return nil
         }
@@ -61,6 +61,48 @@ public struct BrowserPolicy: Sendable {
             "requests from the page at '\(origin)' are not allowed (only this server's own pages); start it with "
                 + "--allowed-origins \(origin) to allow that site",
             code: "origin_not_allowed")
+    }
+}
+
+extension BrowserPolicy {
+    /// Whether pages at `origin` may call this server from another origin (CORS): one of `--allowed-origins`, or
+    /// any with `*` there. None by default: a page of any other site cannot read the model's answers.
+    public func allowsCrossOrigin(_ origin: String) -> Bool {
+        origins.contains("*") || origins.contains(origin.lowercased())
+    }
+
+    /// `Access-Control-Allow-Origin` (the request's origin) and `Vary: Origin` for a request from an allowed origin,
+    /// on every response to it, errors included (so its page can read why it was refused); none otherwise.
+    public func corsHeaders(_ head: HTTPRequestHead) -> [(name: String, value: String)] {
+        guard let origin = head.header("origin"), allowsCrossOrigin(origin) else { return [] }
+        return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+    }
+
+    /// The answer to `OPTIONS` on a route taking `methods`: a CORS preflight from an allowed origin gets 204 with
+    /// the methods, the headers it asks for (the API key's `Authorization` and `Content-Type` when it asks for
+    /// none) and a 10-minute cache (its `Access-Control-Allow-Origin` comes from `corsHeaders`); one from another
+    /// origin 403; a plain `OPTIONS` 204 with `Allow`.
+    public func preflight(_ head: HTTPRequestHead, methods: [String]) -> HTTPResponse {
+        let allow = (methods + ["OPTIONS"]).joined(separator: ", ")
+        guard let origin = head.header("origin") else { return HTTPResponse(status: 204, headers: [("Allow", allow)]) }
+        guard allowsCrossOrigin(origin) else {
+            return APIError(
+                403,
+                "pages at '\(origin)' may not call this server (no cross-origin access by default); start it with "
+                    + "--allowed-origins \(origin) to allow that site",
+                code: "origin_not_allowed"
+            ).response
+        }
+        let asked = (head.header("access-control-request-headers") ?? "").filter {
+            $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "," || $0 == " "
+        }
+        return HTTPResponse(
+            status: 204,
+            headers: [
+                ("Allow", allow), ("Access-Control-Allow-Methods", allow),
+                ("Access-Control-Allow-Headers", asked.isEmpty ? "Authorization, Content-Type" : asked),
+                ("Access-Control-Max-Age", "600"),
+            ])
     }
 }
 

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A complete response (status, headers, body), sent with Content-Length.
 public struct HTTPResponse: Sendable {
     public var status: Int
@@ -30,6 +34,7 @@ public struct HTTPResponse: Sendable {
 func reasonPhrase(_ status: Int) -> String {
     switch status {
     case 200: return "OK"
+    case 204: return "No Content"
     case 400: return "Bad Request"
     case 401: return "Unauthorized"
     case 403: return "Forbidden"
@@ -53,12 +58,24 @@ func reasonPhrase(_ status: Int) -> String {
 func responseHead(status: Int, headers: [(name: String, value: String)], framing: String?, keepAlive: Bool)
     -> [UInt8]
 {
-    var text = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+    var text = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\nDate: \(httpDate())\r\n"
     for h in headers { text += "\(h.name): \(h.value)\r\n" }
     if let framing { text += framing + "\r\n" }
     text += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
     text += "Server: sanad\r\n\r\n"
     return Array(text.utf8)
+}
+
+/// `time` (now by default) as HTTP's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110 §5.6.7).
+func httpDate(_ time: time_t = Glibc.time(nil)) -> String {
+    var seconds = time
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) "
+        + "\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
 }
 
 /// One chunk of a chunked body (an empty `data` would end the body, so it gives no bytes).

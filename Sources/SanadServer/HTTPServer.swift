@@ -57,22 +57,27 @@ public final class ResponseChannel: @unchecked Sendable {  // used by one reques
     /// A streamed body on HTTP/1.0 ends when the connection closes.
     private var closeDelimited = false
     fileprivate let server: HTTPServer
+    /// A `HEAD` request: responses go without their body (their `Content-Length` still says its size).
+    let headOnly: Bool
+    /// Headers added to whatever response goes out (the CORS headers of an allowed origin).
+    public var extraHeaders: [(name: String, value: String)] = []
 
-    fileprivate init(fd: Int32, keepAlive: Bool, minorVersion: Int, server: HTTPServer) {
+    fileprivate init(fd: Int32, keepAlive: Bool, minorVersion: Int, headOnly: Bool, server: HTTPServer) {
         self.fd = fd
         self.keepAlive = keepAlive
         self.chunked = minorVersion >= 1
+        self.headOnly = headOnly
         self.server = server
     }
 
-    /// Sends a complete response.
+    /// Sends a complete response (a 204 without any body framing, as RFC 9110 asks).
     public func send(_ response: HTTPResponse) {
         guard !sent else { return }
         sent = true
         let head = responseHead(
-            status: response.status, headers: response.headers, framing: "Content-Length: \(response.body.count)",
-            keepAlive: keepAlive)
-        failed = !writeAll(fd, head + response.body)
+            status: response.status, headers: response.headers + extraHeaders,
+            framing: response.status == 204 ? nil : "Content-Length: \(response.body.count)", keepAlive: keepAlive)
+        failed = !writeAll(fd, headOnly || response.status == 204 ? head : head + response.body)
     }
 
     /// Starts a streamed response (chunked on HTTP/1.1, ended by closing on HTTP/1.0).
@@ -82,7 +87,7 @@ public final class ResponseChannel: @unchecked Sendable {  // used by one reques
         streaming = true
         closeDelimited = !chunked
         let head = responseHead(
-            status: status, headers: headers, framing: chunked ? "Transfer-Encoding: chunked" : nil,
+            status: status, headers: headers + extraHeaders, framing: chunked ? "Transfer-Encoding: chunked" : nil,
             keepAlive: keepAlive && chunked)
         failed = !writeAll(fd, head)
     }
@@ -383,7 +388,8 @@ public final class HTTPServer: @unchecked Sendable {  // mutable state (`stoppin
     private func serve(_ connection: PendingConnection, _ request: HTTPRequest) -> ResponseChannel {
         let keepAlive = request.head.keepAlive && !isStopping
         let channel = ResponseChannel(
-            fd: connection.fd, keepAlive: keepAlive, minorVersion: request.head.minorVersion, server: self)
+            fd: connection.fd, keepAlive: keepAlive, minorVersion: request.head.minorVersion,
+            headOnly: request.head.method == "HEAD", server: self)
         handler(request, channel)
         if !channel.sent {
             channel.send(.json(500, openAIErrorJSON("the handler sent no response", type: "server_error")))

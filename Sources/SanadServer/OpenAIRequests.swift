@@ -9,13 +9,87 @@ public struct CompletionRequest: Sendable {
         case text(String)
     }
 
-    public var prompt: Prompt
+    /// One prompt per input: a chat has one; `/v1/completions` takes an array (one choice group each).
+    public var prompts: [Prompt]
     public var parameters: GenerationParameters
     public var stream: Bool
     /// `stream_options.include_usage`: a last chunk with the token counts.
     public var includeUsage: Bool
     /// The functions the client offers and whether a call is required (nil: no tools, or `tool_choice: "none"`).
     public var tools: ToolRequest? = nil
+    /// `n`: independent choices per prompt (choice `k` of prompt `p` has index `p × n + k` and seed `seed + index`).
+    public var choicesPerPrompt: Int = 1
+    /// How many alternatives each token's log-probability entry lists; nil: no log-probabilities.
+    public var logprobs: Int? = nil
+
+    /// The first (for a chat, the only) prompt.
+    public var prompt: Prompt { prompts[0] }
+}
+
+/// The most choices one request may ask for, prompts × `n`: each runs in turn on the request's one slot.
+public let maximumChoices = 16
+
+/// The fields every generation endpoint reads (and the no-op `user`).
+let generationFields: Set<String> = [
+    "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "repeat_penalty", "repeat_last_n",
+    "presence_penalty", "frequency_penalty", "seed", "stop", "n", "stream", "stream_options", "logprobs", "user",
+]
+/// `POST /v1/chat/completions`'s fields; any other is a 400 naming it.
+public let chatFields: Set<String> = generationFields.union([
+    "messages", "max_completion_tokens", "top_logprobs", "response_format", "tools", "tool_choice",
+    "parallel_tool_calls",
+])
+/// `POST /v1/completions`'s fields (`echo`, `best_of`, `suffix` and `logit_bias` only at their no-op values).
+public let completionFields: Set<String> = generationFields.union(["prompt", "echo", "best_of", "suffix", "logit_bias"])
+/// `POST /v1/embeddings`'s fields.
+public let embeddingFields: Set<String> = ["model", "input", "encoding_format", "user"]
+
+/// A 400 for the first field (in name order) that `allowed` does not hold and that is not null, and for a field
+/// given at a value this server would not honour (`echo: true`, `best_of` other than `n`, a `suffix`, a non-empty
+/// `logit_bias`, `stream_options` keys other than `include_usage`): nothing a request asks for is silently dropped.
+public func checkFields(_ body: [String: JSONValue], allowed: Set<String>) throws(APIError) {
+    for key in body.keys.sorted() where !allowed.contains(key) && body[key] != .null {
+        throw APIError(
+            400,
+            "'\(key)' is not supported by this server, so it refuses the request rather than ignore it; remove it "
+                + "(supported: \(allowed.sorted().joined(separator: ", ")))",
+            param: key, code: "unsupported_parameter")
+    }
+    func unsupported(_ key: String, _ why: String) -> APIError {
+        APIError(400, why, param: key, code: "unsupported_value")
+    }
+    if let echo = body["echo"], echo != .null, echo != .bool(false) {
+        throw unsupported("echo", "'echo' is not supported (only false): the answer holds the generated text only")
+    }
+    if let suffix = body["suffix"], suffix != .null, suffix != .string("") {
+        throw unsupported("suffix", "'suffix' (fill in the middle) is not supported; only an empty suffix or null")
+    }
+    if let bias = body["logit_bias"], bias != .null, bias.objectValue?.isEmpty != true {
+        throw unsupported("logit_bias", "'logit_bias' is not supported; only an empty object or null")
+    }
+    let n = body["n"].flatMap { $0 == .null ? nil : $0 } ?? .number(1)
+    if let bestOf = body["best_of"], bestOf != .null, bestOf != n {
+        throw unsupported("best_of", "'best_of' is not supported other than equal to 'n' (every choice is returned)")
+    }
+    switch body["stream_options"] {
+    case nil, .null: break
+    case .object(let o):
+        if let key = o.keys.sorted().first(where: { $0 != "include_usage" }), o[key] != .null {
+            throw APIError(
+                400, "'stream_options.\(key)' is not supported; only include_usage", param: "stream_options.\(key)",
+                code: "unsupported_parameter")
+        }
+        if let usage = o["include_usage"], usage != .null, usage.boolValue == nil {
+            throw APIError.invalid("stream_options.include_usage", "'include_usage' must be true or false")
+        }
+    default: throw APIError.invalid("stream_options", "'stream_options' must be an object")
+    }
+    if let p = body["parallel_tool_calls"], p != .null, p.boolValue == nil {
+        throw APIError.invalid("parallel_tool_calls", "'parallel_tool_calls' must be true or false")
+    }
+    if let stream = body["stream"], stream != .null, stream.boolValue == nil {
+        throw APIError.invalid("stream", "'stream' must be true or false")
+    }
 }
 
 /// `tools` and `tool_choice` of a chat request: the reply is constrained to Sanad's tool envelope over the offered
@@ -43,6 +117,7 @@ public func decodeJSONObject(_ body: [UInt8], maximumBytes: Int) throws(APIError
 /// `POST /v1/chat/completions`.
 public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int) throws(APIError) -> CompletionRequest
 {
+    try checkFields(body, allowed: chatFields)
     guard let list = body["messages"]?.arrayValue, !list.isEmpty else {
         throw APIError.invalid("messages", "'messages' must be a non-empty array")
     }
@@ -66,9 +141,19 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
     var parameters = try decodeGenerationParameters(body, defaultMaxTokens: defaultMaxTokens)
     parameters.constraint = try decodeResponseFormat(body["response_format"])
     let tools = try decodeTools(body["tools"], choice: body["tool_choice"])
+    let n = try choiceCount(body)
+    let logprobs = try chatLogprobs(body)
     if let tools {
         guard parameters.constraint == nil else {
             throw APIError.invalid("response_format", "'response_format' cannot be combined with 'tools'")
+        }
+        guard logprobs == nil else {
+            throw APIError(
+                400, "'logprobs' cannot be combined with 'tools' (the tokens are those of the call's envelope)",
+                param: "logprobs", code: "unsupported_value")
+        }
+        guard n == 1 else {
+            throw APIError(400, "'n' above 1 cannot be combined with 'tools'", param: "n", code: "unsupported_value")
         }
         let schema = ToolCalling.envelopeSchema(offers: tools.offers, allowText: tools.textAllowed)
         do {
@@ -80,8 +165,35 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
     }
     if parameters.constraint != nil { parameters.stopStrings = [] }
     return CompletionRequest(
-        prompt: .chat(messages), parameters: parameters, stream: body["stream"]?.boolValue ?? false,
-        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, tools: tools)
+        prompts: [.chat(messages)], parameters: parameters, stream: body["stream"]?.boolValue ?? false,
+        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, tools: tools,
+        choicesPerPrompt: n, logprobs: logprobs)
+}
+
+/// `n`: 1…`maximumChoices` (the default 1).
+func choiceCount(_ body: [String: JSONValue]) throws(APIError) -> Int {
+    guard let n = try integer(body, "n", in: 1...maximumChoices) else { return 1 }
+    return n
+}
+
+/// A chat's `logprobs` (true or false) and `top_logprobs` (0…20, only with `logprobs: true`), as the number of
+/// alternatives per token; nil when off.
+func chatLogprobs(_ body: [String: JSONValue]) throws(APIError) -> Int? {
+    let top = try integer(body, "top_logprobs", in: 0...LogProbabilityRecorder.maximumTop)
+    switch body["logprobs"] {
+    case nil, .null, .bool(false):
+        if top != nil { throw APIError.invalid("top_logprobs", "'top_logprobs' needs 'logprobs': true") }
+        return nil
+    case .bool(true): return top ?? 0
+    default: throw APIError.invalid("logprobs", "'logprobs' must be true or false on chat completions")
+    }
+}
+
+/// An integer field within `range`, nil when absent or null.
+func integer(_ body: [String: JSONValue], _ key: String, in range: ClosedRange<Int>) throws(APIError) -> Int? {
+    guard let v = try number(body, key, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
+    guard v == v.rounded() else { throw APIError.invalid(key, "'\(key)' must be an integer") }
+    return Int(v)
 }
 
 /// A message as the model sees it: an assistant's `tool_calls` become Sanad's envelope (`{"tool":…,"arguments":…}`),
@@ -168,16 +280,32 @@ func decodeTools(_ tools: JSONValue?, choice: JSONValue?) throws(APIError) -> To
 public func decodeCompletionRequest(_ body: [String: JSONValue], defaultMaxTokens: Int) throws(APIError)
     -> CompletionRequest
 {
-    let prompt: String
+    try checkFields(body, allowed: completionFields)
+    let prompts: [String]
     switch body["prompt"] {
-    case .string(let s): prompt = s
-    case .array(let a) where a.count == 1 && a[0].stringValue != nil: prompt = a[0].stringValue ?? ""
-    default: throw APIError.invalid("prompt", "'prompt' must be a string (or an array of one string)")
+    case .string(let s): prompts = [s]
+    case .array(let a) where !a.isEmpty && a.allSatisfy({ $0.stringValue != nil }):
+        prompts = a.compactMap(\.stringValue)
+    default:
+        throw APIError.invalid(
+            "prompt", "'prompt' must be a string or a non-empty array of strings (token-id prompts are not supported)")
+    }
+    let n = try choiceCount(body)
+    guard prompts.count * n <= maximumChoices else {
+        throw APIError.invalid(
+            "prompt", "\(prompts.count) prompts × n = \(n) is \(prompts.count * n) choices; at most \(maximumChoices)")
+    }
+    let logprobs: Int?
+    switch body["logprobs"] {
+    case nil, .null, .bool(false): logprobs = nil
+    default: logprobs = try integer(body, "logprobs", in: 0...LogProbabilityRecorder.maximumTop)
     }
     return CompletionRequest(
-        prompt: .text(prompt), parameters: try decodeGenerationParameters(body, defaultMaxTokens: defaultMaxTokens),
+        prompts: prompts.map { .text($0) },
+        parameters: try decodeGenerationParameters(body, defaultMaxTokens: defaultMaxTokens),
         stream: body["stream"]?.boolValue ?? false,
-        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false)
+        includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, choicesPerPrompt: n,
+        logprobs: logprobs)
 }
 
 /// A message's text: a string, or an array of `{"type":"text","text":…}` parts.
@@ -198,18 +326,28 @@ func messageText(_ content: JSONValue?, param: String) throws(APIError) -> Strin
     }
 }
 
-/// temperature, top_p, max_tokens (or max_completion_tokens), stop, seed and n, checked against OpenAI's ranges.
+/// temperature, top_p, llama-server's top_k, min_p, repeat_penalty and repeat_last_n, presence_penalty,
+/// frequency_penalty, max_tokens (or max_completion_tokens), stop and seed, checked against OpenAI's (and
+/// llama-server's) ranges.
 func decodeGenerationParameters(_ body: [String: JSONValue], defaultMaxTokens: Int) throws(APIError)
     -> GenerationParameters
 {
     var sampling = SamplingParameters(seed: UInt64.random(in: 0...UInt64(UInt32.max)))
     if let t = try number(body, "temperature", in: 0...2) { sampling.temperature = Float(t) }
     if let p = try number(body, "top_p", in: 0...1) { sampling.topP = Float(p) }
+    if let k = try integer(body, "top_k", in: 0...1_048_576) { sampling.topK = k }
+    if let m = try number(body, "min_p", in: 0...1) { sampling.minP = Float(m) }
+    if let r = try number(body, "repeat_penalty", in: 0...10) {
+        guard r > 0 else { throw APIError.invalid("repeat_penalty", "'repeat_penalty' must be above 0 (1 = off)") }
+        sampling.repetitionPenalty = Float(r)
+    }
+    if let w = try integer(body, "repeat_last_n", in: 0...1_048_576) { sampling.repetitionWindow = w }
+    if let f = try number(body, "frequency_penalty", in: -2...2) { sampling.frequencyPenalty = Float(f) }
+    if let p = try number(body, "presence_penalty", in: -2...2) { sampling.presencePenalty = Float(p) }
     if let s = try number(body, "seed", in: 0...9.0e15) {
         guard s == s.rounded() else { throw APIError.invalid("seed", "'seed' must be an integer") }
         sampling.seed = UInt64(s)
     }
-    if let n = try number(body, "n", in: 1...1), n != 1 { throw APIError.invalid("n", "only n = 1 is supported") }
     var maxTokens = defaultMaxTokens
     for key in ["max_tokens", "max_completion_tokens"] {
         if let m = try number(body, key, in: 1...1_048_576) {
@@ -265,6 +403,7 @@ func decodeResponseFormat(_ format: JSONValue?) throws(APIError) -> SchemaConstr
 public func decodeEmbeddingRequest(_ body: [String: JSONValue], maximumInputs: Int) throws(APIError)
     -> (texts: [String], base64: Bool)
 {
+    try checkFields(body, allowed: embeddingFields)
     let texts: [String]
     switch body["input"] {
     case .string(let s): texts = [s]

@@ -18,13 +18,16 @@ public final class OpenAIService: Sendable {
     private let created = Int(Date().timeIntervalSince1970)
     private let webChat: WebChatService?
     private let browserPolicy: BrowserPolicy
+    private let properties: ServerProperties
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
-        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1")
+        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1"),
+        properties: ServerProperties = ServerProperties()
     ) {
+        self.properties = properties
         self.webChat = webChat
         self.browserPolicy = browserPolicy
         self.modelID = modelID
@@ -41,7 +44,8 @@ public final class OpenAIService: Sendable {
     /// The paths served, for the startup lines.
     public static let routes: [(method: String, path: String)] = [
         ("GET", "/health"), ("GET", "/metrics"), ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
-        ("POST", "/v1/completions"), ("POST", "/v1/embeddings"),
+        ("POST", "/v1/completions"), ("POST", "/v1/embeddings"), ("POST", "/tokenize"), ("POST", "/detokenize"),
+        ("GET", "/props"), ("GET", "/slots"),
     ]
 
     /// Answers one request on the connection's thread.
@@ -60,7 +64,7 @@ public final class OpenAIService: Sendable {
 
     /// The 401 for a request without the API key (every path but `/health` and the web chat's page needs it).
     private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
-        guard let apiKey, head.path != "/health", head.path != "/",
+        guard let apiKey, head.path != "/health", head.path != "/", head.method != "OPTIONS",
             !bearerMatches(head.header("authorization"), key: apiKey)
         else { return nil }
         return APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
@@ -80,12 +84,17 @@ public final class OpenAIService: Sendable {
         let path = request.head.path
         let method = request.head.method
         if let refused = browserPolicy.checkHost(request.head) { return send(refused.response) }
+        channel.extraHeaders = browserPolicy.corsHeaders(request.head)
         guard let route = allRoutes.first(where: { $0.path == path }) else {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }
-        guard method == route.method else {
-            return send(
-                APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed").response)
+        let methods = route.method == "GET" ? ["GET", "HEAD"] : [route.method]
+        if method == "OPTIONS" { return send(browserPolicy.preflight(request.head, methods: methods)) }
+        guard methods.contains(method) else {
+            var refused = APIError(405, "\(path) takes \(route.method), not \(method)", code: "method_not_allowed")
+                .response
+            refused.headers.append(("Allow", (methods + ["OPTIONS"]).joined(separator: ", ")))
+            return send(refused)
         }
         if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
             return send(refused.response)
@@ -113,6 +122,15 @@ public final class OpenAIService: Sendable {
                         contentType: "text/plain; version=0.0.4"))
             case "/v1/models":
                 return send(.json(200, modelList()))
+            case "/props":
+                return send(.json(200, props().jsonString))
+            case "/slots":
+                return send(.json(200, slotStates().jsonString))
+            case "/tokenize":
+                return send(.json(200, try tokenize(decodeJSONObject(request.body, maximumBytes: maximumBodyBytes))))
+            case "/detokenize":
+                return send(
+                    .json(200, try detokenize(decodeJSONObject(request.body, maximumBytes: maximumBodyBytes))))
             case "/v1/embeddings":
                 return send(try embed(decodeJSONObject(request.body, maximumBytes: maximumBodyBytes), channel))
             case "/v1/chat/completions":
@@ -125,6 +143,94 @@ public final class OpenAIService: Sendable {
         } catch {
             return send(error.response)
         }
+    }
+
+    /// The model every slot holds (slot 0's session answers for all: tokenizing is read-only).
+    private var model: ModelDescription { pool.slots[0].model }
+
+    /// llama-server's `/props`: the model, its context, the chat template, the slots and the default sampling.
+    private func props() -> JSONValue {
+        let m = model
+        let d = SamplingParameters()
+        // A Float as its shortest decimal (0.05, not 0.05000000074505806).
+        func decimal(_ v: Float) -> JSONValue { .number(Double("\(v)") ?? Double(v)) }
+        let defaults: [String: JSONValue] = [
+            "temperature": decimal(d.temperature), "top_k": .number(Double(d.topK)), "top_p": decimal(d.topP),
+            "min_p": decimal(d.minP), "repeat_penalty": decimal(d.repetitionPenalty),
+            "repeat_last_n": .number(Double(d.repetitionWindow)), "presence_penalty": decimal(d.presencePenalty),
+            "frequency_penalty": decimal(d.frequencyPenalty), "max_tokens": .number(Double(defaultMaxTokens)),
+            "seed": .string("random unless the request gives one"),
+        ]
+        return .object([
+            "model_path": properties.modelPath.map(JSONValue.string) ?? .null, "model_alias": .string(modelID),
+            "backend": properties.backend.map(JSONValue.string) ?? .null, "architecture": .string(m.architecture),
+            "n_ctx": .number(Double(m.contextLength)), "n_ctx_train": .number(Double(m.trainingContextLength)),
+            "n_vocab": .number(Double(m.vocabularySize)), "total_slots": .number(Double(pool.total)),
+            "chat_template": properties.chatTemplate.map(JSONValue.string) ?? .null,
+            "chat_template_family": properties.chatTemplateFamily.map(JSONValue.string) ?? .null,
+            "embedding_model": embeddingModelID.map(JSONValue.string) ?? .null,
+            "default_generation_settings": .object([
+                "n_ctx": .number(Double(m.contextLength)), "params": .object(defaults),
+            ]),
+        ])
+    }
+
+    /// llama-server's `/slots`: each slot's id, context and whether a request holds it now.
+    private func slotStates() -> JSONValue {
+        let context = Double(model.contextLength)
+        return .array(
+            pool.busySlots(identity: { ObjectIdentifier($0) }).enumerated().map { id, busy in
+                .object([
+                    "id": .number(Double(id)), "n_ctx": .number(context), "is_processing": .bool(busy),
+                    "state": .number(busy ? 1 : 0),
+                ])
+            })
+    }
+
+    /// llama-server's `/tokenize`: `content` → `tokens` (ids, or with `with_pieces` `{"id","piece"}` objects);
+    /// `add_special` (default false) adds BOS as the model does, `parse_special` (default true) reads special-token
+    /// text as its token.
+    private func tokenize(_ body: [String: JSONValue]) throws(APIError) -> String {
+        try checkFields(body, allowed: ["content", "add_special", "parse_special", "with_pieces"])
+        guard let content = body["content"]?.stringValue else {
+            throw APIError.invalid("content", "'content' must be a string")
+        }
+        func flag(_ key: String, _ fallback: Bool) throws(APIError) -> Bool {
+            switch body[key] {
+            case nil, .null: return fallback
+            case .bool(let b): return b
+            default: throw APIError.invalid(key, "'\(key)' must be true or false")
+            }
+        }
+        let addSpecial = try flag("add_special", false)
+        let parseSpecial = try flag("parse_special", true)
+        let withPieces = try flag("with_pieces", false)
+        let session = pool.slots[0]
+        let tokens: [Int32]
+        do {
+            tokens = try session.tokenize(content, addSpecial: addSpecial, parseSpecial: parseSpecial)
+        } catch {
+            throw APIError(400, "the content cannot be tokenized: \(error)", param: "content")
+        }
+        let list: [JSONValue] = tokens.map { t in
+            guard withPieces else { return .number(Double(t)) }
+            return .object([
+                "id": .number(Double(t)), "piece": .string(session.detokenize([t], renderSpecial: true)),
+            ])
+        }
+        return JSONValue.object(["tokens": .array(list)]).jsonString
+    }
+
+    /// llama-server's `/detokenize`: `tokens` (ids in the vocabulary) → `content`, special tokens rendered.
+    private func detokenize(_ body: [String: JSONValue]) throws(APIError) -> String {
+        try checkFields(body, allowed: ["tokens"])
+        let vocabulary = model.vocabularySize
+        let ids = body["tokens"]?.arrayValue?.map { $0.doubleValue ?? -1 } ?? [-1]
+        guard ids.allSatisfy({ $0 == $0.rounded() && $0 >= 0 && $0 < Double(vocabulary) }) else {
+            throw APIError.invalid("tokens", "'tokens' must be an array of token ids in 0…\(vocabulary - 1)")
+        }
+        let text = pool.slots[0].detokenize(ids.map { Int32($0) }, renderSpecial: true)
+        return JSONValue.object(["content": .string(text)]).jsonString
     }
 
     private func modelList() -> String {
@@ -162,8 +268,11 @@ public final class OpenAIService: Sendable {
             }
         }
         let vectors: [[Float]]
+        let tokens: Int
         switch result {
-        case .success(let batch): vectors = batch.vectors
+        case .success(let batch):
+            vectors = batch.vectors
+            tokens = batch.tokenCounts?.reduce(0, +) ?? 0
         case .failure(let error): throw APIError(500, "embedding failed: \(error)", type: "server_error")
         case nil: throw APIError(499, "the client left")
         }
@@ -178,11 +287,11 @@ public final class OpenAIService: Sendable {
         return .json(
             200,
             "{\"object\":\"list\",\"data\":[\(data.joined(separator: ","))],\"model\":\(model),"
-                + "\"usage\":{\"prompt_tokens\":0,\"total_tokens\":0}}")
+                + "\"usage\":{\"prompt_tokens\":\(tokens),\"total_tokens\":\(tokens)}}")
     }
 
-    /// A chat or text completion: waits for a slot (or answers 503 when the queue is full), generates, and answers
-    /// in one body or as server-sent events.
+    /// A chat or text completion: waits for a slot (or answers 503 when the queue is full), generates each choice
+    /// in turn on it (prompt by prompt, `n` each), and answers in one body or as server-sent events.
     private func complete(_ request: CompletionRequest, _ channel: ResponseChannel) -> Int {
         let start = ContinuousClock.now
         let session: any InferenceSession
@@ -201,62 +310,111 @@ public final class OpenAIService: Sendable {
             held = false
         }
         defer { giveBack() }
-        session.reset()
-        let prompt: String
-        switch request.prompt {
-        case .text(let t): prompt = t
-        case .chat(let messages):
-            do {
-                prompt = try session.applyChatTemplate(messages, addAssistantPrompt: true)
-            } catch {
-                channel.send(APIError(400, "\(error)", param: "messages").response)
-                return 400
-            }
-        }
         let reply = CompletionReply(
             chat: { if case .chat = request.prompt { return true } else { return false } }(), model: modelID,
             stream: request.stream, includeUsage: request.includeUsage, channel: channel)
-        let parameters = request.parameters
-        let metrics = metrics
-        let toolMode = request.tools != nil
-        let outcome =
-            channel.runCancellable { () -> GenerationOutcome in
-                var outcome = GenerationOutcome()
-                var last = start
-                do {
-                    for try await event in session.generate(.text(prompt, parseSpecial: true), parameters: parameters) {
-                        switch event {
-                        case .token(_, let piece):
-                            let now = ContinuousClock.now
-                            let gap = last.duration(to: now)
-                            if outcome.tokens == 0 {
-                                metrics.timeToFirstToken(seconds(gap))
-                            } else {
-                                metrics.interTokenLatency(seconds(gap))
-                            }
-                            last = now
-                            outcome.tokens += 1
-                            outcome.text += piece
-                            // A tool envelope is answered whole at the end, not streamed as raw JSON.
-                            if toolMode ? channel.clientGone : !reply.piece(piece) { return outcome }
-                        case .finished(let reason, let stats):
-                            outcome.finish = reason
-                            outcome.stats = stats
-                        }
+        // Prompt tokens once per prompt (as OpenAI counts them with n > 1), generated tokens of every choice.
+        var usage = GenerationStats()
+        for (p, input) in request.prompts.enumerated() {
+            for k in 0..<request.choicesPerPrompt {
+                let index = p * request.choicesPerPrompt + k
+                session.reset()
+                let prompt: String
+                switch input {
+                case .text(let t): prompt = t
+                case .chat(let messages):
+                    do {
+                        prompt = try session.applyChatTemplate(messages, addAssistantPrompt: true)
+                    } catch {
+                        return reply.fail(APIError(400, "\(error)", param: "messages"))
                     }
-                } catch {
-                    outcome.error = error
                 }
-                return outcome
-            } ?? GenerationOutcome()
-        giveBack()
-        metrics.tokens(prompt: outcome.stats.promptTokens, generated: outcome.tokens)
-        if let error = outcome.error {
-            return reply.fail(generationError(error, constrained: parameters.constraint != nil && outcome.tokens == 0))
+                var parameters = request.parameters
+                parameters.sampling.seed &+= UInt64(index)
+                let recorder = request.logprobs.map { LogProbabilityRecorder(topCount: $0) }
+                parameters.logProbabilities = recorder
+                let outcome = generateChoice(
+                    prompt, parameters, on: session, index: index, reply, since: index == 0 ? start : .now,
+                    streamed: request.tools == nil)
+                metrics.tokens(prompt: outcome.stats.promptTokens, generated: outcome.tokens)
+                if let error = outcome.error {
+                    giveBack()
+                    return reply.fail(
+                        generationError(
+                            error, constrained: parameters.constraint != nil && outcome.tokens == 0,
+                            logprobs: recorder != nil && outcome.tokens == 0))
+                }
+                guard let finish = outcome.finish, finish != .cancelled else { return 499 }
+                if let recorder, recorder.recorded.count < outcome.stats.generatedTokens {
+                    giveBack()
+                    return reply.fail(
+                        APIError(
+                            400, "this engine does not report log-probabilities; use a local engine",
+                            param: "logprobs", code: "unsupported_value"))
+                }
+                if k == 0 { usage.promptTokens += outcome.stats.promptTokens }
+                usage.generatedTokens += outcome.stats.generatedTokens
+                if request.tools != nil {
+                    giveBack()
+                    return answerTools(outcome, finish: finish, maxTokens: parameters.maxTokens, reply)
+                }
+                reply.finishChoice(
+                    index: index, text: outcome.text, finish: finish,
+                    logprobs: recorder.map { request.stream ? $0.recorded(from: outcome.logprobsSent) : $0.recorded })
+            }
         }
-        guard let finish = outcome.finish, finish != .cancelled else { return 499 }
-        if toolMode { return answerTools(outcome, finish: finish, maxTokens: parameters.maxTokens, reply) }
-        return reply.end(text: outcome.text, finish: finish, stats: outcome.stats)
+        giveBack()
+        return reply.end(usage)
+    }
+
+    /// One choice's generation on `session`: its pieces streamed as they come (unless `streamed` is false: a tool
+    /// envelope is answered whole at the end), with the log-probabilities recorded for them so far.
+    private func generateChoice(
+        _ prompt: String, _ parameters: GenerationParameters, on session: any InferenceSession, index: Int,
+        _ reply: CompletionReply, since start: ContinuousClock.Instant, streamed: Bool
+    ) -> GenerationOutcome {
+        let metrics = metrics
+        let channel = reply.channel
+        let recorder = parameters.logProbabilities
+        return channel.runCancellable { () -> GenerationOutcome in
+            var outcome = GenerationOutcome()
+            var last = start
+            do {
+                for try await event in session.generate(.text(prompt, parseSpecial: true), parameters: parameters) {
+                    switch event {
+                    case .token(_, let piece):
+                        let now = ContinuousClock.now
+                        let gap = last.duration(to: now)
+                        if outcome.tokens == 0 {
+                            metrics.timeToFirstToken(seconds(gap))
+                        } else {
+                            metrics.interTokenLatency(seconds(gap))
+                        }
+                        last = now
+                        outcome.tokens += 1
+                        outcome.text += piece
+                        guard streamed else {
+                            if channel.clientGone { return outcome }
+                            continue
+                        }
+                        // Entries go with the text they make; a token that completes no character yet waits.
+                        var entries: [GeneratedLogProbabilities]?
+                        if let recorder, !piece.isEmpty {
+                            let new = recorder.recorded(from: outcome.logprobsSent)
+                            outcome.logprobsSent += new.count
+                            entries = new
+                        }
+                        if !reply.piece(piece, index: index, logprobs: entries) { return outcome }
+                    case .finished(let reason, let stats):
+                        outcome.finish = reason
+                        outcome.stats = stats
+                    }
+                }
+            } catch {
+                outcome.error = error
+            }
+            return outcome
+        } ?? GenerationOutcome()
     }
 
     /// The generated tool envelope as OpenAI's answer: a `tool_calls` message, or (with `tool_choice: "auto"`) the
@@ -275,8 +433,27 @@ public final class OpenAIService: Sendable {
             return reply.endToolCall(name: name, arguments: arguments.jsonString, stats: outcome.stats)
         }
         let content = envelope["content"]?.stringValue ?? ""
-        _ = reply.piece(content)
-        return reply.end(text: content, finish: .endOfGeneration, stats: outcome.stats)
+        _ = reply.piece(content, index: 0, logprobs: nil)
+        reply.finishChoice(index: 0, text: content, finish: .endOfGeneration, logprobs: nil)
+        return reply.end(outcome.stats)
+    }
+}
+
+/// What `/props` says about the served model beyond what its sessions tell.
+public struct ServerProperties: Sendable {
+    public var modelPath: String?
+    public var backend: String?
+    /// The GGUF's `tokenizer.chat_template` (Jinja), and the family Sanad applies.
+    public var chatTemplate: String?
+    public var chatTemplateFamily: String?
+
+    public init(
+        modelPath: String? = nil, backend: String? = nil, chatTemplate: String? = nil, chatTemplateFamily: String? = nil
+    ) {
+        self.modelPath = modelPath
+        self.backend = backend
+        self.chatTemplate = chatTemplate
+        self.chatTemplateFamily = chatTemplateFamily
     }
 }
 
@@ -288,13 +465,17 @@ func busy<Slot>(_ pool: SlotPool<Slot>, _ what: String) -> APIError {
         type: "server_error", code: "server_busy")
 }
 
-/// A generation's failure as an API error: a prompt beyond the context and a schema the engine cannot apply are
-/// the request's fault (400), anything else the server's.
-func generationError(_ error: any Error, constrained: Bool) -> APIError {
+/// A generation's failure as an API error: a prompt beyond the context, a schema the engine cannot apply and
+/// log-probabilities it cannot report (failures before the first token) are the request's fault (400), anything
+/// else the server's.
+func generationError(_ error: any Error, constrained: Bool, logprobs: Bool = false) -> APIError {
     if case .promptTooLong = error as? SanadError {
         return APIError(400, "\(error)", param: "messages", code: "context_length_exceeded")
     }
     if constrained { return APIError(400, "\(error)", param: "response_format", code: "unsupported_value") }
+    if logprobs, case .engine = error as? SanadError {
+        return APIError(400, "\(error)", param: "logprobs", code: "unsupported_value")
+    }
     return APIError(500, "\(error)", type: "server_error")
 }
 
@@ -305,6 +486,8 @@ struct GenerationOutcome: Sendable {
     var finish: StopReason?
     var stats = GenerationStats()
     var error: (any Error)?
+    /// Log-probability entries already streamed with the text.
+    var logprobsSent = 0
 }
 
 private func seconds(_ d: Duration) -> Double {
@@ -319,7 +502,8 @@ func finishReason(_ reason: StopReason) -> String {
     }
 }
 
-/// Writes a completion in OpenAI's shapes: chat or text, one body or server-sent events.
+/// Writes a completion in OpenAI's shapes: chat or text, one body or server-sent events; choices by index (a
+/// stream sends each choice's chunks as it is generated, choice after choice).
 final class CompletionReply: @unchecked Sendable {  // used by the one task generating the reply, then by the
     // connection thread after that task has ended
     let chat: Bool
@@ -330,6 +514,12 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
     let id: String
     let created = Int(Date().timeIntervalSince1970)
     private var started = false
+    /// Chat streams: the choices whose first chunk (the role) went out.
+    private var opened: Set<Int> = []
+    /// A reply in one body: the finished choices by index.
+    private var choices: [Int: JSONValue] = [:]
+    /// Text completions: the byte offset of the next token's text in each choice (`text_offset`).
+    private var offsets: [Int: Int] = [:]
 
     init(chat: Bool, model: String, stream: Bool, includeUsage: Bool, channel: ResponseChannel) {
         self.chat = chat
@@ -351,37 +541,85 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
         return JSONValue.object(o).jsonString
     }
 
-    private func choice(text: String, finish: String?, first: Bool = false) -> JSONValue {
-        var c: [String: JSONValue] = ["index": .number(0), "finish_reason": finish.map(JSONValue.string) ?? .null]
-        if !chat {
-            c["text"] = .string(text)
-            c["logprobs"] = .null
-        } else if stream {
+    /// One streamed choice: a chat delta (the role first) or a piece of text.
+    private func streamedChoice(index: Int, text: String, finish: String?, logprobs: JSONValue, first: Bool = false)
+        -> JSONValue
+    {
+        var c: [String: JSONValue] = [
+            "index": .number(Double(index)), "finish_reason": finish.map(JSONValue.string) ?? .null,
+            "logprobs": logprobs,
+        ]
+        if chat {
             var delta: [String: JSONValue] = [:]
             if first { delta["role"] = .string("assistant") }
             if !text.isEmpty || first { delta["content"] = .string(text) }
             c["delta"] = .object(delta)
         } else {
-            c["message"] = .object(["role": .string("assistant"), "content": .string(text)])
-            c["logprobs"] = .null
+            c["text"] = .string(text)
         }
         return .array([.object(c)])
     }
 
-    private func startIfNeeded() {
-        guard stream, !started else { return }
-        started = true
-        channel.startStream(
-            status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
-        if chat { channel.write(serverSentEvent(envelope(choice(text: "", finish: nil, first: true)))) }
+    private func startIfNeeded(_ index: Int) {
+        guard stream else { return }
+        if !started {
+            started = true
+            channel.startStream(
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+        }
+        if chat, opened.insert(index).inserted {
+            channel.write(
+                serverSentEvent(
+                    envelope(streamedChoice(index: index, text: "", finish: nil, logprobs: .null, first: true))))
+        }
     }
 
-    /// Sends a piece of text as it is generated (streaming only); false when the client is gone.
-    func piece(_ text: String) -> Bool {
+    /// Log-probabilities in the endpoint's shape: a chat's `{"content":[{token, logprob, bytes, top_logprobs}]}`, a
+    /// text completion's `{tokens, token_logprobs, top_logprobs, text_offset}` (offsets in bytes of the choice's
+    /// text).
+    private func logprobsJSON(_ entries: [GeneratedLogProbabilities], index: Int) -> JSONValue {
+        func text(_ t: TokenLogProbability) -> String { String(decoding: t.bytes, as: UTF8.self) }
+        func value(_ t: TokenLogProbability) -> JSONValue {
+            .number(t.logProbability.isFinite ? Double(t.logProbability) : -9999)
+        }
+        func described(_ t: TokenLogProbability) -> [String: JSONValue] {
+            ["token": .string(text(t)), "logprob": value(t), "bytes": .array(t.bytes.map { .number(Double($0)) })]
+        }
+        guard !chat else {
+            let content = entries.map { e -> JSONValue in
+                var d = described(e.chosen)
+                d["top_logprobs"] = .array(e.top.map { .object(described($0)) })
+                return .object(d)
+            }
+            return .object(["content": .array(content), "refusal": .null])
+        }
+        var offset = offsets[index] ?? 0
+        var textOffsets: [JSONValue] = []
+        for e in entries {
+            textOffsets.append(.number(Double(offset)))
+            offset += e.chosen.bytes.count
+        }
+        offsets[index] = offset
+        return .object([
+            "tokens": .array(entries.map { .string(text($0.chosen)) }),
+            "token_logprobs": .array(entries.map { value($0.chosen) }),
+            "top_logprobs": .array(
+                entries.map { e in
+                    .object(Dictionary(e.top.map { (text($0), value($0)) }, uniquingKeysWith: { a, _ in a }))
+                }),
+            "text_offset": .array(textOffsets),
+        ])
+    }
+
+    /// Sends a piece of choice `index`'s text as it is generated, with the log-probabilities of its tokens when
+    /// asked for (streaming only); false when the client is gone.
+    func piece(_ text: String, index: Int, logprobs: [GeneratedLogProbabilities]?) -> Bool {
         guard stream else { return true }
-        startIfNeeded()
+        startIfNeeded(index)
         guard !text.isEmpty else { return !channel.clientGone }
-        return channel.write(serverSentEvent(envelope(choice(text: text, finish: nil))))
+        let entries = logprobs.map { logprobsJSON($0, index: index) } ?? .null
+        return channel.write(
+            serverSentEvent(envelope(streamedChoice(index: index, text: text, finish: nil, logprobs: entries))))
     }
 
     private func usage(_ stats: GenerationStats) -> JSONValue {
@@ -392,14 +630,37 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
         ])
     }
 
-    /// The end of a reply; returns the status sent.
-    func end(text: String, finish: StopReason, stats: GenerationStats) -> Int {
+    /// The end of choice `index`: kept for the one body, or its finish chunk (with the log-probabilities not yet
+    /// sent) in a stream.
+    func finishChoice(index: Int, text: String, finish: StopReason, logprobs: [GeneratedLogProbabilities]?) {
+        let reason = finishReason(finish)
         guard stream else {
-            channel.send(.json(200, envelope(choice(text: text, finish: finishReason(finish)), usage: usage(stats))))
+            var c: [String: JSONValue] = [
+                "index": .number(Double(index)), "finish_reason": .string(reason),
+                "logprobs": logprobs.map { logprobsJSON($0, index: index) } ?? .null,
+            ]
+            if chat {
+                c["message"] = .object(["role": .string("assistant"), "content": .string(text)])
+            } else {
+                c["text"] = .string(text)
+            }
+            choices[index] = .object(c)
+            return
+        }
+        startIfNeeded(index)
+        let rest = logprobs.flatMap { $0.isEmpty ? nil : logprobsJSON($0, index: index) } ?? .null
+        channel.write(serverSentEvent(envelope(streamedChoice(index: index, text: "", finish: reason, logprobs: rest))))
+    }
+
+    /// The end of a reply, every choice finished: the one body, or the usage chunk (when asked for) and `[DONE]`.
+    /// Returns the status sent.
+    func end(_ stats: GenerationStats) -> Int {
+        guard stream else {
+            let list = choices.keys.sorted().compactMap { choices[$0] }
+            channel.send(.json(200, envelope(.array(list), usage: usage(stats))))
             return 200
         }
-        startIfNeeded()
-        channel.write(serverSentEvent(envelope(choice(text: "", finish: finishReason(finish)))))
+        startIfNeeded(0)
         return endStream(stats)
     }
 
@@ -421,7 +682,7 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
             channel.send(.json(200, envelope(.array([choice]), usage: usage(stats))))
             return 200
         }
-        startIfNeeded()
+        startIfNeeded(0)
         call["index"] = .number(0)
         let delta: JSONValue = .object([
             "index": .number(0), "finish_reason": .null, "delta": .object(["tool_calls": .array([.object(call)])]),

@@ -12,6 +12,8 @@ public final class SlotPool<Slot: Sendable>: @unchecked Sendable {  // `free` an
 
     public let total: Int
     public let queueCapacity: Int
+    /// Every slot, in the order given (slot `id` is the index).
+    public let slots: [Slot]
     private let condition = NSCondition()
     private var free: [Slot]
     /// Tickets of the requests waiting, oldest first.
@@ -20,6 +22,7 @@ public final class SlotPool<Slot: Sendable>: @unchecked Sendable {  // `free` an
 
     public init(_ slots: [Slot], queueCapacity: Int) {
         self.free = slots
+        self.slots = slots
         self.total = slots.count
         self.queueCapacity = queueCapacity
     }
@@ -56,5 +59,15 @@ public final class SlotPool<Slot: Sendable>: @unchecked Sendable {  // `free` an
         condition.lock()
         defer { condition.unlock() }
         return (total - free.count, queue.count)
+    }
+}
+
+extension SlotPool {
+    /// Whether each slot (by id, the order given) is lent out now; `identity` tells slots apart.
+    public func busySlots(identity: (Slot) -> ObjectIdentifier) -> [Bool] {
+        condition.lock()
+        defer { condition.unlock() }
+        let idle = Set(free.map(identity))
+        return slots.map { !idle.contains(identity($0)) }
     }
 }

@@ -236,6 +236,46 @@ struct LlamaSessionTests {
         #expect(!a.ids.isEmpty)
     }
 
+    @Test("log-probabilities are the log-softmax of libllama's raw logits; greedy picks the first alternative")
+    func logProbabilities() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        let recorder = LogProbabilityRecorder(topCount: 2)
+        let text = "The capital of France is"
+        let run = try await LlamaFixture.collect(
+            session.generate(
+                .text(text, parseSpecial: false),
+                parameters: GenerationParameters(maxTokens: 6, sampling: .greedy, logProbabilities: recorder)))
+        let entries = recorder.recorded
+        #expect(!entries.isEmpty && entries.count == run.stats?.generatedTokens)
+        #expect(entries.map(\.chosen.token) == Array(run.ids.prefix(entries.count)))
+        #expect(entries.allSatisfy { $0.top.count == 2 && $0.top.first == $0.chosen && $0.chosen.logProbability <= 0 })
+        session.reset()
+        let prompt = try session.tokenize(text, addSpecial: true, parseSpecial: false)
+        let logits = try #require(session.evaluateLogits(prompt, rows: (prompt.count - 1)..<prompt.count).first)
+        let largest = Double(logits.max() ?? 0)
+        let normalizer = largest + log(logits.reduce(0.0) { $0 + exp(Double($1) - largest) })
+        let expected = Double(logits[Int(entries[0].chosen.token)]) - normalizer
+        #expect(abs(Double(entries[0].chosen.logProbability) - expected) < 1e-3)
+    }
+
+    @Test("presence and frequency penalties reach libllama's penalties sampler")
+    func presenceAndFrequencyPenalties() async throws {
+        let session = try await LlamaFixture.session(context: 128)
+        func greedy(_ sampling: SamplingParameters) async throws -> [Int32] {
+            session.reset()
+            return try await LlamaFixture.collect(
+                session.generate(
+                    .text("1, 2, 3, 4, 5, 6,", parseSpecial: false),
+                    parameters: GenerationParameters(maxTokens: 12, sampling: sampling))
+            ).ids
+        }
+        var penalized = SamplingParameters.greedy
+        penalized.presencePenalty = 2
+        penalized.frequencyPenalty = 1
+        let plain = try await greedy(.greedy)
+        #expect(try await greedy(penalized) != plain)
+    }
+
     @Test func stopStringsEndGenerationAndAreNotEmitted() async throws {
         let session = try await LlamaFixture.session(context: 128)
         let run = try await LlamaFixture.collect(

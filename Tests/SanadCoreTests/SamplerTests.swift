@@ -1,3 +1,4 @@
+import Foundation
 import SanadCore
 import Testing
 
@@ -46,6 +47,45 @@ struct SamplerTests {
         #expect(sample(q, Self.logits(), times: 50) != a)
         // Sampling at a high temperature does visit more than the top token.
         #expect(Set(a).count > 5)
+    }
+
+    @Test("frequency and presence penalties subtract count × frequency + presence, as llama.cpp's penalties do")
+    func frequencyPresencePenalties() {
+        var logits: [Float] = [1, 2, 3, 4]
+        logits.withUnsafeMutableBufferPointer {
+            applyFrequencyPresencePenalties($0, recent: [3, 3, 1, 9, -1], frequency: 0.5, presence: 0.25)
+        }
+        #expect(logits == [1, 2 - 0.75, 3, 4 - 1.25])
+        var p = SamplingParameters.greedy
+        p.presencePenalty = 1.5
+        let crafted: [Float] = [0, 0, 0, 0, 2, 0, 0, 1.5, 0, 0]
+        #expect(sample(.greedy, crafted, history: [4]) == [4])
+        #expect(p.penalizes && sample(p, crafted, history: [4]) == [7])
+        p.presencePenalty = 0
+        p.frequencyPenalty = 0.4  // once: 1.6 > 1.5; twice: 1.2 < 1.5
+        #expect(sample(p, crafted, history: [4]) == [4] && sample(p, crafted, history: [4, 4]) == [7])
+    }
+
+    @Test("log-probabilities are the log-softmax of the raw logits; the top list is ordered, ties by lower id")
+    func logProbabilities() {
+        let logits: [Float] = [1, 3, 3, 0, -2]
+        let entry = logits.withUnsafeBufferPointer {
+            GeneratedLogProbabilities.compute(logits: $0, chosen: 3, topCount: 3) { [UInt8($0) + 65] }
+        }
+        let normalizer = log(logits.map { exp(Double($0)) }.reduce(0, +))
+        #expect(abs(Double(entry.chosen.logProbability) - (0 - normalizer)) < 1e-6)
+        #expect(entry.chosen.token == 3 && entry.chosen.bytes == [68])
+        #expect(entry.top.map(\.token) == [1, 2, 0])
+        #expect(abs(Double(entry.top[0].logProbability) - (3 - normalizer)) < 1e-6)
+        let total = logits.indices.map { i in
+            logits.withUnsafeBufferPointer {
+                exp(
+                    Double(
+                        GeneratedLogProbabilities.compute(logits: $0, chosen: Int32(i), topCount: 0) { _ in [] }
+                            .chosen.logProbability))
+            }
+        }.reduce(0, +)
+        #expect(abs(total - 1) < 1e-5)
     }
 
     @Test("the repetition penalty changes the pick in a crafted case")

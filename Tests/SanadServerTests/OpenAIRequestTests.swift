@@ -143,7 +143,8 @@ struct OpenAIRequestTests {
             (#"{"messages":[{"role":"user","content":"x"}],"temperature":3}"#, "temperature"),
             (#"{"messages":[{"role":"user","content":"x"}],"max_tokens":0}"#, "max_tokens"),
             (#"{"messages":[{"role":"user","content":"x"}],"max_tokens":1.5}"#, "max_tokens"),
-            (#"{"messages":[{"role":"user","content":"x"}],"n":2}"#, "n"),
+            (#"{"messages":[{"role":"user","content":"x"}],"n":0}"#, "n"),
+            (#"{"messages":[{"role":"user","content":"x"}],"n":17}"#, "n"),
             (#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#, "stop"),
             (#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}"#, "tools[0]"),
             (#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, "messages[0].content"),
@@ -154,6 +155,93 @@ struct OpenAIRequestTests {
         }
         #expect(refusal(#"{"prompt":5}"#, chat: false)?.param == "prompt")
         #expect(refusal(#"{"prompt":["a"]}"#, chat: false) == nil)
+    }
+
+    @Test(
+        "a field the server does not implement is a 400 naming it, on every endpoint; nulls and no-op values pass",
+        arguments: [
+            ("chat", #""logit_bias":{"50256":-100}"#, "logit_bias"),
+            ("chat", #""functions":[]"#, "functions"),
+            ("chat", #""audio":{"voice":"alloy"}"#, "audio"),
+            ("chat", #""store":true"#, "store"),
+            ("chat", #""echo":false"#, "echo"),
+            ("chat", #""stream_options":{"include_obfuscation":true}"#, "stream_options.include_obfuscation"),
+            ("chat", #""top_logprobs":2"#, "top_logprobs"),
+            ("chat", #""logprobs":3"#, "logprobs"),
+            ("chat", #""logprobs":true,"tools":[{"type":"function","function":{"name":"a"}}]"#, "logprobs"),
+            ("chat", #""n":2,"tools":[{"type":"function","function":{"name":"a"}}]"#, "n"),
+            ("chat", #""repeat_penalty":0"#, "repeat_penalty"),
+            ("chat", #""presence_penalty":3"#, "presence_penalty"),
+            ("chat", #""top_k":1.5"#, "top_k"),
+            ("completion", #""echo":true"#, "echo"),
+            ("completion", #""suffix":"end""#, "suffix"),
+            ("completion", #""best_of":3"#, "best_of"),
+            ("completion", #""logit_bias":{"1":2}"#, "logit_bias"),
+            ("completion", #""logprobs":21"#, "logprobs"),
+            ("completion", #""prompt":[1,2,3]"#, "prompt"),
+            ("completion", #""prompt":["a","b","c","d","e"],"n":4"#, "prompt"),
+            ("completion", #""messages":[]"#, "messages"),
+            ("embedding", #""dimensions":8"#, "dimensions"),
+            ("embedding", #""max_tokens":8"#, "max_tokens"),
+        ])
+    func unsupportedFields(endpoint: String, extra: String, param: String) throws {
+        let base: String
+        switch endpoint {
+        case "chat": base = #""messages":[{"role":"user","content":"x"}]"#
+        case "completion": base = #""prompt":"x""#
+        default: base = #""input":"x""#
+        }
+        // A later key wins in a Swift dictionary literal but not in JSON: put the extra first and skip the base's key.
+        let text = extra.hasPrefix(#""prompt""#) ? "{\(extra)}" : "{\(base),\(extra)}"
+        let error: APIError?
+        if endpoint == "embedding" {
+            do {
+                _ = try decodeEmbeddingRequest(body(text), maximumInputs: 4)
+                error = nil
+            } catch let e as APIError { error = e }
+        } else {
+            error = refusal(text, chat: endpoint == "chat")
+        }
+        #expect(error?.status == 400 && error?.param == param, "\(text): \(String(describing: error))")
+        #expect(error?.type == "invalid_request_error")
+    }
+
+    @Test("accepted: user, nulls, and no-op values of the fields that are not implemented")
+    func noOpFields() throws {
+        #expect(
+            refusal(
+                #"{"messages":[{"role":"user","content":"x"}],"user":"u","logit_bias":null,"functions":null,"parallel_tool_calls":true,"stream_options":{"include_usage":false}}"#
+            ) == nil)
+        #expect(
+            refusal(
+                #"{"prompt":"x","user":"u","echo":false,"suffix":null,"best_of":2,"n":2,"logit_bias":{},"logprobs":null}"#,
+                chat: false) == nil)
+        #expect(refusal(#"{"prompt":"x","best_of":1}"#, chat: false) == nil)
+        let e = try decodeEmbeddingRequest(
+            body(#"{"input":"x","model":"m","user":"u","encoding_format":null}"#), maximumInputs: 4)
+        #expect(e.texts == ["x"])
+    }
+
+    @Test("llama-server's sampling extras, n, logprobs and array prompts reach the request")
+    func samplingExtras() throws {
+        let r = try decodeChatRequest(
+            body(
+                #"{"messages":[{"role":"user","content":"x"}],"top_k":7,"min_p":0.2,"repeat_penalty":1.3,"repeat_last_n":16,"presence_penalty":0.5,"frequency_penalty":-0.25,"seed":9,"n":3,"logprobs":true,"top_logprobs":4}"#
+            ), defaultMaxTokens: 64)
+        let s = r.parameters.sampling
+        #expect(s.topK == 7 && s.minP == 0.2 && s.repetitionPenalty == 1.3 && s.repetitionWindow == 16)
+        #expect(s.presencePenalty == 0.5 && s.frequencyPenalty == -0.25 && s.seed == 9)
+        #expect(r.choicesPerPrompt == 3 && r.logprobs == 4)
+        let plain = try decodeChatRequest(
+            body(#"{"messages":[{"role":"user","content":"x"}],"logprobs":true}"#), defaultMaxTokens: 64)
+        #expect(plain.logprobs == 0 && plain.choicesPerPrompt == 1)
+        let off = try decodeChatRequest(
+            body(#"{"messages":[{"role":"user","content":"x"}],"logprobs":false}"#), defaultMaxTokens: 64)
+        #expect(off.logprobs == nil)
+        let c = try decodeCompletionRequest(
+            body(#"{"prompt":["a","b"],"n":2,"logprobs":2,"top_k":0}"#), defaultMaxTokens: 64)
+        #expect(c.prompts == [.text("a"), .text("b")] && c.choicesPerPrompt == 2 && c.logprobs == 2)
+        #expect(c.parameters.sampling.topK == 0)
     }
 
     @Test("bodies that are not JSON objects are 400 invalid_json; the error body has OpenAI's four fields")

@@ -109,6 +109,147 @@ struct ServeEndToEndTests {
         #expect(server.stop(signal: false) == 0, "\(server.stderr)")
     }
 
+    @Test(
+        "an honest API: unknown fields refused, seeds reproduce, logprobs, n and array prompts, embedding usage, HTTP extras, llama-server's routes"
+    )
+    func honestAPI() throws {
+        let server = try ServerProcess(Self.engine + ["--slots", "1", "--allowed-origins", "http://app.example"])
+        let port = server.port
+        func post(_ path: String, _ body: String) throws -> RawReply { try request(port, "POST", path, body: body) }
+        func choices(_ r: RawReply) -> [JSONValue] { r.json?["choices"]?.arrayValue ?? [] }
+
+        // Nothing silently dropped: each endpoint names the field it does not implement.
+        for (path, body, param) in [
+            ("/v1/chat/completions", chat("Hi", #","logit_bias":{"1":5}"#), "logit_bias"),
+            ("/v1/completions", #"{"prompt":"Hi","echo":true}"#, "echo"),
+            ("/v1/embeddings", #"{"input":"Hi","dimensions":8}"#, "dimensions"),
+            ("/tokenize", #"{"content":"Hi","add_bos":true}"#, "add_bos"),
+        ] {
+            let r = try post(path, body)
+            #expect(r.status == 400 && r.json?["error"]?["param"]?.stringValue == param, "\(path): \(r.body)")
+        }
+
+        // A seed makes sampling reproducible (top_k, min_p, penalties applied); another seed gives other text.
+        func sampled(_ seed: Int) throws -> String {
+            let r = try post(
+                "/v1/completions",
+                #"{"prompt":"Once upon a time","max_tokens":16,"temperature":1,"top_k":50,"min_p":0.01,"repeat_penalty":1.1,"presence_penalty":0.3,"frequency_penalty":0.2,"seed":\#(seed)}"#
+            )
+            #expect(r.status == 200, "\(r.body)")
+            return choices(r).first?["text"]?.stringValue ?? ""
+        }
+        let first = try sampled(11)
+        let again = try sampled(11)
+        let others = try [12, 13, 14].map(sampled)
+        #expect(!first.isEmpty && again == first)
+        #expect(others.contains { $0 != first }, "three other seeds gave '\(first)'")
+
+        // Chat logprobs: the tokens spell the answer; greedy, each is its own step's most likely token.
+        let question = "What is the capital of France?"
+        let withLogprobs = try post(
+            "/v1/chat/completions", chat(question, #","max_tokens":12,"logprobs":true,"top_logprobs":3"#))
+        let choice = try #require(choices(withLogprobs).first, "\(withLogprobs.body)")
+        let content = choice["logprobs"]?["content"]?.arrayValue ?? []
+        let answer = choice["message"]?["content"]?.stringValue ?? ""
+        #expect(!content.isEmpty && content.compactMap { $0["token"]?.stringValue }.joined() == answer)
+        for entry in content {
+            let top = entry["top_logprobs"]?.arrayValue ?? []
+            let logprob = entry["logprob"]?.doubleValue ?? 1
+            #expect(top.count == 3 && logprob <= 0 && top.first?["logprob"]?.doubleValue == logprob, "\(entry)")
+            #expect(top.first?["token"] == entry["token"] && entry["bytes"]?.arrayValue?.isEmpty == false)
+        }
+        let streamed = try post(
+            "/v1/chat/completions",
+            chat(question, #","max_tokens":12,"logprobs":true,"top_logprobs":3,"stream":true"#))
+        let chunks = events(streamed.body).dropLast().compactMap { try? JSONValue.parse($0) }
+        let streamedTokens = chunks.flatMap {
+            $0["choices"]?.arrayValue?.first?["logprobs"]?["content"]?.arrayValue ?? []
+        }
+        #expect(streamedTokens == content, "\(streamed.body)")
+
+        // Completions: the legacy shape; two prompts and n = 2 give four choices, index = prompt × n + k.
+        let prompts = try post(
+            "/v1/completions",
+            #"{"prompt":["The capital of France is","One, two,"],"n":2,"max_tokens":6,"temperature":0,"logprobs":2}"#)
+        let four = choices(prompts)
+        #expect(four.compactMap { $0["index"]?.intValue } == [0, 1, 2, 3], "\(prompts.body)")
+        let texts = four.map { $0["text"]?.stringValue ?? "" }
+        #expect(texts[0] == texts[1] && texts[2] == texts[3] && texts[0] != texts[2], "greedy: \(texts)")
+        let legacy = four[2]["logprobs"]
+        #expect(legacy?["tokens"]?.arrayValue?.compactMap(\.stringValue).joined() == texts[2])
+        #expect(legacy?["token_logprobs"]?.arrayValue?.count == legacy?["tokens"]?.arrayValue?.count)
+        #expect(legacy?["top_logprobs"]?.arrayValue?.first?.objectValue?.count == 2, "\(prompts.body)")
+        #expect(legacy?["text_offset"]?.arrayValue?.first?.intValue == 0)
+        let alone = try post("/v1/completions", #"{"prompt":"One, two,","max_tokens":6,"temperature":0}"#)
+        #expect(choices(alone).first?["text"]?.stringValue == texts[2])
+
+        // n = 2 sampled with a seed: streamed choices equal the ones in one body.
+        // (chat() asks for temperature 0; these ask for 1 instead.)
+        func sampledChat(_ extra: String) -> String {
+            chat("Tell me a joke.", #","n":2,"max_tokens":10,"seed":5"# + extra).replacingOccurrences(
+                of: #","temperature":0"#, with: #","temperature":1"#)
+        }
+        let two = try post("/v1/chat/completions", sampledChat(""))
+        let twoTexts = choices(two).map { $0["message"]?["content"]?.stringValue ?? "" }
+        #expect(twoTexts.count == 2 && choices(two).compactMap { $0["index"]?.intValue } == [0, 1], "\(two.body)")
+        let twoStream = try post("/v1/chat/completions", sampledChat(#","stream":true"#))
+        var streamedTexts = ["", ""]
+        var finished = 0
+        for event in events(twoStream.body).dropLast().compactMap({ try? JSONValue.parse($0) }) {
+            for c in event["choices"]?.arrayValue ?? [] {
+                let i = c["index"]?.intValue ?? 0
+                streamedTexts[i] += c["delta"]?["content"]?.stringValue ?? ""
+                if c["finish_reason"]?.stringValue != nil { finished += 1 }
+            }
+        }
+        #expect(streamedTexts == twoTexts && finished == 2, "\(twoStream.body)")
+
+        // Embeddings count their tokens.
+        let embedded = try post("/v1/embeddings", #"{"input":["a cat","renew my passport please"]}"#)
+        let used = embedded.json?["usage"]?["prompt_tokens"]?.intValue ?? 0
+        #expect(used >= 6 && embedded.json?["usage"]?["total_tokens"]?.intValue == used, "\(embedded.body.suffix(80))")
+
+        // HTTP: a Date on every answer, HEAD on GET routes, CORS for --allowed-origins only.
+        let models = try request(port, "GET", "/v1/models")
+        let head = try request(port, "HEAD", "/v1/models")
+        #expect(
+            head.status == 200 && head.body.isEmpty && head.headers["content-length"] == "\(models.body.utf8.count)")
+        #expect(models.headers["date"]?.hasSuffix(" GMT") == true && head.headers["date"] != nil)
+        #expect(try request(port, "GET", "/nothing").headers["date"] != nil)
+        let preflight = try request(
+            port, "OPTIONS", "/v1/chat/completions",
+            headers: [
+                "Origin: http://app.example", "Access-Control-Request-Method: POST",
+                "Access-Control-Request-Headers: content-type, authorization",
+            ])
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "http://app.example")
+        #expect(preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
+        #expect(preflight.headers["access-control-allow-headers"]?.contains("authorization") == true)
+        let foreign = try request(port, "OPTIONS", "/v1/chat/completions", headers: ["Origin: http://evil.example"])
+        #expect(foreign.status == 403 && foreign.headers["access-control-allow-origin"] == nil)
+        let cross = try request(
+            port, "POST", "/v1/completions", body: #"{"prompt":"Hi","max_tokens":1}"#,
+            headers: ["Origin: http://app.example"])
+        #expect(cross.status == 200 && cross.headers["access-control-allow-origin"] == "http://app.example")
+        #expect(try request(port, "GET", "/v1/models").headers["access-control-allow-origin"] == nil)
+
+        // llama-server's routes.
+        let tokens = try post("/tokenize", #"{"content":"Hello world","with_pieces":true}"#)
+        let pieces = tokens.json?["tokens"]?.arrayValue ?? []
+        #expect(pieces.compactMap { $0["piece"]?.stringValue }.joined() == "Hello world", "\(tokens.body)")
+        let ids = pieces.compactMap { $0["id"] }
+        let back = try post("/detokenize", JSONValue.object(["tokens": .array(ids)]).jsonString)
+        #expect(back.json?["content"]?.stringValue == "Hello world", "\(back.body)")
+        #expect(try post("/detokenize", #"{"tokens":[-1]}"#).json?["error"]?["param"]?.stringValue == "tokens")
+        let props = try request(port, "GET", "/props")
+        #expect(props.json?["n_ctx"]?.intValue == 512 && props.json?["total_slots"]?.intValue == 1, "\(props.body)")
+        #expect(props.json?["chat_template"]?.stringValue?.contains("<|im_start|>") == true)
+        #expect(props.json?["model_alias"]?.stringValue == "SmolLM2-135M-Instruct.Q4_1")
+        let slots = try request(port, "GET", "/slots").json?.arrayValue ?? []
+        #expect(slots.count == 1 && slots.first?["is_processing"]?.boolValue == false, "\(slots)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
     @Test("tools: a required call names an offered function with arguments valid for its schema, plain and streamed")
     func tools() throws {
         let server = try ServerProcess(Self.engine + ["--slots", "1", "--no-embeddings"])

@@ -147,9 +147,28 @@ public final class GenerationLoop: @unchecked Sendable {
         if let constraint = parameters.constraint { try attach(constraint, parameters.sampling, to: sampler) }
         var decoder = UTF8StreamDecoder()
         var filter = StopStringFilter(parameters.stopStrings)
+        let recorder = parameters.logProbabilities
+        if recorder != nil && sampler.rawLogits == nil {
+            throw SanadError.engine(
+                "this engine samples with a sampler that does not show its logits, so it cannot report "
+                    + "log-probabilities; use a local engine (pure-swift, blas or llama)")
+        }
+        // The raw logits of the step, copied before the sampler's stages change them in place.
+        var rawLogits: [Float] = []
         while true {
             if cancellation.isCancelled { return finish(.cancelled) }
+            if recorder != nil, let raw = sampler.rawLogits {
+                rawLogits.removeAll(keepingCapacity: true)
+                rawLogits.append(contentsOf: raw)
+            }
             let token = try sampler.next(history: history)
+            if let recorder, !evaluator.isEndOfGeneration(token) {
+                recorder.record(
+                    rawLogits.withUnsafeBufferPointer {
+                        GeneratedLogProbabilities.compute(
+                            logits: $0, chosen: token, topCount: recorder.topCount, piece: evaluator.pieceBytes)
+                    })
+            }
             if evaluator.isEndOfGeneration(token) {
                 // The end token itself is not text; what was held back for a stop string comes out with it.
                 decoder.dropPending()

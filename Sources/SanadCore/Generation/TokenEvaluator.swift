@@ -43,11 +43,15 @@ public protocol TokenSampler: AnyObject {
     /// one-off preparation of the vocabulary, `constraintPreparationSeconds`.
     var constraintSeconds: Double { get }
     var constraintPreparationSeconds: Double { get }
+    /// The engine's logits of the last evaluated position as `next` will read them, before any sampling stage (nil
+    /// when the sampler cannot show them): what log-probabilities are computed from.
+    var rawLogits: UnsafeBufferPointer<Float>? { get }
 }
 
 extension TokenSampler {
     public var constraintSeconds: Double { 0 }
     public var constraintPreparationSeconds: Double { 0 }
+    public var rawLogits: UnsafeBufferPointer<Float>? { nil }
 }
 
 /// The core's sampling chain (`Sampler`) reading an engine's logits of the last evaluated position: the sampler of
@@ -74,4 +78,5 @@ public final class LogitsSampler: TokenSampler {
 
     public var constraintSeconds: Double { chain.constraintSeconds }
     public var constraintPreparationSeconds: Double { chain.constraintPreparationSeconds }
+    public var rawLogits: UnsafeBufferPointer<Float>? { UnsafeBufferPointer(logits) }
 }

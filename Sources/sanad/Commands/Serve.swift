@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import SanadChat
 import SanadCommandLine
 import SanadCore
@@ -51,8 +52,9 @@ enum ServeCommand: SanadCommand {
           --allowed-hosts NAMES  Host names answered besides loopback's and --host's (comma-separated; * = any);
                                  other Host headers get 400 (DNS rebinding)
           --allowed-origins ORIGINS
-                                 web origins (http://site:port, comma-separated) whose pages may POST, besides
-                                 this server's own; every POST needs Content-Type: application/json
+                                 web origins (http://site:port, comma-separated; * = any) whose pages may call the
+                                 API, besides this server's own (CORS: preflights answered, Access-Control-Allow-
+                                 Origin sent; none by default); every POST needs Content-Type: application/json
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -139,7 +141,8 @@ enum ServeCommand: SanadCommand {
         let service = OpenAIService(
             modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
-            webChat: webChat, browserPolicy: browserPolicy)
+            webChat: webChat, browserPolicy: browserPolicy,
+            properties: Self.properties(of: plan))
         options.admit = { service.admit($0) }
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.
@@ -160,6 +163,14 @@ enum ServeCommand: SanadCommand {
         await server.run()
         printError("sanad serve: stopped")
         return ExitCode.success
+    }
+
+    /// `/props`'s model path, engine and chat template (the GGUF's Jinja text and the family applied).
+    static func properties(of plan: ModelPlan) -> ServerProperties {
+        let jinja = (try? GGUFFile(path: plan.url.path))?.string("tokenizer.chat_template")
+        return ServerProperties(
+            modelPath: plan.url.path, backend: plan.backend.id, chatTemplate: jinja,
+            chatTemplateFamily: jinja.flatMap(ChatTemplate.detect)?.rawValue)
     }
 
     /// Whether `host` is this machine only.

@@ -1,6 +1,7 @@
 import Dispatch
 
-/// The sampling chain of `SamplingParameters`, in its documented order: repetition penalty → constraint mask →
+/// The sampling chain of `SamplingParameters`, in its documented order: penalties (repetition, then frequency and
+/// presence, as llama.cpp's penalties sampler) → constraint mask →
 /// top-k → top-p → min-p → temperature → pick. With `temperature ≤ 0` the pick is the argmax after the penalty and
 /// the constraint. Seeded: the same seed and the same logits give the same tokens.
 public final class Sampler {
@@ -29,8 +30,11 @@ public final class Sampler {
     /// tokens so far, of which the last `repetitionWindow` are penalized. Throws when the constraint allows no token.
     public func sample(_ logits: UnsafeMutableBufferPointer<Float>, history: [Int32]) throws -> Int32 {
         let p = parameters
-        if p.repetitionPenalty != 1 && p.repetitionWindow > 0 {
-            applyRepetitionPenalty(logits, recent: history.suffix(p.repetitionWindow), penalty: p.repetitionPenalty)
+        if p.penalizes {
+            let recent = history.suffix(p.repetitionWindow)
+            applyRepetitionPenalty(logits, recent: recent, penalty: p.repetitionPenalty)
+            applyFrequencyPresencePenalties(
+                logits, recent: recent, frequency: p.frequencyPenalty, presence: p.presencePenalty)
         }
         if let constraint {
             let start = DispatchTime.now().uptimeNanoseconds

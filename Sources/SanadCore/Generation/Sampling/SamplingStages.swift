@@ -29,6 +29,19 @@ public func applyRepetitionPenalty(
     }
 }
 
+/// llama.cpp's frequency and presence penalties (OpenAI's `frequency_penalty` and `presence_penalty`): a token that
+/// occurs `count` times in `recent` has `count × frequency + presence` subtracted from its logit. Both 0 do nothing.
+public func applyFrequencyPresencePenalties(
+    _ logits: UnsafeMutableBufferPointer<Float>, recent: some Sequence<Int32>, frequency: Float, presence: Float
+) {
+    guard frequency != 0 || presence != 0 else { return }
+    var counts: [Int32: Int] = [:]
+    for token in recent where token >= 0 && Int(token) < logits.count { counts[token, default: 0] += 1 }
+    for (token, count) in counts {
+        logits[Int(token)] -= Float(count) * frequency + presence
+    }
+}
+
 /// The index of the largest logit (the first one on ties), or 0 for an empty buffer.
 public func argmax(_ logits: UnsafeBufferPointer<Float>) -> Int {
     var best = 0

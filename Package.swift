@@ -132,7 +132,8 @@ let package = Package(
             path: "Backends/LlamaCpp", exclude: ["README.md"]),
         // The `openai` engine: an OpenAI-compatible server runs the model; tokenizer and template local.
         .target(
-            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "SanadTokenizers"], path: "Backends/Remote",
+            name: "RemoteBackend", dependencies: ["SanadCore", "GGUF", "SanadTokenizers", "SanadNative"],
+            path: "Backends/Remote",
             exclude: ["README.md"]),
 
         // MARK: The host and its front ends.

@@ -5,8 +5,10 @@ import SanadTokenizers
 
 /// The `openai` engine: any OpenAI-compatible server (`sanad serve`, llama.cpp's `llama-server`, vLLM, Ollama) runs
 /// the model; Sanad keeps the tokenizer and chat template of the local GGUF file (the same model), so prompts,
-/// plugins and chat stay local. Options in the tier config: `url` (required, `http://host:port`), `model` (the
-/// server's model id), `apiKey`, `timeout` (seconds without a byte before giving up, default 120).
+/// plugins and chat stay local. Options in the tier config: `url` (required, `http://host:port` or
+/// `https://host[:port]`: HTTPS through the system libcurl, certificates verified), `model` (the server's model id),
+/// `apiKey`, `timeout` (seconds without a byte before giving up, default 120), `caFile` (a PEM bundle of extra CAs
+/// to trust for https, e.g. a private CA).
 public struct RemoteBackend: InferenceBackend, OptionsValidatingBackend {
     public let id = "openai"
     public let summary =
@@ -16,12 +18,20 @@ public struct RemoteBackend: InferenceBackend, OptionsValidatingBackend {
     public init() {}
 
     public var availability: BackendAvailability {
-        .unavailable(reason: "needs `url` in the tier config's options for 'openai' (http://host:port)")
+        .unavailable(reason: "needs `url` in the tier config's options for 'openai' (http://host:port or https://…)")
     }
 
     public func availability(options: [String: JSONValue]) -> BackendAvailability {
         guard let parsed = try? RemoteOptions(parsing: options), let url = parsed.url else { return availability }
-        return .available(detail: "\(url.absoluteString)\(parsed.model.map { " model \($0)" } ?? "")")
+        var detail = url.absoluteString + (parsed.model.map { " model \($0)" } ?? "")
+        if url.scheme == "https" {
+            switch LibCurl.shared {
+            case .success(let curl):
+                detail += " (\(curl.version.split(separator: " ").prefix(2).joined(separator: " ")))"
+            case .failure(let error): return .unavailable(reason: "https:// needs libcurl: \(error)")
+            }
+        }
+        return .available(detail: detail)
     }
 
     public func validateOptions(_ options: [String: JSONValue]) throws { _ = try RemoteOptions(parsing: options) }
@@ -44,20 +54,29 @@ struct RemoteOptions {
     var model: String?
     var apiKey: String?
     var timeout: Double = 120
+    var caFile: String?
 
     init(parsing options: [String: JSONValue]) throws {
-        let reader = try OptionReader(options, allowed: ["url", "model", "apiKey", "timeout"]) { key, problem in
+        let reader = try OptionReader(options, allowed: ["url", "model", "apiKey", "timeout", "caFile"]) {
+            key, problem in
             SanadError.invalidConfig(file: "", keyPath: "backends[openai].options.\(key)", problem: problem)
         }
-        if let text = try reader.string("url", expected: "an http://host:port URL") {
-            guard let u = URL(string: text), u.scheme == "http", u.host != nil else {
-                throw reader.failure("url", "expected an http://host:port URL, found \"\(text)\"")
+        if let text = try reader.string("url", expected: "an http://host:port or https://host[:port] URL") {
+            guard let u = URL(string: text), u.scheme == "http" || u.scheme == "https", u.host != nil else {
+                throw reader.failure(
+                    "url", "expected an http://host:port or https://host[:port] URL, found \"\(text)\"")
             }
             url = u
         }
         model = try reader.string("model")
         apiKey = try reader.string("apiKey")
         if let t = try reader.int("timeout", range: 1...86400) { timeout = Double(t) }
+        if let file = try reader.string("caFile", expected: "a PEM file of CA certificates") {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw reader.failure("caFile", "\(file) is not a readable file")
+            }
+            caFile = file
+        }
     }
 }
 
@@ -157,10 +176,10 @@ func streamCompletion(
     if let model = options.model { body["model"] = .string(model) }
     if !parameters.stopStrings.isEmpty { body["stop"] = .array(parameters.stopStrings.prefix(4).map(JSONValue.string)) }
     let start = Date()
-    let exchange = try HTTPExchange(
+    let exchange = try openHTTPExchange(
         url: server, method: "POST", path: "/v1/completions", body: Array(JSONValue.object(body).jsonString.utf8),
         headers: options.apiKey.map { ["Authorization: Bearer \($0)"] } ?? [], timeout: options.timeout,
-        isCancelled: { Task.isCancelled })
+        caFile: options.caFile, isCancelled: { Task.isCancelled })
     guard exchange.status == 200 else {
         let text = String(decoding: try exchange.rest(), as: UTF8.self)
         let message = (try? JSONValue.parse(text))?["error"]?["message"]?.stringValue ?? text

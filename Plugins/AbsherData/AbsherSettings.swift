@@ -59,6 +59,8 @@ public struct AbsherSettings: Sendable {
             "⚠ The model's text failed the check (\($0.joined(separator: ", "))), so this is the template."
         },
         templateNote: "⚠ The model's text failed the check, so this is the template.",
+        templateChosenNote:
+            "✓ The template's sentence, from your data (this device words such replies with templates).",
         emptyText: "the text is empty",
         missingFact: { "it does not state \($0)" },
         foreignNumbers: { "it states numbers that are not in the data: \($0.joined(separator: ", "))" },
@@ -111,6 +113,7 @@ public struct AbsherSettings: Sendable {
         verifiedNote: { "✓ نص من النموذج، وتحقق سند من أنه يذكر: \($0.joined(separator: "، "))." },
         rejectedNote: { "⚠ نص النموذج لم يجتز التحقق (\($0.joined(separator: "، "))) فهذه جملة القالب." },
         templateNote: "⚠ نص النموذج لم يجتز التحقق فهذه جملة القالب.",
+        templateChosenNote: "✓ جملة القالب من بياناتك (هذا الجهاز يصوغ هذه الردود بالقوالب).",
         emptyText: "النص فارغ",
         missingFact: { "لم يذكر \($0)" },
         foreignNumbers: { "ذكر أرقاماً ليست في البيانات: \($0.joined(separator: "، "))" },

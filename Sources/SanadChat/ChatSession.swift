@@ -1,6 +1,14 @@
 import Foundation
 import SanadCore
 
+/// Who words a grounded reply (a tapped suggestion, or typed text a plugin answers): the model, whose draft is
+/// checked against the facts and replaced by the template when it fails, or the plugin's template sentence at once
+/// (no model latency). A tier config chooses it from a measurement (`groundedReplies` in configs/, the share of
+/// drafts that pass the check, `scripts/absher-eval`).
+public enum GroundedPhrasing: String, Sendable, CaseIterable {
+    case model, template
+}
+
 /// Texts and generation settings of a chat.
 public struct ChatConfiguration: Sendable {
     /// What the chat itself says (greeting, system prompt, error messages, grounding notes), in `language`.
@@ -28,6 +36,8 @@ public struct ChatConfiguration: Sendable {
     /// (`ChatEvent.draftChecked`) and kept in the reply's check (`ReplyCheck.draft`, with the reasons it failed in
     /// the note). Off, no draft text leaves the session: a person sees only the verified reply.
     public var showDrafts: Bool
+    /// Who words grounded replies (default: the model, checked).
+    public var groundedPhrasing: GroundedPhrasing = .model
 
     public init(
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
@@ -378,6 +388,28 @@ public actor ChatSession {
             }
         } catch {
             addError(wording.replyPreparationFailed("\(error)"), onEvent)
+            return
+        }
+        if let grounded, configuration.groundedPhrasing == .template {
+            // The tier's measurement says this model's drafts mostly fail the check: the template, at once.
+            let replyID = UUID().uuidString
+            startReply(replyID, onEvent)
+            streamVerified([grounded.fallback], replyID: replyID, onEvent)
+            let reply = ChatEntry(
+                id: replyID, content: grounded.fallback, isUser: false, timestamp: stamp(), deepLink: grounded.deepLink,
+                check: ReplyCheck(verified: true, note: wording.templateChosenNote, draft: nil))
+            await store(reply, verdict: nil, stats: nil, turn: turn, language: language, onEvent)
+            return
+        }
+        if let grounded, configuration.groundedPhrasing == .template {
+            // The tier's measurement says this model's drafts mostly fail the check: the template, at once.
+            let replyID = UUID().uuidString
+            startReply(replyID, onEvent)
+            streamVerified([grounded.fallback], replyID: replyID, onEvent)
+            let reply = ChatEntry(
+                id: replyID, content: grounded.fallback, isUser: false, timestamp: stamp(), deepLink: grounded.deepLink,
+                check: ReplyCheck(verified: true, note: wording.templateNote, draft: nil))
+            await store(reply, verdict: nil, stats: nil, turn: turn, language: language, onEvent)
             return
         }
         if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }

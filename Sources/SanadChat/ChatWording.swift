@@ -28,6 +28,8 @@ public struct ChatWording: Sendable {
     /// The note under a template reply that replaced a generated one (the reasons quote the draft, so they are left
     /// out unless drafts are shown).
     public var templateNote: String
+    /// The note under a template reply the tier chose over the model's wording (`GroundedPhrasing.template`).
+    public var templateChosenNote: String
     /// A grounding failure reason: the text is empty.
     public var emptyText: String
     /// A grounding failure reason: (the fact's name) is not stated.
@@ -75,6 +77,8 @@ public struct ChatWording: Sendable {
             "⚠ The generated text failed the check (\($0.joined(separator: ", "))), so this is the template."
         },
         templateNote: String = "⚠ The generated text failed the check, so this is the template.",
+        templateChosenNote: String =
+            "✓ The template's sentence, from the data (this device words such replies with templates).",
         emptyText: String = "the text is empty",
         missingFact: @escaping @Sendable (String) -> String = { "it does not state \($0)" },
         foreignNumbers: @escaping @Sendable ([String]) -> String = {
@@ -108,6 +112,7 @@ public struct ChatWording: Sendable {
         self.verifiedNote = verifiedNote
         self.rejectedNote = rejectedNote
         self.templateNote = templateNote
+        self.templateChosenNote = templateChosenNote
         self.emptyText = emptyText
         self.missingFact = missingFact
         self.foreignNumbers = foreignNumbers

@@ -1,4 +1,5 @@
 import Foundation
+import SanadChat
 import SanadCore
 
 /// One host config: a memory tier's choice of engines, model, context, embedding backend and plugins.
@@ -51,6 +52,10 @@ public struct HostConfiguration: Sendable, Equatable {
     public var backends: [BackendChoice]
     public var embedding: EmbeddingChoice?
     public var plugins: [PluginChoice]
+    /// Who words grounded replies on this tier (`groundedReplies.phrasing`; default: the model, checked) and why
+    /// (`groundedReplies.why`: the measurement behind the choice).
+    public var groundedPhrasing: GroundedPhrasing = .model
+    public var groundedPhrasingWhy: String?
 
     /// The ranges a config's numbers must fall in: wide enough for any real machine and model, narrow enough that
     /// every product the host and the engines form from them (bytes from MiB, C `int32_t` context and thread counts)
@@ -67,7 +72,7 @@ public struct HostConfiguration: Sendable, Equatable {
 
     static let keys = [
         "tier", "summary", "minimumMemoryMiB", "memoryBudgetMiB", "model", "contextLength", "threads", "batchSize",
-        "backends", "embedding", "plugins",
+        "backends", "embedding", "plugins", "groundedReplies",
     ]
 
     /// Reads and validates `url` (strict JSON, see `StrictJSON`). `backendIDs`, `embeddingIDs` and `pluginIDs`
@@ -129,7 +134,15 @@ public struct HostConfiguration: Sendable, Equatable {
             let id = try o.required("id").string(oneOf: pluginIDs)
             plugins.append(PluginChoice(id: id, options: try o.optional("options")?.objectValue() ?? [:]))
         }
-        return HostConfiguration(
+        var phrasing = GroundedPhrasing.model
+        var phrasingWhy: String?
+        if let g = try object.optional("groundedReplies") {
+            let o = try g.object(allowed: ["phrasing", "why"])
+            let name = try o.required("phrasing").string(oneOf: GroundedPhrasing.allCases.map(\.rawValue))
+            phrasing = GroundedPhrasing(rawValue: name) ?? .model
+            phrasingWhy = try o.optional("why")?.string()
+        }
+        var config = HostConfiguration(
             file: url, tier: tier, summary: try object.optional("summary")?.string() ?? "",
             minimumMemoryMiB: try object.required("minimumMemoryMiB").int(in: Limits.minimumMemoryMiB),
             memoryBudgetMiB: try object.required("memoryBudgetMiB").int(in: Limits.memoryMiB),
@@ -138,6 +151,9 @@ public struct HostConfiguration: Sendable, Equatable {
             threads: try object.optional("threads")?.int(in: Limits.threads),
             batchSize: try object.optional("batchSize")?.int(in: Limits.batchSize) ?? 512,
             backends: backends, embedding: embedding, plugins: plugins)
+        config.groundedPhrasing = phrasing
+        config.groundedPhrasingWhy = phrasingWhy
+        return config
     }
 }
 

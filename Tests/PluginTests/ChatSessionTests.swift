@@ -156,6 +156,21 @@ struct ChatSessionTests {
         #expect(engine.resets == 2)
     }
 
+    @Test("a tier that words grounded replies with templates answers a chip at once: no engine, no draft, a ✓ note")
+    func templatePhrasing() async throws {
+        let url = try #require(AbsherSettings.sampleUserDataURL)
+        let data = try UserData.load(from: url, plugin: "t")
+        let alerts = ProactiveAlertsPlugin(userData: data, window: AbsherWindow(now: { sampleNow }))
+        let engine = ScriptedSession(replies: [["never", " asked"]])
+        let session = await openChat([alerts], engine: engine, phrasing: .template)
+        try await session.sendSuggestion(number: 1)
+        let reply = try #require(await session.messages.last)
+        #expect(reply.content == AlertReply.fallback(for: alerts.alerts[0]))
+        #expect(reply.check == ReplyCheck(verified: true, note: AbsherSettings.wording.templateChosenNote))
+        #expect(reply.deepLink == alerts.alerts[0].deepLink)
+        #expect(engine.prompts.isEmpty && engine.resets == 0, "the engine is not used")
+    }
+
     /// Every text a front end could show from `events`: messages, streamed pieces, drafts, pages.
     func shownText(_ events: [ChatEvent]) -> String {
         events.map { e -> String in

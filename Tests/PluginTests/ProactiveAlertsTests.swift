@@ -21,7 +21,8 @@ func makePlugins(_ json: JSONValue, now: Date, window: Int = 90) throws -> (Proa
 func openChat(
     _ plugins: [any FeaturePlugin], engine: ScriptedSession = ScriptedSession(replies: [["نعم"]]),
     now: Date = sampleNow,
-    log: EventLog? = nil, wording: ChatWording? = nil, showDrafts: Bool = false, language: ChatLanguage = .arabic
+    log: EventLog? = nil, wording: ChatWording? = nil, showDrafts: Bool = false, language: ChatLanguage = .arabic,
+    phrasing: GroundedPhrasing = .model
 )
     async -> ChatSession
 {
@@ -32,6 +33,7 @@ func openChat(
             var c = AbsherSettings.product.configuration(language: language)
             if let wording { c = ChatConfiguration(wording: wording, linkFormat: AbsherSettings.linkFormat) }
             c.showDrafts = showDrafts
+            c.groundedPhrasing = phrasing
             return c
         }(),
         now: { now },

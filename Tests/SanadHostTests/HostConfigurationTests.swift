@@ -37,6 +37,12 @@ struct HostConfigurationTests {
         #expect(c.embedding == HostConfiguration.EmbeddingChoice(backend: "llama", model: "m.gguf"))
         #expect(c.plugins.first?.options["windowDays"] == .number(90))
         #expect(c.threads == nil && c.batchSize == 512)
+        #expect(c.groundedPhrasing == .model && c.groundedPhrasingWhy == nil, "the model words, checked, by default")
+        let templated = try loadConfig(
+            validConfig.replacingOccurrences(
+                of: #""tier": "t","#,
+                with: #""tier": "t", "groundedReplies": {"phrasing": "template", "why": "2 of 40 drafts passed"},"#))
+        #expect(templated.groundedPhrasing == .template && templated.groundedPhrasingWhy == "2 of 40 drafts passed")
     }
 
     @Test(
@@ -65,6 +71,10 @@ struct HostConfigurationTests {
                 "contextLength: -4 is out of range: must be in 16…"
             ),
             ("not JSON", "{tier", "invalid JSON"),
+            (
+                "unknown phrasing", #"REPLACE"backends":[{"id":"llama"}],"groundedReplies":{"phrasing":"ai"}}"#,
+                "groundedReplies.phrasing: 'ai' is not one of: model, template"
+            ),
         ])
     func invalid(name: String, text: String, expected: String) throws {
         let prefix = #"{"tier":"t","minimumMemoryMiB":1,"memoryBudgetMiB":1,"model":"m","contextLength":64,"#

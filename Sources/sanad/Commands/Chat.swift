@@ -12,7 +12,7 @@ enum ChatCommand: SanadCommand {
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
-                          [--allow-long-context] [--show-drafts] [--lang ar|en]
+                          [--allow-long-context] [--show-drafts] [--phrasing model|template] [--lang ar|en]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -61,6 +61,10 @@ enum ChatCommand: SanadCommand {
                                  letters; a chip's reply and a message without letters in the chat's language
           --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
                                  keep it in the history's 'check'; for debugging, never for the people served
+          --phrasing model|template
+                                 who words grounded replies: the model (its draft checked, replaced by the
+                                 template when it fails) or the template at once (default: the tier config's
+                                 groundedReplies.phrasing, else model)
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -78,6 +82,12 @@ enum ChatCommand: SanadCommand {
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let showDrafts = arguments.flag("--show-drafts")
+        let phrasing = try arguments.option("--phrasing").map { name in
+            guard let p = GroundedPhrasing(rawValue: name) else {
+                throw UsageError("--phrasing '\(name)': use model or template")
+            }
+            return p
+        }
         let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
@@ -95,6 +105,7 @@ enum ChatCommand: SanadCommand {
         configuration.replyTimeout = timeout > 0 ? timeout : nil
         configuration.memoryPressure = { SystemMemory.pressure(minimumFreeMiB: minimumFree) }
         configuration.showDrafts = showDrafts
+        configuration.groundedPhrasing = phrasing ?? host.config.groundedPhrasing
         configuration.generation.sampling = SamplingParameters(
             temperature: temperature, topK: temperature > 0 ? 40 : 0, topP: temperature > 0 ? 0.95 : 1,
             minP: temperature > 0 ? 0.05 : 0, repetitionPenalty: repeatPenalty)

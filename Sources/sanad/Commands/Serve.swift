@@ -135,6 +135,7 @@ enum ServeCommand: SanadCommand {
                 var configuration = product.configuration(language: asked ?? language)
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
                 configuration.showDrafts = showDrafts
+                configuration.groundedPhrasing = hostContext.config.groundedPhrasing
                 return ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }
         }

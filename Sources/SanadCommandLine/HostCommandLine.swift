@@ -171,6 +171,24 @@ public func addToIndex(
         entries: Array(zip(entries, batch.vectors)).map { (entry: $0.0, vector: $0.1) })
 }
 
+/// `--phrasing model|template` (who words grounded replies; nil: the tier config's), for `chat` and `serve`.
+public func parsePhrasing(_ arguments: inout Arguments) throws -> GroundedPhrasing? {
+    try arguments.option("--phrasing").map { name in
+        guard let phrasing = GroundedPhrasing(rawValue: name) else {
+            throw UsageError("--phrasing '\(name)': use model or template")
+        }
+        return phrasing
+    }
+}
+
+/// The help lines of `--phrasing`.
+public let phrasingHelp = """
+      --phrasing model|template
+                             who words grounded replies: the model (its draft checked, replaced by the
+                             template when it fails) or the template at once (default: the tier config's
+                             groundedReplies.phrasing, else model)
+    """
+
 /// A note on standard error for every text the model cut.
 public func reportTruncation(_ batch: EmbeddingBatch, labels: [String]? = nil) {
     for i in batch.truncated {

@@ -443,7 +443,8 @@ struct ServeEndToEndTests {
 
     @Test("web chat: no draft reaches the browser without --show-drafts; with it, a draft event and the check's draft")
     func webChatDrafts() throws {
-        let debug = try ServerProcess(Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--show-drafts"])
+        let debug = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--show-drafts", "--phrasing", "model"])
         let debugEvents = events(try webChatTurns(debug)).compactMap { try? JSONValue.parse($0) }
         #expect(debug.stop() == 0, "\(debug.stderr)")
         let drafts = debugEvents.filter { $0["type"]?.stringValue == "draft" }
@@ -454,7 +455,7 @@ struct ServeEndToEndTests {
         let checked = debugEvents.compactMap { $0["message"]?["check"]?["draft"]?.stringValue }
         #expect(checked == texts, "\(debugEvents)")
 
-        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--now", "2026-11-22"])
+        let server = try ServerProcess(Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--phrasing", "model"])
         let body = try webChatTurns(server)
         #expect(server.stop() == 0, "\(server.stderr)")
         let shown = events(body).compactMap { try? JSONValue.parse($0) }

@@ -61,10 +61,7 @@ enum ChatCommand: SanadCommand {
                                  letters; a chip's reply and a message without letters in the chat's language
           --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
                                  keep it in the history's 'check'; for debugging, never for the people served
-          --phrasing model|template
-                                 who words grounded replies: the model (its draft checked, replaced by the
-                                 template when it fails) or the template at once (default: the tier config's
-                                 groundedReplies.phrasing, else model)
+        \(phrasingHelp)
         \(PluginHost.clockHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -82,12 +79,7 @@ enum ChatCommand: SanadCommand {
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let showDrafts = arguments.flag("--show-drafts")
-        let phrasing = try arguments.option("--phrasing").map { name in
-            guard let p = GroundedPhrasing(rawValue: name) else {
-                throw UsageError("--phrasing '\(name)': use model or template")
-            }
-            return p
-        }
+        let phrasing = try parsePhrasing(&arguments)
         let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)

@@ -133,6 +133,9 @@ enum ConfigCommand: SanadCommand {
         )
         print("embedding:  \(c.embedding.map { "\($0.backend) (\($0.model))" } ?? "none")")
         print("plugins:    \(c.plugins.isEmpty ? "none" : c.plugins.map(\.id).joined(separator: ", "))")
+        print(
+            "grounded:   worded by the \(c.groundedPhrasing.rawValue)"
+                + (c.groundedPhrasingWhy.map { " — \($0)" } ?? (c.groundedPhrasing == .model ? ", checked" : "")))
         print("tiers:      \(host.tiers.map { "\($0.tier) (≥ \($0.minimumMemoryMiB) MiB)" }.joined(separator: ", "))")
         return fits ? ExitCode.success : ExitCode.failure
     }

@@ -13,7 +13,7 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--lang ar|en] [--now DATE] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
@@ -49,6 +49,7 @@ enum ServeCommand: SanadCommand {
           --show-drafts          the web chat also sends each grounded reply's model draft (a "draft" event
                                  before the reply, and the check's "draft" with why it failed); for debugging only:
                                  without it a browser receives nothing but the verified reply
+        \(phrasingHelp)
           --allowed-hosts NAMES  Host names answered besides loopback's and --host's (comma-separated; * = any);
                                  other Host headers get 400 (DNS rebinding)
           --allowed-origins ORIGINS
@@ -79,6 +80,7 @@ enum ServeCommand: SanadCommand {
         let noEmbeddings = arguments.flag("--no-embeddings")
         let noWebChat = arguments.flag("--no-web-chat")
         let showDrafts = arguments.flag("--show-drafts")
+        let phrasing = try parsePhrasing(&arguments)
         let language = try parseLanguage(arguments.option("--lang"))
         let browserPolicy = BrowserPolicy(
             bindHost: host, allowedHosts: try arguments.list("--allowed-hosts") ?? [],
@@ -135,7 +137,7 @@ enum ServeCommand: SanadCommand {
                 var configuration = product.configuration(language: asked ?? language)
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
                 configuration.showDrafts = showDrafts
-                configuration.groundedPhrasing = hostContext.config.groundedPhrasing
+                configuration.groundedPhrasing = phrasing ?? hostContext.config.groundedPhrasing
                 return ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }
         }

@@ -144,7 +144,12 @@ public final class GenerationLoop: @unchecked Sendable {
         guard parameters.maxTokens > 0 else { return finish(.maxTokens) }
         let sampler = try evaluator.makeSampler(parameters.sampling, history: history)
         chain = sampler
-        if let constraint = parameters.constraint { try attach(constraint, parameters.sampling, to: sampler) }
+        if let constraint = parameters.constraint {
+            // The tokens this loop can write: `maxTokens`, or fewer when the context fills first (the token sampled
+            // at position `contextLength` is still emitted).
+            let budget = min(parameters.maxTokens, evaluator.contextLength - history.count + 1)
+            try attach(constraint, parameters.sampling, budget: budget, to: sampler)
+        }
         var decoder = UTF8StreamDecoder()
         var filter = StopStringFilter(parameters.stopStrings)
         while true {
@@ -186,11 +191,12 @@ public final class GenerationLoop: @unchecked Sendable {
         }
     }
 
-    /// Puts `constraint`'s stage into the core's sampling chain, or gives an engine's own sampler its grammar; an
-    /// engine that can take neither refuses the generation rather than run it unconstrained.
-    private func attach(_ constraint: any TokenConstraint, _ sampling: SamplingParameters, to sampler: any TokenSampler)
-        throws
-    {
+    /// Puts `constraint`'s stage, for a generation of at most `budget` tokens, into the core's sampling chain, or
+    /// gives an engine's own sampler its grammar (which knows no budget); an engine that can take neither refuses
+    /// the generation rather than run it unconstrained.
+    private func attach(
+        _ constraint: any TokenConstraint, _ sampling: SamplingParameters, budget: Int, to sampler: any TokenSampler
+    ) throws {
         if let own = sampler as? GrammarSampler {
             guard let grammar = constraint as? GrammarConstraint else {
                 throw Self.cannotApply(constraint)
@@ -210,7 +216,8 @@ public final class GenerationLoop: @unchecked Sendable {
                 endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
             constraintVocabulary = vocabulary
         }
-        chain.chain.constraint = try constraint.makeStage(vocabulary: vocabulary, sampling: sampling)
+        chain.chain.constraint = try constraint.makeStage(
+            vocabulary: vocabulary, sampling: sampling, tokenBudget: budget)
     }
 
     private static func cannotApply(_ constraint: any TokenConstraint) -> SanadError {

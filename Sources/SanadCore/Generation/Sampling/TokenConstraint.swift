@@ -25,6 +25,19 @@ public protocol TokenConstraint: AnyObject, Sendable {
     var summary: String { get }
     /// The stage for one generation over `vocabulary` with the sampling settings it will run under.
     func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
+    /// The same for a generation that may write at most `tokenBudget` tokens (the end of generation apart): what
+    /// the generation loop calls. A constraint that can always finish (a JSON schema) keeps its output completable
+    /// within them, and throws when even its shortest output does not fit. The default ignores the budget.
+    func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters, tokenBudget: Int) throws
+        -> any LogitConstraint
+}
+
+extension TokenConstraint {
+    public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters, tokenBudget: Int) throws
+        -> any LogitConstraint
+    {
+        try makeStage(vocabulary: vocabulary, sampling: sampling)
+    }
 }
 
 /// What a constraint needs of a model's vocabulary: every token's bytes (as the generated text has them) and which

@@ -56,6 +56,16 @@ public final class SchemaConstraint: GrammarConstraint {
             budget: (tokenBudget, costs))
     }
 
+    /// The stage as a guard beside libllama's grammar sampler (the llama engine): the grammar applies the schema,
+    /// the guard checks each pick against the budget and masks the logits (a full mask) when one does not fit.
+    /// Nil when the vocabulary cannot spell documents byte by byte (no promise).
+    public func makeBudgetGuard(vocabulary: ConstraintVocabulary, tokenBudget: Int) throws -> (any BudgetGuard)? {
+        let stage = try makeStage(
+            vocabulary: vocabulary, sampling: SamplingParameters(temperature: 1, topK: 0), tokenBudget: tokenBudget)
+        guard let mask = stage as? SchemaMask, mask.hasBudget else { return nil }
+        return mask
+    }
+
     /// The error for a token limit below the shortest document.
     public static func budgetTooSmall(shortest: Int, budget: Int) -> SanadError {
         SanadError.engine(
@@ -92,7 +102,7 @@ public final class SchemaConstraint: GrammarConstraint {
 /// With a budget, a token is allowed only when the shortest completion after it (`CompletionCost`) fits in the
 /// tokens left after it. The first token of a shortest completion always does (its cost is one less), so the
 /// stage never runs out of tokens while the document can still close.
-final class SchemaMask: LogitConstraint {
+final class SchemaMask: BudgetGuard {
     private var matcher: JSONMatcher
     private let vocabulary: ConstraintVocabulary
     /// The vocabulary's trie and the walk of a plain string's start, made on the first full mask (once per
@@ -133,6 +143,10 @@ final class SchemaMask: LogitConstraint {
         defer { preparationSeconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         return make()
     }
+
+    var hasBudget: Bool { budget != nil }
+
+    func fits(_ token: Int32) -> Bool { !broken && allows(token) }
 
     /// The bytes a completion may still take after the token chosen now (nil without a budget).
     private var room: Int? { budget.map { $0.tokens - written - 1 } }

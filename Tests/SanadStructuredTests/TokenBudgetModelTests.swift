@@ -5,9 +5,10 @@ import SanadTestSupport
 import Testing
 
 // Issue #45 item 6 on the real model: random schemas × a random token limit between the shortest document and
-// three times it, SmolLM2 on the pure-Swift engine; every output must parse and validate (before the budget was
-// known to the constraint, outputs cut mid-string at -n did not). scripts/structured-budget-eval runs the same
-// check at scale against the CLI, validated by Python's jsonschema.
+// three times it, SmolLM2 on the pure-Swift engine (the constraint stage) and on the llama engine (libllama's
+// grammar with the budget guard); every output must parse and validate (before the budget was known to the
+// constraint, outputs cut mid-string at -n did not). scripts/structured-budget-eval runs the same check at scale
+// against the CLI, validated by Python's jsonschema.
 
 @Suite(
     "JSON within the token limit on SmolLM2", .serialized,
@@ -15,9 +16,13 @@ import Testing
 struct TokenBudgetModelTests {
     @Test("random schemas × random -n from the shortest document to 3× it: every output parses and validates")
     func randomSchemasCloseWithinTheLimit() async throws {
-        let session = try SmolLM2Model.session()
-        var rng = SeededGenerator(seed: 45_06)
-        var checked = 0
+        try await Self.expectClosing(try SmolLM2Model.session(), seed: 45_06)
+    }
+
+    /// 24 random schemas, each with a random limit from its shortest document to 3× it, greedy and sampled, on
+    /// `session`: every output parses and validates. Shared with the llama engine's test.
+    static func expectClosing(_ session: any InferenceSession, seed: UInt64) async throws {
+        var rng = SeededGenerator(seed: seed)
         for i in 0..<24 {
             let schema = SchemaMaker.make(&rng)
             let constraint = try SchemaConstraint(schema: schema)
@@ -32,9 +37,7 @@ struct TokenBudgetModelTests {
                 session: session, prompt: prompt, constraint: constraint,
                 parameters: GenerationParameters(maxTokens: limit, sampling: sampling))
             #expect(validates(value, schema, root: schema), "\(shown) with -n \(limit): \(value.jsonString)")
-            checked += 1
         }
-        #expect(checked == 24)
     }
 
     @Test("a limit below the shortest document is refused before any token, naming the minimum")
@@ -59,5 +62,16 @@ struct TokenBudgetModelTests {
             session: session, prompt: "JSON:", constraint: constraint,
             parameters: GenerationParameters(maxTokens: shortest, sampling: .greedy))
         #expect(validates(value, schema, root: schema), "\(value.jsonString)")
+    }
+}
+
+@Suite(
+    "JSON within the token limit on the llama engine", .serialized,
+    .enabled(
+        if: LlamaModel.ready, "libllama b11434 (scripts/setup) or models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
+struct LlamaTokenBudgetTests {
+    @Test("libllama's grammar with the budget guard: random schemas × random -n all parse and validate")
+    func randomSchemasCloseWithinTheLimit() async throws {
+        try await TokenBudgetModelTests.expectClosing(try await LlamaModel.session(), seed: 45_07)
     }
 }

@@ -192,8 +192,8 @@ public final class GenerationLoop: @unchecked Sendable {
     }
 
     /// Puts `constraint`'s stage, for a generation of at most `budget` tokens, into the core's sampling chain, or
-    /// gives an engine's own sampler its grammar (which knows no budget); an engine that can take neither refuses
-    /// the generation rather than run it unconstrained.
+    /// gives an engine's own sampler its grammar and, where the constraint has one, the guard that keeps its picks
+    /// within the budget; an engine that can take neither refuses the generation rather than run it unconstrained.
     private func attach(
         _ constraint: any TokenConstraint, _ sampling: SamplingParameters, budget: Int, to sampler: any TokenSampler
     ) throws {
@@ -201,23 +201,29 @@ public final class GenerationLoop: @unchecked Sendable {
             guard let grammar = constraint as? GrammarConstraint else {
                 throw Self.cannotApply(constraint)
             }
-            return try own.constrain(gbnf: try grammar.gbnf())
+            try own.constrain(gbnf: try grammar.gbnf())
+            let vocabulary = vocabulary(size: own.vocabularySize)
+            if let guarding = try constraint.makeBudgetGuard(vocabulary: vocabulary, tokenBudget: budget) {
+                own.keep(within: guarding)
+            }
+            return
         }
         guard let chain = sampler as? LogitsSampler else {
             throw Self.cannotApply(constraint)
         }
-        let vocabulary: ConstraintVocabulary
-        if let known = constraintVocabulary, known.pieces.count == chain.vocabularySize {
-            vocabulary = known
-        } else {
-            let ids = 0..<Int32(clamping: chain.vocabularySize)
-            vocabulary = ConstraintVocabulary(
-                pieces: ids.map { evaluator.pieceBytes($0) },
-                endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
-            constraintVocabulary = vocabulary
-        }
         chain.chain.constraint = try constraint.makeStage(
-            vocabulary: vocabulary, sampling: sampling, tokenBudget: budget)
+            vocabulary: vocabulary(size: chain.vocabularySize), sampling: sampling, tokenBudget: budget)
+    }
+
+    /// The vocabulary as constraints see it (made once per session).
+    private func vocabulary(size: Int) -> ConstraintVocabulary {
+        if let known = constraintVocabulary, known.pieces.count == size { return known }
+        let ids = 0..<Int32(clamping: size)
+        let vocabulary = ConstraintVocabulary(
+            pieces: ids.map { evaluator.pieceBytes($0) },
+            endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
+        constraintVocabulary = vocabulary
+        return vocabulary
     }
 
     private static func cannotApply(_ constraint: any TokenConstraint) -> SanadError {

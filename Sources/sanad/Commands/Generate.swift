@@ -38,8 +38,7 @@ enum GenerateCommand: SanadCommand {
           --json-schema FILE     the output must be one JSON document valid for the JSON Schema in FILE (the
                                  subset README.md "Structured output" lists; every engine, the llama engine
                                  through a GBNF grammar); generation ends when the document is complete, and
-                                 on the pure-swift and blas engines it always closes within -n (an -n below the
-                                 shortest document is refused)
+                                 it always closes within -n (an -n below the shortest document is refused)
           --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
                                  only); generation ends when the grammar is complete
         \(LoadFlags.help)

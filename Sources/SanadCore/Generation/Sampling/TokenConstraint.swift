@@ -30,6 +30,9 @@ public protocol TokenConstraint: AnyObject, Sendable {
     /// within them, and throws when even its shortest output does not fit. The default ignores the budget.
     func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters, tokenBudget: Int) throws
         -> any LogitConstraint
+    /// For an engine whose own sampler applies the constraint as a grammar (which knows no budget): what checks its
+    /// picks against `tokenBudget`, or nil when the constraint promises nothing about a budget (the default).
+    func makeBudgetGuard(vocabulary: ConstraintVocabulary, tokenBudget: Int) throws -> (any BudgetGuard)?
 }
 
 extension TokenConstraint {
@@ -37,6 +40,10 @@ extension TokenConstraint {
         -> any LogitConstraint
     {
         try makeStage(vocabulary: vocabulary, sampling: sampling)
+    }
+
+    public func makeBudgetGuard(vocabulary: ConstraintVocabulary, tokenBudget: Int) throws -> (any BudgetGuard)? {
+        nil
     }
 }
 

@@ -67,11 +67,11 @@ public final class SchemaConstraint: GrammarConstraint {
     }
 
     /// The error for a token limit below the shortest document.
-    public static func budgetTooSmall(shortest: Int, budget: Int) -> SanadError {
+    static func budgetTooSmall(shortest: Int, budget: Int) -> SanadError {
         SanadError.engine(
             "the JSON schema's shortest document takes \(shortest) tokens (one byte per token, what the constraint "
-                + "can promise) but this generation may write only \(budget); raise the token limit (-n, max_tokens) "
-                + "to at least \(shortest)")
+                + "can promise) but this generation may write only \(budget) (its token limit, or the context left "
+                + "after the prompt); raise the token limit (-n, max_tokens) to at least \(shortest), or the context")
     }
 
     /// Whether each byte is a whole token of `vocabulary` (made once per vocabulary).

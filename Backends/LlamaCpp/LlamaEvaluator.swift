@@ -150,6 +150,9 @@ final class LlamaSamplerChain: GrammarSampler {
     private var chain: OpaquePointer
     /// The candidates of one step, one per vocabulary entry.
     private let candidates: UnsafeMutablePointer<LlamaTokenData>
+    /// What keeps the picks within the token budget (a JSON schema's), and the logits it masks.
+    private var budget: (any BudgetGuard)?
+    private var masked: [Float] = []
 
     /// The chain for `p`, with the last `p.repetitionWindow` tokens of `history` accepted (the penalty window looks
     /// at the most recent tokens of the context, the prompt included).
@@ -211,12 +214,35 @@ final class LlamaSamplerChain: GrammarSampler {
         chain = outer
     }
 
+    var vocabularySize: Int { core.vocabularySize }
+
+    func keep(within budget: any BudgetGuard) { self.budget = budget }
+
     /// What `llama_sampler_sample` does, on the evaluator's last logits (which for a session of a shared context
-    /// are its own copy, not the context's row): every token a candidate, the chain applied, the pick accepted.
+    /// are its own copy, not the context's row): every token a candidate, the chain applied, the pick accepted. With
+    /// a budget guard, a pick that leaves no room to finish the output is replaced by a pick among the tokens that
+    /// do (the chain applied again to the guard's mask of the logits).
     func next(history: [Int32]) throws -> Int32 {
         guard let logits = evaluator.lastLogits() else {
             throw LlamaCppError.decodeFailed(code: -1, position: history.count)
         }
+        var token = try pick(logits)
+        if let budget, !budget.fits(token) {
+            masked = Array(UnsafeBufferPointer(start: logits, count: core.vocabularySize))
+            try masked.withUnsafeMutableBufferPointer { try budget.mask($0) }
+            token = try masked.withUnsafeBufferPointer { try pick($0.baseAddress ?? logits) }
+            guard budget.fits(token) else {
+                throw SanadError.engine(
+                    "llama: no token the grammar allows can finish the output within the token limit")
+            }
+        }
+        core.library.samplerAccept(chain, token)
+        budget?.accept(token)
+        return token
+    }
+
+    /// The chain's pick over `logits` (not accepted).
+    private func pick(_ logits: UnsafePointer<Float>) throws -> Int32 {
         let n = core.vocabularySize
         for id in 0..<n { candidates[id] = LlamaTokenData(id: Int32(id), logit: logits[id], p: 0) }
         var array = LlamaTokenDataArray(data: candidates, size: n, selected: -1, sorted: false)
@@ -226,9 +252,7 @@ final class LlamaSamplerChain: GrammarSampler {
         guard let data = array.data, array.selected >= 0, array.selected < Int64(array.size) else {
             throw SanadError.engine("llama: the sampler chain selected no token")
         }
-        let token = data[Int(array.selected)].id
-        core.library.samplerAccept(chain, token)
-        return token
+        return data[Int(array.selected)].id
     }
 
     /// The logits `next` reads (the chain works on a copy of them, so they stay raw).

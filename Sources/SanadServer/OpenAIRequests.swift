@@ -164,6 +164,15 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
         messages.insert(.system(ToolCalling.instructions(offers: tools.offers, allowText: tools.textAllowed)), at: 0)
     }
     if parameters.constraint != nil { parameters.stopStrings = [] }
+    if let schema = parameters.constraint as? SchemaConstraint, let shortest = schema.shortestDocument,
+        parameters.maxTokens < shortest
+    {
+        throw APIError.invalid(
+            "max_tokens",
+            "'max_tokens' (\(parameters.maxTokens)) is below the \(shortest) tokens of the shortest JSON document "
+                + "the \(tools == nil ? "response_format schema" : "tool call envelope") accepts (one byte per "
+                + "token, what the constraint can promise to close in); use at least \(shortest)")
+    }
     return CompletionRequest(
         prompts: [.chat(messages)], parameters: parameters, stream: body["stream"]?.boolValue ?? false,
         includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, tools: tools,

@@ -422,7 +422,9 @@ public final class OpenAIService: Sendable {
     private func answerTools(_ outcome: GenerationOutcome, finish: StopReason, maxTokens: Int, _ reply: CompletionReply)
         -> Int
     {
-        guard finish == .endOfGeneration, let envelope = try? StrictJSON().parse(Array(outcome.text.utf8)) else {
+        // The envelope closes within max_tokens (the constraint knows the limit): whole even when it ended on the
+        // last token (`length`).
+        guard let envelope = try? StrictJSON().parse(Array(outcome.text.utf8)) else {
             return reply.fail(
                 APIError(
                     400,

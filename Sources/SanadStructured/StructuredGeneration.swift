@@ -4,9 +4,11 @@ import SanadCore
 public enum StructuredGeneration {
     /// Generates one JSON document valid for `schema` after `prompt` (text given to the model as it is: apply the
     /// chat template first, or use `generate(session:messages:…)`), from an empty session (it is reset first).
-    /// Stop strings are not used (the document's end is the schema's). Throws `SchemaError` for a schema outside
-    /// the supported subset, the engine's error when it cannot apply a constraint, and an error when the document
-    /// is not complete within `parameters.maxTokens`.
+    /// Stop strings are not used (the document's end is the schema's). The document always closes within
+    /// `parameters.maxTokens` on engines that take the constraint as a stage (`SchemaConstraint`); a limit below
+    /// the shortest document is refused before generating. Throws `SchemaError` for a schema outside the supported
+    /// subset, the engine's error when it cannot apply a constraint or the limit is too small, and an error when the
+    /// document is not complete when generation stops (the llama engine's grammar knows no limit).
     public static func generate(
         session: any InferenceSession, prompt: String, schema: JSONValue,
         parameters: GenerationParameters = GenerationParameters(maxTokens: 512)
@@ -40,7 +42,8 @@ public enum StructuredGeneration {
             case .finished(let reason, _): finish = reason
             }
         }
-        guard finish == .endOfGeneration else {
+        // A document that closes on the last token the limit allows ends with `maxTokens`, whole.
+        guard finish == .endOfGeneration || constraint.isComplete(text.utf8) else {
             throw SanadError.engine(
                 "the JSON document was not complete when generation stopped (\(finish?.rawValue ?? "no end")) after "
                     + "\(text.utf8.count) bytes; raise the token limit (maxTokens \(parameters.maxTokens))")

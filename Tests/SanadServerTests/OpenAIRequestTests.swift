@@ -148,11 +148,24 @@ struct OpenAIRequestTests {
             (#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#, "stop"),
             (#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}"#, "tools[0]"),
             (#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#, "messages[0].content"),
+            // Below the shortest document (`{"a":""}`, 8 bytes; the tool envelope is longer): the limit is named.
+            (
+                #"{"messages":[{"role":"user","content":"x"}],"max_tokens":7,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}}"#,
+                "max_tokens"
+            ),
+            (
+                #"{"messages":[{"role":"user","content":"x"}],"max_tokens":20,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required"}"#,
+                "max_tokens"
+            ),
         ]
         for (text, param) in cases {
             let e = refusal(text)
             #expect(e?.status == 400 && e?.param == param, "\(text): \(String(describing: e))")
         }
+        #expect(
+            refusal(
+                #"{"messages":[{"role":"user","content":"x"}],"max_tokens":8,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}}"#
+            ) == nil)
         #expect(refusal(#"{"prompt":5}"#, chat: false)?.param == "prompt")
         #expect(refusal(#"{"prompt":["a"]}"#, chat: false) == nil)
     }

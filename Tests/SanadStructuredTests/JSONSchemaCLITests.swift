@@ -21,6 +21,37 @@ struct JSONSchemaCLITests {
         #expect(r.stderr.contains(file.path) && r.stderr.contains("#/properties/x/format"), "\(r.stderr)")
     }
 
+    @Test("an -n below the schema's shortest document is refused before the model loads, naming the minimum")
+    func tooFewTokens() throws {
+        // {"name":"aa","tags":[""]}: 25 bytes.
+        let file = try schemaFile(
+            #"{"type":"object","properties":{"name":{"type":"string","minLength":2},"tags":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["name","tags"]}"#
+        )
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try SanadCLI.run(["generate", "-m", "/nonexistent.gguf", "-n", "24", "--json-schema", file.path, "hi"])
+        #expect(r.status == 64 && r.stderr.contains("use -n 25 or more") && r.stderr.contains(file.path), "\(r.stderr)")
+    }
+
+    @Test(
+        "a document that closes on the last token -n allows is whole: printed, exit status 0",
+        .enabled(if: SmolLM2Model.url != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))
+    func closesAtTheLimit() throws {
+        let schema =
+            #"{"type":"object","properties":{"name":{"type":"string","minLength":2},"tags":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["name","tags"]}"#
+        let file = try schemaFile(schema)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let model = try #require(SmolLM2Model.url).path
+        for n in ["25", "30"] {
+            let r = try SanadCLI.run([
+                "generate", "-m", model, "--backend", "pure-swift", "--temp", "0", "-n", n, "--chat", "--json-schema",
+                file.path, "List tags of a fruit as JSON.",
+            ])
+            #expect(r.status == 0, "-n \(n): \(r.stderr)")
+            let value = try StrictJSON().parse(Array(r.stdout.utf8))
+            #expect(validates(value, try StrictJSON().parse(Array(schema.utf8)), root: .null), "-n \(n): \(r.stdout)")
+        }
+    }
+
     @Test(
         "the output is a valid document on the pure-swift engine",
         .enabled(if: SmolLM2Model.url != nil, "models/SmolLM2-135M-Instruct.Q4_1.gguf is absent"))

@@ -144,7 +144,12 @@ public final class GenerationLoop: @unchecked Sendable {
         guard parameters.maxTokens > 0 else { return finish(.maxTokens) }
         let sampler = try evaluator.makeSampler(parameters.sampling, history: history)
         chain = sampler
-        if let constraint = parameters.constraint { try attach(constraint, parameters.sampling, to: sampler) }
+        if let constraint = parameters.constraint {
+            // The tokens this loop can write: `maxTokens`, or fewer when the context fills first (the token sampled
+            // at position `contextLength` is still emitted).
+            let budget = min(parameters.maxTokens, evaluator.contextLength - history.count + 1)
+            try attach(constraint, parameters.sampling, budget: budget, to: sampler)
+        }
         var decoder = UTF8StreamDecoder()
         var filter = StopStringFilter(parameters.stopStrings)
         let recorder = parameters.logProbabilities
@@ -205,31 +210,39 @@ public final class GenerationLoop: @unchecked Sendable {
         }
     }
 
-    /// Puts `constraint`'s stage into the core's sampling chain, or gives an engine's own sampler its grammar; an
-    /// engine that can take neither refuses the generation rather than run it unconstrained.
-    private func attach(_ constraint: any TokenConstraint, _ sampling: SamplingParameters, to sampler: any TokenSampler)
-        throws
-    {
+    /// Puts `constraint`'s stage, for a generation of at most `budget` tokens, into the core's sampling chain, or
+    /// gives an engine's own sampler its grammar and, where the constraint has one, the guard that keeps its picks
+    /// within the budget; an engine that can take neither refuses the generation rather than run it unconstrained.
+    private func attach(
+        _ constraint: any TokenConstraint, _ sampling: SamplingParameters, budget: Int, to sampler: any TokenSampler
+    ) throws {
         if let own = sampler as? GrammarSampler {
             guard let grammar = constraint as? GrammarConstraint else {
                 throw Self.cannotApply(constraint)
             }
-            return try own.constrain(gbnf: try grammar.gbnf())
+            try own.constrain(gbnf: try grammar.gbnf())
+            let vocabulary = vocabulary(size: own.vocabularySize)
+            if let guarding = try constraint.makeBudgetGuard(vocabulary: vocabulary, tokenBudget: budget) {
+                own.keep(within: guarding)
+            }
+            return
         }
         guard let chain = sampler as? LogitsSampler else {
             throw Self.cannotApply(constraint)
         }
-        let vocabulary: ConstraintVocabulary
-        if let known = constraintVocabulary, known.pieces.count == chain.vocabularySize {
-            vocabulary = known
-        } else {
-            let ids = 0..<Int32(clamping: chain.vocabularySize)
-            vocabulary = ConstraintVocabulary(
-                pieces: ids.map { evaluator.pieceBytes($0) },
-                endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
-            constraintVocabulary = vocabulary
-        }
-        chain.chain.constraint = try constraint.makeStage(vocabulary: vocabulary, sampling: sampling)
+        chain.chain.constraint = try constraint.makeStage(
+            vocabulary: vocabulary(size: chain.vocabularySize), sampling: sampling, tokenBudget: budget)
+    }
+
+    /// The vocabulary as constraints see it (made once per session).
+    private func vocabulary(size: Int) -> ConstraintVocabulary {
+        if let known = constraintVocabulary, known.pieces.count == size { return known }
+        let ids = 0..<Int32(clamping: size)
+        let vocabulary = ConstraintVocabulary(
+            pieces: ids.map { evaluator.pieceBytes($0) },
+            endOfGeneration: Set(ids.filter { evaluator.isEndOfGeneration($0) }))
+        constraintVocabulary = vocabulary
+        return vocabulary
     }
 
     private static func cannotApply(_ constraint: any TokenConstraint) -> SanadError {

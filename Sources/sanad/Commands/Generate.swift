@@ -37,7 +37,8 @@ enum GenerateCommand: SanadCommand {
           -f, --file FILE        read the prompt from FILE ('-' = standard input)
           --json-schema FILE     the output must be one JSON document valid for the JSON Schema in FILE (the
                                  subset README.md "Structured output" lists; every engine, the llama engine
-                                 through a GBNF grammar); generation ends when the document is complete
+                                 through a GBNF grammar); generation ends when the document is complete, and
+                                 it always closes within -n (an -n below the shortest document is refused)
           --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
                                  only); generation ends when the grammar is complete
         \(LoadFlags.help)
@@ -85,8 +86,16 @@ enum GenerateCommand: SanadCommand {
         if schemaFile != nil && grammarFile != nil {
             throw UsageError("--json-schema and --grammar exclude each other")
         }
-        let constraint: (any TokenConstraint)? =
-            try schemaFile.map(loadSchemaConstraint) ?? grammarFile.map(loadGrammar)
+        let schemaConstraint = try schemaFile.map(loadSchemaConstraint)
+        let constraint: (any TokenConstraint)? = try schemaConstraint ?? grammarFile.map(loadGrammar)
+        if let schemaConstraint, let schemaFile, let shortest = schemaConstraint.shortestDocument,
+            maxTokens < shortest
+        {
+            throw UsageError(
+                "--json-schema: the shortest document valid for \(schemaFile) takes \(shortest) tokens (one byte "
+                    + "per token, what the constraint can promise to close in); -n \(maxTokens) cannot hold it: use "
+                    + "-n \(shortest) or more")
+        }
 
         let (session, plan) = try await host.openModel(
             ModelRequest(
@@ -119,10 +128,12 @@ enum GenerateCommand: SanadCommand {
             () -> (finished: Bool, complete: Bool, generated: Int, seconds: Double) in
             let start = Date()
             var generated = 0
+            var output: [UInt8] = []
             for try await event in session.generate(input, parameters: parameters) {
                 switch event {
                 case .token(_, let piece):
                     generated += 1
+                    if schemaConstraint != nil { output += piece.utf8 }
                     if !piece.isEmpty { writeOut(piece) }
                 case .finished(let reason, let stats):
                     writeOut("\n")
@@ -138,7 +149,9 @@ enum GenerateCommand: SanadCommand {
                                         : "") + " | "
                                 : "")
                             + "stop: \(reason.rawValue) | backend: \(engineID)")
-                    return (true, reason == .endOfGeneration, generated, Date().timeIntervalSince(start))
+                    // A document that closes on the last token -n allows ends with max-tokens, whole.
+                    let complete = reason == .endOfGeneration || (schemaConstraint?.isComplete(output) ?? false)
+                    return (true, complete, generated, Date().timeIntervalSince(start))
                 }
             }
             return (false, false, generated, Date().timeIntervalSince(start))

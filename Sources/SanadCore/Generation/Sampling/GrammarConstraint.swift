@@ -10,6 +10,19 @@ public protocol GrammarSampler: TokenSampler {
     /// Constrains the rest of this generation to `gbnf`; throws when the engine refuses the grammar (never runs
     /// unconstrained).
     func constrain(gbnf: String) throws
+    /// Tokens in the vocabulary (the logits' length).
+    var vocabularySize: Int { get }
+    /// Keeps the rest of this generation within a token budget as well (a grammar knows none): every pick is
+    /// checked with `budget.fits`, and one that does not fit is picked again with `budget.mask` applied to the
+    /// logits first.
+    func keep(within budget: any BudgetGuard)
+}
+
+/// What keeps a generation in an engine's own sampler within its token budget, beside the grammar that sampler
+/// applies: a JSON schema's stage (`TokenConstraint.makeBudgetGuard`). `mask` forbids every token that does not fit.
+public protocol BudgetGuard: LogitConstraint {
+    /// Whether `token` may be picked now: it continues the output and leaves room to finish it.
+    func fits(_ token: Int32) -> Bool
 }
 
 /// A GBNF grammar given as text (`sanad generate --grammar FILE`): only engines with a `GrammarSampler` apply it;

@@ -25,6 +25,26 @@ public protocol TokenConstraint: AnyObject, Sendable {
     var summary: String { get }
     /// The stage for one generation over `vocabulary` with the sampling settings it will run under.
     func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters) throws -> any LogitConstraint
+    /// The same for a generation that may write at most `tokenBudget` tokens (the end of generation apart): what
+    /// the generation loop calls. A constraint that can always finish (a JSON schema) keeps its output completable
+    /// within them, and throws when even its shortest output does not fit. The default ignores the budget.
+    func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters, tokenBudget: Int) throws
+        -> any LogitConstraint
+    /// For an engine whose own sampler applies the constraint as a grammar (which knows no budget): what checks its
+    /// picks against `tokenBudget`, or nil when the constraint promises nothing about a budget (the default).
+    func makeBudgetGuard(vocabulary: ConstraintVocabulary, tokenBudget: Int) throws -> (any BudgetGuard)?
+}
+
+extension TokenConstraint {
+    public func makeStage(vocabulary: ConstraintVocabulary, sampling: SamplingParameters, tokenBudget: Int) throws
+        -> any LogitConstraint
+    {
+        try makeStage(vocabulary: vocabulary, sampling: sampling)
+    }
+
+    public func makeBudgetGuard(vocabulary: ConstraintVocabulary, tokenBudget: Int) throws -> (any BudgetGuard)? {
+        nil
+    }
 }
 
 /// What a constraint needs of a model's vocabulary: every token's bytes (as the generated text has them) and which

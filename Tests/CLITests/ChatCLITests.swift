@@ -85,7 +85,9 @@ struct ChatCLITests {
     @Test("memory pressure unloads the model with a warning; the next message loads it again")
     func memoryPressure() throws {
         // More free memory than any machine has: every reply is followed by an unload.
-        let r = try chat("جوازي متى يخلص؟\nكم رسوم تجديد رخصة القيادة؟\n/quit\n", ["--min-free", "1073741823"])
+        // The model words the grounded replies here (the tiers use templates, which load no model).
+        let r = try chat(
+            "جوازي متى يخلص؟\nكم رسوم تجديد رخصة القيادة؟\n/quit\n", ["--min-free", "1073741823", "--phrasing", "model"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.components(separatedBy: "ذاكرة الجهاز منخفضة").count - 1 == 2, "\(r.stdout)")
         #expect(r.stdout.components(separatedBy: "(جارٍ تحميل النموذج…)").count - 1 == 2, "\(r.stdout)")
@@ -94,7 +96,7 @@ struct ChatCLITests {
 
     @Test("a reply that outlasts --timeout is stopped and says so; the grounded template still answers")
     func timeout() throws {
-        let r = try chat("جوازي متى يخلص؟\n/quit\n", ["--timeout", "0.001"])
+        let r = try chat("جوازي متى يخلص؟\n/quit\n", ["--timeout", "0.001", "--phrasing", "model"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("تأخر الرد أكثر من ثانية واحدة"), "\(r.stdout)")
         #expect(r.stdout.contains("باقي 75 يوماً"), "\(r.stdout)")

@@ -40,6 +40,7 @@ enum GenerateCommand: SanadCommand {
                                  through a GBNF grammar); generation ends when the document is complete
           --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
                                  only); generation ends when the grammar is complete
+        \(ReceiptFlags.help)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -67,6 +68,7 @@ enum GenerateCommand: SanadCommand {
         let schemaFile = try arguments.option("--json-schema")
         let grammarFile = try arguments.option("--grammar")
         let load = LoadFlags.parse(&arguments)
+        let receiptFlags = try ReceiptFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let prompt = try promptText(
             positionals: try arguments.positionals(max: 1, names: "PROMPT"), file: file, dropTrailingNewline: true)
@@ -111,6 +113,9 @@ enum GenerateCommand: SanadCommand {
                 temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
                 seed: seed),
             stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
+        let receipt = try receiptFlags.recorder(
+            session: session, plan: plan, prompt: text, parameters: parameters,
+            chatTemplate: chat ? template?.rawValue ?? "model" : nil, schemaFile: schemaFile, grammarFile: grammarFile)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
@@ -119,7 +124,7 @@ enum GenerateCommand: SanadCommand {
             () -> (finished: Bool, complete: Bool, generated: Int, seconds: Double) in
             let start = Date()
             var generated = 0
-            for try await event in session.generate(input, parameters: parameters) {
+            for try await event in session.generate(input, parameters: parameters).recorded(by: receipt) {
                 switch event {
                 case .token(_, let piece):
                     generated += 1
@@ -143,6 +148,7 @@ enum GenerateCommand: SanadCommand {
             }
             return (false, false, generated, Date().timeIntervalSince(start))
         }
+        try receipt?.write()
         if !summary.finished || Interruption.shared.interrupted {
             if !summary.finished { writeOut("\n") }
             let rate = summary.seconds > 0 ? Double(summary.generated) / summary.seconds : 0

@@ -87,6 +87,23 @@ struct ReceiptCLITests {
         #expect(bad.status == 1 && bad.stderr.contains("untrusted-key"), "\(bad.stderr)")
         let replay = try SanadCLI.run(["receipt", "verify", receipt, "--replay"], environment: env)
         #expect(replay.status == 1 && replay.stderr.contains("--receipt-include-text"), "\(replay.stderr)")
+        let usage = try SanadCLI.run(["generate", "--receipt-include-text", "x"], environment: env)
+        #expect(usage.status == 64 && usage.stderr.contains("needs --receipt FILE"), "\(usage.stderr)")
+    }
+
+    @Test("one device key signs receipts and credit records; keys show names it")
+    func oneDeviceKey() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        let env = ["SANAD_DATA": dir.path]
+        let receipt = try Self.makeReceipt(["--temp", "0"], in: dir, includeText: false)
+        let receiptKey = try JSONValue.parse(try String(contentsOfFile: receipt, encoding: .utf8))["device"]?["keyId"]
+        let credit = try SanadCLI.run(
+            ["credit", "analyze", "-", "--json"], stdin: "2024-03-01T10:15 | Mom | Good morning\n", environment: env)
+        #expect(credit.status == 0, "\(credit.stderr)")
+        let recordKey = try JSONValue.parse(credit.stdout)["record"]?["device"]?["keyId"]
+        let shown = try JSONValue.parse(try SanadCLI.run(["keys", "show", "--json"], environment: env).stdout)
+        #expect(receiptKey != nil && receiptKey == recordKey && shown["keyId"] == receiptKey)
+        #expect(shown["publicKey"]?.stringValue?.count == 64)
     }
 
     @Test("a model with one tensor changed: not found by digest, and with -m the first differing token")

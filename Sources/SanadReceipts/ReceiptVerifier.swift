@@ -16,8 +16,9 @@ public struct VerifiedReceipt: Sendable {
     public var engineBuild: String { document["engine"]?["build"]?.stringValue ?? "" }
     /// Why the engine that made it cannot be replayed exactly; nil when it can.
     public var notReplayable: String? { document["engine"]?["notReplayable"]?.stringValue }
-    public var contextLength: Int? { document["engine"]?["contextLength"]?.intValue }
-    public var batchSize: Int? { document["engine"]?["batchSize"]?.intValue }
+    /// The context length and batch size the generation ran with (nil when the receipt states none: 0).
+    public var contextLength: Int? { document["engine"]?["contextLength"]?.intValue.flatMap { $0 > 0 ? $0 : nil } }
+    public var batchSize: Int? { document["engine"]?["batchSize"]?.intValue.flatMap { $0 > 0 ? $0 : nil } }
     /// The prompt's token ids (only in a receipt made with `--receipt-include-text`).
     public var promptTokens: [Int32]? { Self.ids(document["prompt"]?["tokenIds"]) }
     public var outputTokens: [Int32]? { Self.ids(document["output"]?["tokenIds"]) }

@@ -35,6 +35,8 @@ let package = Package(
         .library(name: "SanadServer", targets: ["SanadServer"]),
         .library(name: "SanadCommandLine", targets: ["SanadCommandLine"]),
         .library(name: "GGUF", targets: ["GGUF"]),
+        .library(name: "SanadSigning", targets: ["SanadSigning"]),
+        .library(name: "SanadReceipts", targets: ["SanadReceipts"]),
         // Engines: an app picks the ones it ships (an app can depend on core + pure-swift + forms).
         .library(name: "PureSwiftBackend", targets: ["PureSwiftBackend"]),
         .library(name: "BLASBackend", targets: ["BLASBackend"]),
@@ -69,6 +71,16 @@ let package = Package(
             exclude: ["README.md"]),
 
         // MARK: The contract: engines, tokenizers, chat and plugins, structured output, retrieval.
+
+        // What the device signs with: libcrypto (dlopen), SHA-256, the device's Ed25519 key, RFC 8785 canonical JSON
+        // and the one signing scheme of credit records and generation receipts.
+        .target(
+            name: "SanadSigning", dependencies: ["SanadNative", "SanadCore"], path: "Sources/SanadSigning",
+            exclude: ["README.md"]),
+        // Signed generation receipts: what they state, their verification, the replay comparison.
+        .target(
+            name: "SanadReceipts", dependencies: ["SanadSigning", "SanadCore", "GGUF"], path: "Sources/SanadReceipts",
+            exclude: ["README.md"]),
 
         // The engine contract: backends, sessions, generation parameters, chat messages and templates, JSON values,
         // tools, errors, the backend registry.
@@ -201,7 +213,8 @@ let package = Package(
         // Credit scoring: message input, a deterministic feature pass, a record signed with Ed25519 (libcrypto,
         // dlopen) and its verification, the outbox.
         .target(
-            name: "CreditScoringPlugin", dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative"],
+            name: "CreditScoringPlugin",
+            dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative", "SanadSigning"],
             path: "Plugins/CreditScoring",
             exclude: ["README.md", "CLI"]),
         // The receiving side of credit records: PostgreSQL through libpq (dlopen), beside the database, not on the
@@ -226,7 +239,8 @@ let package = Package(
                 "SanadCore", "SanadHost", "SanadChat", "SanadCommandLine", "GGUF", "PureSwiftBackend", "BLASBackend",
                 "LlamaCppBackend", "RemoteBackend", "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin",
                 "ServicesPlugin", "OCRIngestPlugin", "SanadNative", "SanadIndex", "SanadStructured", "FormsPlugin",
-                "SanadServer", "CreditScoringPlugin", "CreditScoringCLI", "FormsCLI", "OCRIngestCLI",
+                "SanadServer", "CreditScoringPlugin", "CreditScoringCLI", "FormsCLI", "OCRIngestCLI", "SanadSigning",
+                "SanadReceipts",
             ],
             path: "Sources/sanad", exclude: ["README.md"]
         ),
@@ -298,7 +312,11 @@ let package = Package(
             dependencies: ["CreditScoringPlugin", "CreditReceiver", "SanadCore", "SanadChat", "SanadTestSupport"],
             path: "Tests/CreditScoringTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["SanadCore", "SanadCommandLine", "SanadTestSupport"],
+            name: "SanadReceiptsTests",
+            dependencies: ["SanadReceipts", "SanadSigning", "SanadCore", "GGUF", "SanadTestSupport"],
+            path: "Tests/SanadReceiptsTests"),
+        .testTarget(
+            name: "CLITests", dependencies: ["SanadCore", "SanadCommandLine", "SanadTestSupport", "GGUF"],
             path: "Tests/CLITests"),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import SanadChat
 import SanadCore
+import SanadSigning
 
 /// A finished analysis, signed and saved in the store.
 public struct SignedAnalysis: Sendable {

@@ -12,6 +12,7 @@ import SanadChat
 import SanadCommandLine
 import SanadCore
 import SanadHost
+import SanadReceipts
 import ServicesPlugin
 
 /// The only place that knows every engine and plugin: fills the registries the configs refer to.
@@ -44,4 +45,43 @@ enum Wiring {
 
     /// What every command's host is opened with (`HostContext.load(&arguments)`).
     static let host = HostWiring(registry: { registry() }, plugins: plugins, product: product)
+
+    /// The engine a receipt names: its build, and why it cannot be replayed bit for bit elsewhere (nil for the
+    /// pure-Swift engine, whose every kernel build computes what the portable one does).
+    static func receiptEngine(_ plan: ModelPlan) -> ReceiptEngine {
+        let options = plan.options
+        let detail: String
+        switch plan.backend.availability(options: options.engineOptions) {
+        // The library and its build, without the probe's timing (which changes from run to run).
+        case .available(let text): detail = text.components(separatedBy: "; probe:")[0]
+        case .unavailable(let reason): detail = reason
+        }
+        let build: String
+        let notReplayable: String?
+        switch plan.backend.id {
+        case "pure-swift":
+            let kernels = try? PureSwiftOptions(parsing: options.engineOptions).selectKernels().name
+            build = "kernels \(kernels ?? "unknown")"
+            notReplayable = nil
+        case "blas":
+            build = detail
+            notReplayable =
+                "its prompt batches run through a CBLAS library's sgemm, whose summation order depends on the "
+                + "library, its version, the CPU and the threads"
+        case "llama":
+            build = detail
+            notReplayable =
+                "libllama computes with the code paths of its build and CPU (a native AVX-512 build rounds "
+                + "differently from its AVX2 build), so another machine may compute other logits"
+        case "openai":
+            build = detail
+            notReplayable = "a remote server computed it; its engine, build and hardware are not known to this device"
+        default:
+            build = detail
+            notReplayable = "the engine '\(plan.backend.id)' does not promise the same result on every machine"
+        }
+        return ReceiptEngine(
+            id: plan.backend.id, build: build, notReplayable: notReplayable, threads: options.threads,
+            batchSize: options.batchSize, contextLength: options.contextLength ?? 0)
+    }
 }

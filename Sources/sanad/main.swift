@@ -16,6 +16,8 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     EmbedCommand.self,
     IndexCommand.self,
     GenerateCommand.self,
+    ReceiptCommand.self,
+    KeysCommand.self,
     PerplexityCommand.self,
     CompareCommand.self,
     ChatCommand.self,

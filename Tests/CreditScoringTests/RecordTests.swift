@@ -47,7 +47,7 @@ struct RecordTests {
         for (value, text) in numbers { #expect(try CanonicalJSON.number(value) == text, "\(value)") }
         #expect(
             try CanonicalJSON.string(.string("\u{0}\u{1f}\"\\/\n\u{7f}é")) == "\"\\u0000\\u001f\\\"\\\\/\\n\u{7f}é\"")
-        #expect(throws: CreditError.self) { try CanonicalJSON.number(.infinity) }
+        #expect(throws: SigningError.self) { try CanonicalJSON.number(.infinity) }
     }
 
     @Test func signedRecordVerifies() throws {
@@ -90,7 +90,7 @@ struct RecordTests {
         let mode = try FileManager.default.attributesOfItem(atPath: a.file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: a.file.path)
-        #expect(throws: CreditError.self) { try DeviceKey.loadOrCreate(directory: dir, lib: lib) }
+        #expect(throws: SigningError.self) { try DeviceKey.loadOrCreate(directory: dir, lib: lib) }
     }
 
     /// Tampering: a bounded sample here; `CREDIT_TAMPER_CASES=2000 swift test -c release --filter tamperedRecords` runs more.

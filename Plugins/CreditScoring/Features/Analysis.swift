@@ -1,4 +1,5 @@
 import Foundation
+import SanadSigning
 
 /// Which messages the analysis uses: all of them, or only those with loved ones.
 public enum AnalysisScope: String, Sendable, CaseIterable {

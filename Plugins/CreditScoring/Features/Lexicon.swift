@@ -1,3 +1,5 @@
+import SanadSigning
+
 /// Word categories the feature pass counts. A word may be in several.
 public struct WordCategory: OptionSet, Sendable, Hashable {
     public let rawValue: UInt16

@@ -48,11 +48,12 @@ public enum ModelPass {
         ]
     }
 
-    /// Labels every text in order, greedy, at most 32 tokens each.
+    /// Labels every text in order, greedy, at most 48 tokens each (a label takes about 12; the schema constraint
+    /// promises to close the document only when the limit holds its shortest form one byte per token, 37).
     public static func label(_ texts: [String], session: any InferenceSession) async throws -> [MessageLabel] {
         let constraint = try SchemaConstraint(schema: schema)
         let parameters = GenerationParameters(
-            maxTokens: 32, sampling: SamplingParameters(temperature: 0, topK: 0, topP: 1, minP: 0))
+            maxTokens: 48, sampling: SamplingParameters(temperature: 0, topK: 0, topP: 1, minP: 0))
         var labels: [MessageLabel] = []
         for text in texts {
             let prompt = try session.applyChatTemplate(messages(for: text), addAssistantPrompt: true)

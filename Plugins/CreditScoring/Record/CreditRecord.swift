@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadSigning
 
 /// The model a result names: its id and the SHA-256 of its weights file (nil for the deterministic method alone).
 public struct ModelIdentity: Sendable, Equatable {
@@ -13,17 +14,11 @@ public struct ModelIdentity: Sendable, Equatable {
 
     /// Hashes a (large) weights file 1 MiB at a time.
     public static func of(file: URL, lib: LibCrypto) throws -> ModelIdentity {
-        guard let handle = try? FileHandle(forReadingFrom: file) else {
+        do {
+            return ModelIdentity(id: file.lastPathComponent, weightsSHA256: try SHA256Digest.hex(file: file, lib: lib))
+        } catch SigningError.io {
             throw CreditError.io("cannot read the model file \(file.path)")
         }
-        defer { try? handle.close() }
-        let digest = try SHA256Digest(lib)
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            try chunk.withUnsafeBytes { raw in
-                if let base = raw.baseAddress { try digest.update(base, count: raw.count) }
-            }
-        }
-        return ModelIdentity(id: file.lastPathComponent, weightsSHA256: try digest.hex())
     }
 }
 
@@ -85,14 +80,10 @@ public enum CreditRecord {
         ]
     }
 
-    /// `body` with `device` and `signature` added, as canonical bytes.
+    /// `body` with `device` and `signature` added, as canonical bytes (the device's one signing scheme,
+    /// `SignedDocument`).
     public static func sign(_ body: [String: JSONValue], key: DeviceKey, lib: LibCrypto) throws -> [UInt8] {
-        var record = body
-        record["device"] = .object(["keyId": .string(key.keyID), "publicKey": .string(Hex.encode(key.publicKey))])
-        let message = try CanonicalJSON.bytes(.object(record))
-        let signature = try lib.sign(message, privateKey: key.privateKey)
-        record["signature"] = .object(["algorithm": .string("Ed25519"), "value": .string(Hex.encode(signature))])
-        return try CanonicalJSON.bytes(.object(record))
+        try SignedDocument.sign(body, key: key, lib: lib)
     }
 }
 
@@ -144,7 +135,7 @@ public enum RecordVerifier {
         do { value = try StrictJSON(maximumBytes: 1 << 20, maximumDepth: 8).parse(bytes) } catch {
             throw reject("malformed", "not JSON: \(error)")
         }
-        guard case .object(var record) = value else { throw reject("malformed", "a record is a JSON object") }
+        guard case .object(let record) = value else { throw reject("malformed", "a record is a JSON object") }
         guard record["format"]?.stringValue == CreditRecord.format, let version = record["version"]?.intValue,
             (1...CreditRecord.version).contains(version)
         else { throw reject("malformed", "not a \(CreditRecord.format) version 1 or \(CreditRecord.version)") }
@@ -153,36 +144,28 @@ public enum RecordVerifier {
                 analyzer["lexiconSHA256"]?.stringValue?.count == 64
             else { throw reject("malformed", "no analyzer {formulas, lexiconSHA256} (version 2)") }
         }
-        guard let canonical = try? CanonicalJSON.bytes(value), canonical == bytes else {
+        guard SignedDocument.isCanonical(value, bytes: bytes) else {
             throw reject("not-canonical", "the bytes are not the record's RFC 8785 canonical form")
         }
-        guard case .object(let device)? = record["device"], let keyID = device["keyId"]?.stringValue,
-            let publicHex = device["publicKey"]?.stringValue, let publicKey = Hex.decode(publicHex),
-            publicKey.count == 32
-        else { throw reject("malformed", "no device.keyId and device.publicKey (64 hex digits)") }
-        guard case .object(let signature)? = record["signature"], signature["algorithm"]?.stringValue == "Ed25519",
-            let signatureHex = signature["value"]?.stringValue, let signatureBytes = Hex.decode(signatureHex),
-            signatureBytes.count == 64, signature.count == 2
-        else { throw reject("malformed", "no Ed25519 signature (128 hex digits)", key: keyID) }
-        guard String(try SHA256Digest.hex(publicKey, lib: lib).prefix(16)) == keyID else {
-            throw reject("malformed", "device.keyId does not name device.publicKey", key: keyID)
+        let signer: DocumentSigner
+        do { signer = try SignedDocument.signer(of: record, lib: lib) } catch let problem as SignatureProblem {
+            throw reject(problem.reason, problem.detail, key: problem.keyID)
         }
+        let keyID = signer.keyID
         for (field, kind) in requiredFields where record[field]?.kindName != kind {
             throw reject("malformed", "\"\(field)\" must be \(kind)", key: keyID)
         }
         guard let recordID = record["recordId"]?.stringValue, let score = record["trustworthiness"]?.intValue,
             (0...100).contains(score), let createdAt = record["createdAt"]?.stringValue
         else { throw reject("malformed", "recordId, trustworthiness 0–100 and createdAt are required", key: keyID) }
-        if let registeredKeys, !registeredKeys.contains(publicHex) {
+        if let registeredKeys, !registeredKeys.contains(signer.publicKeyHex) {
             throw reject("unknown-key", "the device key \(keyID) is not registered", key: keyID)
         }
-        record["signature"] = nil
-        let message = try CanonicalJSON.bytes(.object(record))
-        guard lib.verify(message, signature: signatureBytes, publicKey: publicKey) else {
+        do { try SignedDocument.checkSignature(record, signer: signer, lib: lib) } catch is SignatureProblem {
             throw reject("bad-signature", "the Ed25519 signature does not match the record", key: keyID)
         }
         return VerifiedRecord(
-            recordID: recordID, keyID: keyID, publicKey: publicHex, digest: digest, trustworthiness: score,
+            recordID: recordID, keyID: keyID, publicKey: signer.publicKeyHex, digest: digest, trustworthiness: score,
             createdAt: createdAt, record: value)
     }
 

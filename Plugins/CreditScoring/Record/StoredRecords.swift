@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadSigning
 
 /// A record in the store as `history`, `status` and `send` show it: read, verified (canonical bytes, fields,
 /// Ed25519 signature) and, when the server confirmed it, the confirmation checked to name this record and its

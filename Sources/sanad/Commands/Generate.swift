@@ -41,6 +41,7 @@ enum GenerateCommand: SanadCommand {
                                  it always closes within -n (an -n below the shortest document is refused)
           --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
                                  only); generation ends when the grammar is complete
+        \(ReceiptFlags.help)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -68,6 +69,7 @@ enum GenerateCommand: SanadCommand {
         let schemaFile = try arguments.option("--json-schema")
         let grammarFile = try arguments.option("--grammar")
         let load = LoadFlags.parse(&arguments)
+        let receiptFlags = try ReceiptFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let prompt = try promptText(
             positionals: try arguments.positionals(max: 1, names: "PROMPT"), file: file, dropTrailingNewline: true)
@@ -120,6 +122,9 @@ enum GenerateCommand: SanadCommand {
                 temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
                 seed: seed),
             stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
+        let receipt = try receiptFlags.recorder(
+            session: session, plan: plan, prompt: text, parameters: parameters,
+            chatTemplate: chat ? template?.rawValue ?? "model" : nil, schemaFile: schemaFile, grammarFile: grammarFile)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
@@ -129,7 +134,7 @@ enum GenerateCommand: SanadCommand {
             let start = Date()
             var generated = 0
             var output: [UInt8] = []
-            for try await event in session.generate(input, parameters: parameters) {
+            for try await event in session.generate(input, parameters: parameters).recorded(by: receipt) {
                 switch event {
                 case .token(_, let piece):
                     generated += 1
@@ -156,6 +161,7 @@ enum GenerateCommand: SanadCommand {
             }
             return (false, false, generated, Date().timeIntervalSince(start))
         }
+        try receipt?.write()
         if !summary.finished || Interruption.shared.interrupted {
             if !summary.finished { writeOut("\n") }
             let rate = summary.seconds > 0 ? Double(summary.generated) / summary.seconds : 0

@@ -2,7 +2,7 @@ import SanadCore
 
 /// RFC 8785 JSON Canonicalization Scheme (JCS): object keys sorted by their UTF-16 code units, numbers as
 /// ECMAScript's `Number.prototype.toString` writes them, strings with the minimal escapes, no whitespace. The
-/// signed bytes of a credit record are its canonical form.
+/// signed bytes of a credit record and of a generation receipt are their canonical form.
 public enum CanonicalJSON {
     /// The canonical UTF-8 bytes of `value`; a non-finite number is an error (JSON has none).
     public static func bytes(_ value: JSONValue) throws -> [UInt8] {
@@ -41,7 +41,8 @@ public enum CanonicalJSON {
         }
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// `s` as a canonical JSON string (quotes included) appended to `out`.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
@@ -63,7 +64,7 @@ public enum CanonicalJSON {
     /// ECMAScript number-to-string (ECMA-262 Number::toString) from the shortest round-trip digits, which Swift's
     /// `description` also produces.
     public static func number(_ value: Double) throws -> String {
-        guard value.isFinite else { throw CreditError.record("a number in a record is not finite (\(value))") }
+        guard value.isFinite else { throw SigningError.value("a number in a signed document is not finite (\(value))") }
         if value == 0 { return "0" }
         if value < 0 { return "-" + (try number(-value)) }
         // Swift writes the shortest digits as `d.ddde±x`, `ddd.ddd` or `0.000ddd`; take the digits and exponent.

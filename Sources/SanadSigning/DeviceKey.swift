@@ -7,8 +7,9 @@ import Foundation
 #endif
 
 /// The device's Ed25519 signing key: a 32-byte seed in `<dir>/device-key.hex` (owner-only: the folder 0700, the
-/// file 0600), created on first use from OpenSSL's random generator. The folder is `SANAD_CREDIT_KEYS`, else
-/// `<data>/credit-scoring/keys` (see README.md).
+/// file 0600), created on first use from OpenSSL's random generator. One key signs everything the device signs
+/// (credit records, generation receipts). The folder is `SANAD_CREDIT_KEYS`, else `<data>/credit-scoring/keys`:
+/// where the credit plugin first created it, so keys registered with a credit server stay valid (README.md).
 public struct DeviceKey: Sendable {
     public let privateKey: [UInt8]
     public let publicKey: [UInt8]
@@ -26,28 +27,28 @@ public struct DeviceKey: Sendable {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CreditError.io("cannot create the key folder \(directory.path): \(error.localizedDescription)")
+            throw SigningError.io("cannot create the key folder \(directory.path): \(error.localizedDescription)")
         }
         let seed = try lib.random(32)
         let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { return try load(file: file, lib: lib) }  // another process made it first
-            throw CreditError.io("cannot create \(file.path): \(String(cString: strerror(errno)))")
+            throw SigningError.io("cannot create \(file.path): \(String(cString: strerror(errno)))")
         }
         let text = Array((Hex.encode(seed) + "\n").utf8)
         let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)
-        guard written == text.count, synced == 0 else { throw CreditError.io("cannot write \(file.path)") }
+        guard written == text.count, synced == 0 else { throw SigningError.io("cannot write \(file.path)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
     }
 
     /// Loads an existing key; a key readable by others is refused.
     public static func load(file: URL, lib: LibCrypto) throws -> DeviceKey {
         var info = stat()
-        guard stat(file.path, &info) == 0 else { throw CreditError.io("cannot read the device key \(file.path)") }
+        guard stat(file.path, &info) == 0 else { throw SigningError.io("cannot read the device key \(file.path)") }
         guard info.st_mode & 0o077 == 0 else {
-            throw CreditError.io(
+            throw SigningError.io(
                 "the device key \(file.path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); "
                     + "fix: chmod 600 \(file.path)")
         }
@@ -55,7 +56,7 @@ public struct DeviceKey: Sendable {
             let seed = Hex.decode(
                 String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
             seed.count == 32
-        else { throw CreditError.io("\(file.path) is not a device key (64 lower-case hex digits)") }
+        else { throw SigningError.io("\(file.path) is not a device key (64 lower-case hex digits)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
     }
 
@@ -65,6 +66,9 @@ public struct DeviceKey: Sendable {
         publicKey = try lib.publicKey(privateKey: privateKey)
         keyID = String(try SHA256Digest.hex(publicKey, lib: lib).prefix(16))
     }
+
+    /// The plugin data folder id whose `keys/` holds the device key (`homeDirectory(pluginData:)`).
+    public static let homeDataFolderID = "credit-scoring"
 
     /// The key folder: `SANAD_CREDIT_KEYS`, else `dataDirectory/keys`.
     public static func directory(

@@ -1,8 +1,9 @@
+import Foundation
 import SanadNative
 
-/// The functions of the system OpenSSL `libcrypto` (libcrypto.so.3) that credit records use: Ed25519 keys,
-/// signatures and verification, SHA-256, random bytes. Found with dlopen through `NativeLibrary`; the C types are
-/// declared here from OpenSSL's documented API (no header is used).
+/// The functions of the system OpenSSL `libcrypto` (libcrypto.so.3) that signed documents (credit records,
+/// generation receipts) use: Ed25519 keys, signatures and verification, SHA-256, random bytes. Found with dlopen
+/// through `NativeLibrary`; the C types are declared here from OpenSSL's documented API (no header is used).
 public final class LibCrypto: @unchecked Sendable {  // immutable after init: C function pointers only
     typealias NewRawPrivateKey =
         @convention(c) (Int32, OpaquePointer?, UnsafePointer<UInt8>?, Int) -> OpaquePointer?
@@ -91,7 +92,7 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
     public static func shared() throws -> LibCrypto {
         switch load() {
         case .success(let lib): return lib
-        case .failure(let error): throw CreditError.native(error.reason)
+        case .failure(let error): throw SigningError.native(error.reason)
         }
     }
 
@@ -100,7 +101,7 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
     /// `count` random bytes from OpenSSL's CSPRNG.
     public func random(_ count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        guard randomBytes(&bytes, Int32(count)) == 1 else { throw CreditError.native("RAND_bytes failed") }
+        guard randomBytes(&bytes, Int32(count)) == 1 else { throw SigningError.native("RAND_bytes failed") }
         return bytes
     }
 
@@ -111,7 +112,7 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
         var out = [UInt8](repeating: 0, count: 32)
         var length = 32
         guard getRawPublicKey(key, &out, &length) == 1, length == 32 else {
-            throw CreditError.native("EVP_PKEY_get_raw_public_key failed")
+            throw SigningError.native("EVP_PKEY_get_raw_public_key failed")
         }
         return out
     }
@@ -120,15 +121,15 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
     public func sign(_ message: [UInt8], privateKey: [UInt8]) throws -> [UInt8] {
         let key = try privateKeyHandle(privateKey)
         defer { pkeyFree(key) }
-        guard let context = mdContextNew() else { throw CreditError.native("EVP_MD_CTX_new failed") }
+        guard let context = mdContextNew() else { throw SigningError.native("EVP_MD_CTX_new failed") }
         defer { mdContextFree(context) }
         guard digestSignInit(context, nil, nil, nil, key) == 1 else {
-            throw CreditError.native("EVP_DigestSignInit failed for an Ed25519 key")
+            throw SigningError.native("EVP_DigestSignInit failed for an Ed25519 key")
         }
         var signature = [UInt8](repeating: 0, count: 64)
         var length = 64
         guard digestSign(context, &signature, &length, message, message.count) == 1, length == 64 else {
-            throw CreditError.native("EVP_DigestSign failed")
+            throw SigningError.native("EVP_DigestSign failed")
         }
         return signature
     }
@@ -147,23 +148,23 @@ public final class LibCrypto: @unchecked Sendable {  // immutable after init: C 
 
     private func privateKeyHandle(_ privateKey: [UInt8]) throws -> OpaquePointer {
         guard privateKey.count == 32, let key = newRawPrivateKey(Self.ed25519, nil, privateKey, 32) else {
-            throw CreditError.native("not an Ed25519 private key (32 bytes expected)")
+            throw SigningError.native("not an Ed25519 private key (32 bytes expected)")
         }
         return key
     }
 }
 
-/// A streaming SHA-256 (libcrypto's EVP digest): the input-message hash and the model-weights hash.
-public final class SHA256Digest: InputDigest {
+/// A streaming SHA-256 (libcrypto's EVP digest): input messages, model files, token ids.
+public final class SHA256Digest {
     private let lib: LibCrypto
     private let context: OpaquePointer
 
     public init(_ lib: LibCrypto) throws {
         self.lib = lib
-        guard let context = lib.mdContextNew() else { throw CreditError.native("EVP_MD_CTX_new failed") }
+        guard let context = lib.mdContextNew() else { throw SigningError.native("EVP_MD_CTX_new failed") }
         guard lib.digestInit(context, lib.sha256Method(), nil) == 1 else {
             lib.mdContextFree(context)
-            throw CreditError.native("EVP_DigestInit_ex(SHA-256) failed")
+            throw SigningError.native("EVP_DigestInit_ex(SHA-256) failed")
         }
         self.context = context
     }
@@ -172,13 +173,13 @@ public final class SHA256Digest: InputDigest {
 
     public func update(_ bytes: [UInt8]) throws {
         guard lib.digestUpdate(context, bytes, bytes.count) == 1 else {
-            throw CreditError.native("EVP_DigestUpdate failed")
+            throw SigningError.native("EVP_DigestUpdate failed")
         }
     }
 
-    func update(_ pointer: UnsafeRawPointer, count: Int) throws {
+    public func update(_ pointer: UnsafeRawPointer, count: Int) throws {
         guard lib.digestUpdate(context, pointer, count) == 1 else {
-            throw CreditError.native("EVP_DigestUpdate failed")
+            throw SigningError.native("EVP_DigestUpdate failed")
         }
     }
 
@@ -187,7 +188,7 @@ public final class SHA256Digest: InputDigest {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 32
         guard lib.digestFinal(context, &out, &length) == 1 else {
-            throw CreditError.native("EVP_DigestFinal_ex failed")
+            throw SigningError.native("EVP_DigestFinal_ex failed")
         }
         return Hex.encode(out)
     }
@@ -196,6 +197,21 @@ public final class SHA256Digest: InputDigest {
     public static func hex(_ bytes: [UInt8], lib: LibCrypto) throws -> String {
         let digest = try SHA256Digest(lib)
         try digest.update(bytes)
+        return try digest.hex()
+    }
+
+    /// SHA-256 of a (large) file, read 1 MiB at a time: a model's weights.
+    public static func hex(file: URL, lib: LibCrypto) throws -> String {
+        guard let handle = try? FileHandle(forReadingFrom: file) else {
+            throw SigningError.io("cannot read \(file.path)")
+        }
+        defer { try? handle.close() }
+        let digest = try SHA256Digest(lib)
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { try digest.update(base, count: raw.count) }
+            }
+        }
         return try digest.hex()
     }
 }

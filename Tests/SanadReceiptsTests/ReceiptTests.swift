@@ -1,0 +1,132 @@
+import Foundation
+import GGUF
+import SanadCore
+import SanadReceipts
+import SanadSigning
+import SanadTestSupport
+import Testing
+
+/// Receipts in process: the signed form verifies, every changed byte is refused, included text must match its
+/// digests, trusted keys are enforced, replays compare token by token, the tokenizer digest is stable.
+@Suite("generation receipts (in process)", .enabled(if: (try? LibCrypto.shared()) != nil))
+struct ReceiptTests {
+    let lib: LibCrypto
+    let key: DeviceKey
+
+    init() throws {
+        lib = try LibCrypto.shared()
+        key = try DeviceKey.loadOrCreate(directory: try TestPaths.temporaryDirectory(), lib: lib)
+    }
+
+    static func facts(includeText: Bool = true) -> GenerationFacts {
+        GenerationFacts(
+            sanadVersion: "0.1.0",
+            model: ReceiptModel(
+                file: "m.gguf", sha256: String(repeating: "a", count: 64), bytes: 1234, architecture: "llama",
+                tokenizerSHA256: String(repeating: "b", count: 64), chatTemplateSHA256: nil),
+            engine: ReceiptEngine(
+                id: "pure-swift", build: "kernels portable", notReplayable: nil, threads: 2, batchSize: 512,
+                contextLength: 2048),
+            maxTokens: 16, sampling: SamplingParameters(temperature: 0.8, seed: UInt64.max), stopStrings: ["\n\n"],
+            truncatePrompt: false, chatTemplate: "model",
+            constraint: .jsonSchema(.object(["type": .string("object")])), promptText: "Hello \"world\" é",
+            promptTokens: [1, 2, 3], outputTokens: [4, 5], outputText: " there", stopReason: .maxTokens,
+            stats: GenerationStats(promptTokens: 3, generatedTokens: 2, promptSeconds: 0.01, generationSeconds: 0.02),
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000), includeText: includeText)
+    }
+
+    @Test("a signed receipt verifies and states its parameters exactly (a 64-bit seed, float sampling values)")
+    func roundTrip() throws {
+        let bytes = try GenerationReceipt.sign(Self.facts(), nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib)
+        let receipt = try ReceiptVerifier.verify(bytes + [10], lib: lib)
+        #expect(receipt.signer.keyID == key.keyID && receipt.engineID == "pure-swift" && receipt.notReplayable == nil)
+        #expect(receipt.promptTokens == [1, 2, 3] && receipt.outputTokens == [4, 5])
+        let p = try receipt.parameters()
+        #expect(p.sampling == SamplingParameters(temperature: 0.8, seed: UInt64.max))
+        #expect(p.maxTokens == 16 && p.stops == ["\n\n"] && !p.truncate)
+        #expect(receipt.schema == .object(["type": .string("object")]))
+        #expect(try CanonicalJSON.bytes(.object(receipt.document)) == bytes)
+        let private_ = try GenerationReceipt.sign(
+            Self.facts(includeText: false), nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib)
+        let hidden = try ReceiptVerifier.verify(private_, lib: lib)
+        #expect(hidden.promptTokens == nil && hidden.schema == nil && hidden.document["prompt"]?["text"] == nil)
+        #expect(!String(decoding: private_, as: UTF8.self).contains("Hello"))
+    }
+
+    @Test("every single changed byte of a receipt is refused")
+    func everyByte() throws {
+        let bytes = try GenerationReceipt.sign(Self.facts(), nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib) + [10]
+        var accepted: [Int] = []
+        for i in bytes.indices {
+            var changed = bytes
+            changed[i] ^= 0x01
+            if (try? ReceiptVerifier.verify(changed, lib: lib)) != nil { accepted.append(i) }
+        }
+        #expect(accepted.isEmpty, "accepted with a changed byte at \(accepted)")
+        #expect(bytes.count > 1000)
+    }
+
+    @Test("included text that does not match its digest, an unknown key, a swapped key are refused")
+    func refusals() throws {
+        var document = try ReceiptVerifier.verify(
+            try GenerationReceipt.sign(Self.facts(), nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib), lib: lib
+        ).document
+        document["signature"] = nil
+        document["device"] = nil
+        var output = try #require(document["output"]?.objectValue)
+        output["text"] = .string(" elsewhere")
+        document["output"] = .object(output)
+        let resigned = try SignedDocument.sign(document, key: key, lib: lib)
+        #expect(
+            throws: SignatureProblem(
+                reason: "inconsistent", detail: "output.text does not match its digest", keyID: key.keyID)
+        ) {
+            try ReceiptVerifier.verify(resigned, lib: lib)
+        }
+        let good = try GenerationReceipt.sign(Self.facts(), nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib)
+        let stranger = try DeviceKey.loadOrCreate(directory: try TestPaths.temporaryDirectory(), lib: lib)
+        let trusted = try ReceiptVerifier.trustedKeys("# mine\n\(Hex.encode(stranger.publicKey)) other\n\n")
+        #expect(throws: SignatureProblem.self) { try ReceiptVerifier.verify(good, lib: lib, trustedKeys: trusted) }
+        #expect(try ReceiptVerifier.verify(good, lib: lib, trustedKeys: [Hex.encode(key.publicKey)]).digest.count == 64)
+        // The signature made by one key, presented with another key's identity.
+        let text = String(decoding: good, as: UTF8.self)
+            .replacingOccurrences(of: Hex.encode(key.publicKey), with: Hex.encode(stranger.publicKey))
+            .replacingOccurrences(of: key.keyID, with: stranger.keyID)
+        #expect(throws: SignatureProblem.self) { try ReceiptVerifier.verify(Array(text.utf8), lib: lib) }
+        #expect(throws: SignatureProblem.self) { try ReceiptVerifier.trustedKeys("not-a-key\n") }
+    }
+
+    @Test("a replay is identical, or differs at the first differing token (or where one side ended)")
+    func replayComparison() {
+        #expect(ReplayOutcome.compare(expected: [1, 2, 3], got: [1, 2, 3]) == .identical(tokens: 3))
+        #expect(ReplayOutcome.compare(expected: [1, 2, 3], got: [1, 9, 3]) == .differs(index: 1, expected: 2, got: 9))
+        #expect(ReplayOutcome.compare(expected: [1, 2], got: [1, 2, 3]) == .differs(index: 2, expected: nil, got: 3))
+        #expect(ReplayOutcome.compare(expected: [1, 2], got: [1]) == .differs(index: 1, expected: 2, got: nil))
+    }
+
+    @Test(
+        "the tokenizer digest is stable and leaves out the chat template; what creating a receipt costs is printed",
+        .enabled(if: TestPaths.model(TestPaths.smolLM2) != nil))
+    func tokenizerDigestAndCost() throws {
+        let file = try GGUFFile(path: try #require(TestPaths.model(TestPaths.smolLM2)).path)
+        let a = try TokenizerDigest.sha256(file, lib: lib)
+        #expect(a == (try TokenizerDigest.sha256(file, lib: lib)) && a.count == 64)
+        #expect(try TokenizerDigest.chatTemplateSHA256(file, lib: lib) != nil)
+        // The receipt itself (digests of ids and text, canonical form, Ed25519) beyond hashing the model, measured
+        // and printed for the README (no timing threshold: the machines are shared); it must make a valid receipt.
+        var facts = Self.facts()
+        facts.outputTokens = Array(0..<Int32(256))
+        facts.outputText = String(repeating: "word ", count: 256)
+        var times: [Double] = []
+        for _ in 0..<50 {
+            let start = DispatchTime.now()
+            _ = try GenerationReceipt.sign(facts, nonce: [1, 2, 3, 4, 5, 6], key: key, lib: lib)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6)
+        }
+        let sorted = times.sorted()
+        print(
+            "receipt creation (256 output tokens, text included): first \(times[0]) ms, median \(sorted[25]) ms, "
+                + "best \(sorted[0]) ms")
+        #expect(sorted.count == 50 && sorted[0] > 0)
+    }
+}

@@ -4,7 +4,7 @@ import SanadCore
 /// The sampling flags of the commands that generate (`generate`, `run`): `--temp`, `--seed`, `--top-k`, `--top-p`,
 /// `--min-p`, `--repeat-penalty`, checked, with llama.cpp's defaults. Without `--seed` the seed is random, as in
 /// llama.cpp (the one used is in `seed`, for a command to report); `--seed N` repeats a run.
-public struct SamplingFlags {
+public struct SamplingFlags: Sendable {
     public var parameters: SamplingParameters
     /// Whether the seed was given (else drawn at random).
     public var seedGiven: Bool

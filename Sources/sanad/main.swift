@@ -64,7 +64,14 @@ func runMain() async -> Int32 {
         return argv.isEmpty ? ExitCode.usage : ExitCode.success
     }
     if name == "--version" {
+        // As llama-cli's --version names its build: Sanad's version and each engine's build as found here.
         print("sanad \(sanadVersion)")
+        for backend in Wiring.inferenceBackends() {
+            switch backend.availability {
+            case .available(let detail): print("  \(backend.id): \(detail)")
+            case .unavailable(let reason): print("  \(backend.id): unavailable (\(reason))")
+            }
+        }
         return ExitCode.success
     }
     guard let command = allCommands.first(where: { $0.name == name || $0.aliases.contains(name) }) else {

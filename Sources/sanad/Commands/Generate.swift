@@ -3,6 +3,7 @@ import SanadChat
 import SanadCommandLine
 import SanadCore
 import SanadHost
+import SanadReceipts
 import SanadStructured
 
 /// `sanad generate`: stream a model's continuation of a prompt.
@@ -12,21 +13,19 @@ enum GenerateCommand: SanadCommand {
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
         [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
-        [-t THREADS] [--truncate] [--json-schema FILE | --grammar FILE] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
+        [-t THREADS] [--truncate] [--json-schema SCHEMA | -jf FILE | --grammar GBNF | --grammar-file FILE] \
+        [--no-memory-check] [--allow-long-context] [-p PROMPT | -f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
-        and generation speeds and why generation stopped go to standard error. PROMPT '-' reads standard input.
+        and generation speeds, why generation stopped and the seed go to standard error. PROMPT '-' reads standard
+        input. The flags follow llama.cpp's llama-cli where they overlap (-p, -f, -n, -c, -t, --temp, --seed, the
+        sampling flags, --grammar/--grammar-file, --json-schema/-jf); without --seed the seed is random.
 
         Options:
           -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
           --backend ID           engine to use (default: the first available of the tier's list)
           -n, --max-tokens N     tokens to generate at most (default 256)
-          --temp T               temperature; 0 = greedy (default 0.8)
-          --seed S               sampling seed (default 12648430)
-          --top-k K              keep the K most likely tokens, 0 = off (default 40)
-          --top-p P              nucleus sampling, 1 = off (default 0.95)
-          --min-p P              drop tokens below P × the best one's probability, 0 = off (default 0.05)
-          --repeat-penalty R     penalize recent tokens, 1 = off (default 1)
+        \(SamplingFlags.help)
           --chat                 wrap the prompt in the model's chat template as a user turn
           --system TEXT          a system message (with --chat)
           --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
@@ -34,13 +33,19 @@ enum GenerateCommand: SanadCommand {
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
           --truncate             keep the end of a prompt that does not fit the context instead of failing
+          -p, --prompt PROMPT    the prompt (as the positional PROMPT)
           -f, --file FILE        read the prompt from FILE ('-' = standard input)
-          --json-schema FILE     the output must be one JSON document valid for the JSON Schema in FILE (the
+          --json-schema SCHEMA   the output must be one JSON document valid for the JSON Schema SCHEMA, given
+                                 inline ('{"type": "object", …}'; a file name is still read, as before) — the
                                  subset README.md "Structured output" lists; every engine, the llama engine
-                                 through a GBNF grammar); generation ends when the document is complete, and
+                                 through a GBNF grammar; generation ends when the document is complete, and
                                  it always closes within -n (an -n below the shortest document is refused)
-          --grammar FILE         the output must match the GBNF grammar in FILE (start rule root; llama engine
-                                 only); generation ends when the grammar is complete
+          -jf, --json-schema-file FILE
+                                 the same, the schema read from FILE
+          --grammar GBNF         the output must match the GBNF grammar GBNF, given inline ('root ::= …'; a
+                                 file name is still read) — start rule root; llama engine only; generation
+                                 ends when the grammar is complete
+          --grammar-file FILE    the same, the grammar read from FILE
         \(ReceiptFlags.help)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
@@ -54,54 +59,39 @@ enum GenerateCommand: SanadCommand {
         let modelName = try arguments.option("-m", "--model")
         let backendID = try arguments.option("--backend")
         let maxTokens = try arguments.int("-n", "--max-tokens", range: 0...1 << 24) ?? 256
-        let defaults = SamplingParameters()
-        let temperature = try arguments.double("--temp").map(Float.init) ?? defaults.temperature
-        let seedText = try arguments.option("--seed")
-        let topK = try arguments.int("--top-k", range: 0...1 << 24) ?? defaults.topK
-        let topP = try arguments.double("--top-p").map(Float.init) ?? defaults.topP
-        let minP = try arguments.double("--min-p").map(Float.init) ?? defaults.minP
-        let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? defaults.repetitionPenalty
+        let sampling = try SamplingFlags.parse(&arguments)
         let system = try arguments.option("--system")
         let template = try arguments.option("--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
-        let schemaFile = try arguments.option("--json-schema")
-        let grammarFile = try arguments.option("--grammar")
+        let promptFlag = try arguments.option("-p", "--prompt")
+        let constraintSource = try ConstraintSource.parse(&arguments)
         let load = LoadFlags.parse(&arguments)
         let receiptFlags = try ReceiptFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
+        let positionals = try arguments.positionals(max: 1, names: "PROMPT")
+        if promptFlag != nil && (file != nil || !positionals.isEmpty) {
+            throw UsageError("give the prompt one way: -p PROMPT, -f FILE or the positional PROMPT")
+        }
         let prompt = try promptText(
-            positionals: try arguments.positionals(max: 1, names: "PROMPT"), file: file, dropTrailingNewline: true)
-        var seed = defaults.seed
-        if let seedText {
-            guard let s = UInt64(seedText) else {
-                throw UsageError("'--seed' expects a non-negative integer, got '\(seedText)'")
-            }
-            seed = s
-        }
-        guard temperature >= 0 else { throw UsageError("'--temp' must be ≥ 0 (0 = greedy), got \(temperature)") }
-        guard (0...1).contains(topP), (0...1).contains(minP), repeatPenalty > 0 else {
-            throw UsageError("--top-p and --min-p must be in 0…1 and --repeat-penalty positive")
-        }
+            positionals: promptFlag.map { [$0] } ?? positionals, file: file, dropTrailingNewline: true)
         if system != nil && !chat { throw UsageError("--system needs --chat") }
-        if schemaFile != nil && grammarFile != nil {
-            throw UsageError("--json-schema and --grammar exclude each other")
-        }
-        let schemaConstraint = try schemaFile.map(loadSchemaConstraint)
-        let constraint: (any TokenConstraint)? = try schemaConstraint ?? grammarFile.map(loadGrammar)
-        if let schemaConstraint, let schemaFile, let shortest = schemaConstraint.shortestDocument,
+        let schemaConstraint = try constraintSource?.schemaConstraint()
+        let constraint: (any TokenConstraint)? = try schemaConstraint ?? constraintSource?.grammar()
+        if let schemaConstraint, let source = constraintSource, let shortest = schemaConstraint.shortestDocument,
             maxTokens < shortest
         {
             throw UsageError(
-                "--json-schema: the shortest document valid for \(schemaFile) takes \(shortest) tokens (one byte "
+                "--json-schema: the shortest document valid for \(source.name) takes \(shortest) tokens (one byte "
                     + "per token, what the constraint can promise to close in); -n \(maxTokens) cannot hold it: use "
                     + "-n \(shortest) or more")
         }
 
         let (session, plan) = try await host.openModel(
             ModelRequest(
-                model: modelName, backend: backendID, threads: threads, contextLength: context, seed: seed,
+                model: modelName, backend: backendID, threads: threads, contextLength: context,
+                seed: sampling.parameters.seed,
                 checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
         let backend = plan.backend
 
@@ -118,13 +108,11 @@ enum GenerateCommand: SanadCommand {
         }
         let parameters = GenerationParameters(
             maxTokens: maxTokens,
-            sampling: SamplingParameters(
-                temperature: temperature, topK: topK, topP: topP, minP: minP, repetitionPenalty: repeatPenalty,
-                seed: seed),
+            sampling: sampling.parameters,
             stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
         let receipt = try receiptFlags.recorder(
             session: session, plan: plan, prompt: text, parameters: parameters,
-            chatTemplate: chat ? template?.rawValue ?? "model" : nil, schemaFile: schemaFile, grammarFile: grammarFile)
+            chatTemplate: chat ? template?.rawValue ?? "model" : nil, constraint: constraintSource?.receipt)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
@@ -153,7 +141,7 @@ enum GenerateCommand: SanadCommand {
                                         ? " (+ \(format(stats.constraintPreparationSeconds)) s once to index the vocabulary)"
                                         : "") + " | "
                                 : "")
-                            + "stop: \(reason.rawValue) | backend: \(engineID)")
+                            + "stop: \(reason.rawValue) | backend: \(engineID) | seed: \(sampling.parameters.seed)")
                     // A document that closes on the last token -n allows ends with max-tokens, whole.
                     let complete = reason == .endOfGeneration || (schemaConstraint?.isComplete(output) ?? false)
                     return (true, complete, generated, Date().timeIntervalSince(start))
@@ -176,37 +164,78 @@ enum GenerateCommand: SanadCommand {
         }
         return ExitCode.success
     }
+}
 
-    /// The GBNF grammar in `path` (libllama checks it when generation starts).
-    static func loadGrammar(_ path: String) throws -> GBNFGrammar {
-        let text: String
-        do {
-            text = try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
-        } catch {
-            throw UsageError("--grammar: cannot read '\(path)' as UTF-8 text: \(error.localizedDescription)")
+/// Where `--json-schema`/`-jf` or `--grammar`/`--grammar-file` put the constraint: the text, and how errors name it.
+enum ConstraintSource {
+    case schema(JSONValue, name: String)
+    case grammar(String, name: String)
+
+    /// The four flags, inline or from a file (at most one of them); a value of the inline flags that is not inline
+    /// text (a schema starts with `{`, a grammar holds `::=`) is read as a file name, as these flags used to take.
+    static func parse(_ arguments: inout Arguments) throws -> ConstraintSource? {
+        let given = [
+            ("--json-schema", try arguments.option("--json-schema")),
+            ("-jf", try arguments.option("-jf", "--json-schema-file")),
+            ("--grammar", try arguments.option("--grammar")),
+            ("--grammar-file", try arguments.option("--grammar-file")),
+        ].compactMap { flag, value in value.map { (flag, $0) } }
+        guard let (flag, value) = given.first else { return nil }
+        guard given.count == 1 else {
+            throw UsageError("\(given.map(\.0).joined(separator: " and ")) exclude each other: give one constraint")
         }
-        guard text.contains(where: { !$0.isWhitespace }) else { throw UsageError("--grammar: \(path) is empty") }
-        return GBNFGrammar(text)
+        let inline =
+            flag == "--json-schema"
+            ? value.drop { $0.isWhitespace }.hasPrefix("{")
+            : flag == "--grammar" ? value.contains("::=") : false
+        let text: String
+        let name: String
+        if inline {
+            (text, name) = (value, "the inline \(flag == "--grammar" ? "grammar" : "schema")")
+        } else {
+            guard let data = FileManager.default.contents(atPath: value) else {
+                throw UsageError("\(flag): cannot read '\(value)' (no such file or not readable)")
+            }
+            (text, name) = (String(decoding: data, as: UTF8.self), value)
+        }
+        if flag.contains("grammar") {
+            guard text.contains(where: { !$0.isWhitespace }) else { throw UsageError("\(flag): \(name) is empty") }
+            return .grammar(text, name: name)
+        }
+        do {
+            return .schema(try StrictJSON().parse(Array(text.utf8)), name: name)
+        } catch {
+            throw UsageError("--json-schema: \(name): \(error)")
+        }
     }
 
-    /// The JSON Schema in `path`, compiled; errors name the file and the JSON pointer.
-    static func loadSchemaConstraint(_ path: String) throws -> SchemaConstraint {
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw UsageError("--json-schema: cannot read '\(path)': \(error.localizedDescription)")
+    var name: String {
+        switch self {
+        case .schema(_, let name), .grammar(_, let name): return name
         }
-        let schema: JSONValue
-        do {
-            schema = try StrictJSON().parse(bytes)
-        } catch {
-            throw UsageError("--json-schema: \(path): \(error)")
-        }
+    }
+
+    /// The compiled schema; errors name the schema and the JSON pointer.
+    func schemaConstraint() throws -> SchemaConstraint? {
+        guard case .schema(let schema, let name) = self else { return nil }
         do {
             return try SchemaConstraint(schema: schema)
         } catch {
-            throw UsageError("--json-schema: \(path): \(error.description)")
+            throw UsageError("--json-schema: \(name): \(error.description)")
+        }
+    }
+
+    /// The GBNF grammar (libllama checks it when generation starts).
+    func grammar() -> GBNFGrammar? {
+        guard case .grammar(let text, _) = self else { return nil }
+        return GBNFGrammar(text)
+    }
+
+    /// What a receipt states of it.
+    var receipt: ReceiptConstraint {
+        switch self {
+        case .schema(let schema, _): return .jsonSchema(schema)
+        case .grammar(let text, _): return .grammar(text)
         }
     }
 }

@@ -30,16 +30,9 @@ struct ReceiptFlags {
     /// A recorder for this generation when `--receipt` was given: the model and tokenizer are hashed now.
     func recorder(
         session: any InferenceSession, plan: ModelPlan, prompt: String, parameters: GenerationParameters,
-        chatTemplate: String?, schemaFile: String?, grammarFile: String?
+        chatTemplate: String?, constraint: ReceiptConstraint?
     ) throws -> ReceiptRecorder? {
         guard let file else { return nil }
-        var constraint: ReceiptConstraint?
-        if let schemaFile {
-            constraint = .jsonSchema(
-                try StrictJSON().parse(Array(try Data(contentsOf: URL(fileURLWithPath: schemaFile)))))
-        } else if let grammarFile {
-            constraint = .grammar(try String(contentsOf: URL(fileURLWithPath: grammarFile), encoding: .utf8))
-        }
         return try ReceiptRecorder(
             file: file, includeText: includeText, session: session, plan: plan, prompt: prompt, parameters: parameters,
             chatTemplate: chatTemplate, constraint: constraint)

@@ -25,14 +25,36 @@ public final class CreditReceiver: RecordReceiver {
     /// What the server answers for a stored record.
     public typealias Confirmation = RecordConfirmation
 
-    public init(conninfo: String, crypto: LibCrypto) throws {
-        db = try PostgresConnection(conninfo, lib: try LibPQ.shared())
+    /// Seconds a connection may take to open and a statement to run, unless `conninfo` sets its own
+    /// (`connect_timeout`, `options`): a database that went silent is an error within them, the record kept in the
+    /// outbox, never a hang.
+    public static let defaultTimeout = 10
+
+    public init(conninfo: String, crypto: LibCrypto, timeout: Int = CreditReceiver.defaultTimeout) throws {
+        db = try PostgresConnection(Self.withTimeouts(conninfo, seconds: timeout), lib: try LibPQ.shared())
         self.crypto = crypto
         try db.query("SET client_min_messages TO warning")
         for statement in Self.schema.split(separator: ";")
         where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             try db.query(String(statement))
         }
+    }
+
+    /// `conninfo` with libpq's `connect_timeout` and a server-side `statement_timeout` of `seconds` added where it
+    /// sets none (key=value form, or a `postgres://` URI's query).
+    public static func withTimeouts(_ conninfo: String, seconds: Int) -> String {
+        let uri = conninfo.hasPrefix("postgres://") || conninfo.hasPrefix("postgresql://")
+        var extra: [(String, String)] = []
+        if !conninfo.contains("connect_timeout") { extra.append(("connect_timeout", "\(seconds)")) }
+        if !conninfo.contains("options") { extra.append(("options", "-c statement_timeout=\(seconds * 1000)")) }
+        guard !extra.isEmpty else { return conninfo }
+        if uri {
+            let query = extra.map { key, value in
+                "\(key)=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value)
+            }
+            return conninfo + (conninfo.contains("?") ? "&" : "?") + query.joined(separator: "&")
+        }
+        return ([conninfo] + extra.map { "\($0)='\($1)'" }).joined(separator: " ")
     }
 
     /// Registers a device's public key (64 hex digits); returns its key id.

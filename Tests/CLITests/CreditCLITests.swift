@@ -3,6 +3,10 @@ import SanadCore
 import SanadTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `sanad credit` from a pipe: analyse, a signed record that verifies, a tampered one that does not, usage errors.
 @Suite("sanad credit", .enabled(if: SanadCLI.executable != nil))
 struct CreditCLITests {
@@ -48,6 +52,32 @@ struct CreditCLITests {
         #expect(bad.status == 1 && bad.stderr.contains("bad-signature"))
         let malformed = try SanadCLI.run(["credit", "analyze", "-"], stdin: "hello\n", environment: env)
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
+    }
+
+    @Test("a database that accepts the connection and never answers is an error within its connect_timeout; the record waits")
+    func silentDatabase() throws {
+        // A listening socket nobody accepts from: the kernel completes the handshake, PostgreSQL never answers.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let dir = Self.temporary()
+        let env = ["SANAD_DATA": dir]
+        #expect(try SanadCLI.run(["credit", "analyze", "-"], stdin: Self.messages, environment: env).status == 0)
+        let db = "host=127.0.0.1 port=\(port) dbname=credit user=device connect_timeout=2"
+        let sent = try SanadCLI.run(["credit", "send", "--db", db], environment: env)
+        #expect(sent.status == 1 && sent.stdout.contains("database unreachable"), "\(sent.stdout)\(sent.stderr)")
+        #expect(sent.stdout.lowercased().contains("timeout"), "\(sent.stdout)")
+        #expect(sent.stdout.contains("1 record(s) wait in the outbox"), "\(sent.stdout)")
     }
 
     @Test("history verifies every record: a forged file is listed invalid with no score, and send refuses it offline")

@@ -45,6 +45,17 @@ struct PostgresTests {
         #expect(try receiver.erase(keyID: f.key.keyID) == 1)
     }
 
+    @Test("every connection gets a connect and a statement timeout unless its conninfo sets them")
+    func timeoutsInConninfo() {
+        #expect(
+            CreditReceiver.withTimeouts("host=/run/pg dbname=credit", seconds: 10)
+                == "host=/run/pg dbname=credit connect_timeout='10' options='-c statement_timeout=10000'")
+        #expect(CreditReceiver.withTimeouts("host=h connect_timeout=2 options='-c x=1'", seconds: 10).hasSuffix("x=1'"))
+        #expect(
+            CreditReceiver.withTimeouts("postgresql://u@h/db", seconds: 3)
+                == "postgresql://u@h/db?connect_timeout=3&options=%2Dc%20statement%5Ftimeout%3D3000")
+    }
+
     @Test("the CLI end to end: analyze, register-key, send (stored, confirmed), privacy --erase --db erases both sides")
     func cliSendAndErase() throws {
         guard SanadCLI.executable != nil else { return }

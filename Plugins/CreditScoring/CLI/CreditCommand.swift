@@ -63,7 +63,10 @@ public enum CreditCommand: VerbCommand {
           --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
-          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit'
+          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit';
+                              a connection may take 10 s to open and a statement 10 s to run (connect_timeout
+                              and statement_timeout, unless CONNINFO sets its own), then the record waits in
+                              the outbox
           --erase             privacy: delete the local records, outbox and confirmations (with --db, first the
                               server's records of this device's key)
           --json              machine-readable output

@@ -54,7 +54,9 @@ struct CreditCLITests {
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
     }
 
-    @Test("a database that accepts the connection and never answers is an error within its connect_timeout; the record waits")
+    @Test(
+        "a database that accepts the connection and never answers is an error within its connect_timeout; the record waits"
+    )
     func silentDatabase() throws {
         // A listening socket nobody accepts from: the kernel completes the handshake, PostgreSQL never answers.
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -151,6 +153,19 @@ struct CreditCLITests {
         let stopped = try #require(try jobs().first)
         #expect(stopped["state"]?.stringValue == "cancelled" && stopped["estimatedTotal"]?.intValue == 1_000_000)
 
+        // The checkpoint holds counters and ids, no message text; a damaged one is refused, named.
+        let checkpointFile = dir + "/credit-scoring/jobs/\(id).checkpoint"
+        let checkpoint = try Data(contentsOf: URL(fileURLWithPath: checkpointFile))
+        let fold = try #require(
+            (try JSONValue.parse(checkpoint))["checkpoint"]?["fold"]?.stringValue.flatMap { Data(base64Encoded: $0) })
+        let stored = String(decoding: fold, as: UTF8.self)
+        #expect(
+            stored.contains("\"example\"") && !stored.contains("lend me") && !stored.contains("pay you back"),
+            "\(stored)")
+        try Data("{".utf8).write(to: URL(fileURLWithPath: checkpointFile))
+        let refused = try credit(["resume", id])
+        #expect(refused.status == 1 && refused.stderr.contains(checkpointFile + " is damaged"), "\(refused.stderr)")
+        try checkpoint.write(to: URL(fileURLWithPath: checkpointFile))
         let resumed = try credit(["resume", id])
         #expect(resumed.status == 0 && resumed.stdout.contains("from its checkpoint at message"), "\(resumed.stdout)")
         var finished: JSONValue?

@@ -89,12 +89,16 @@ struct AnalysisTests {
         }
         let checkpoint = try #require(saved)
         #expect(checkpoint.messagesDone == 16384)
+        // No message text at rest: the saved fold holds counters, ids and line numbers only.
+        let stored = String(decoding: checkpoint.fold, as: UTF8.self)
+        #expect(!stored.contains("pay you back") && !stored.contains("habibi"), "\(stored.prefix(400))")
         let resumedDigest = try SHA256Digest(lib)
         let resumed = try CreditAnalysis.run(
             path: url.path, settings: AnalysisSettings(), digest: resumedDigest, resumeFrom: checkpoint)
         #expect(resumed.trustworthiness == whole.trustworthiness && resumed.traits == whole.traits)
         #expect(resumed.counts == whole.counts && resumed.explanations == whole.explanations)
         #expect(resumed.prioritised == whole.prioritised && resumed.input == whole.input)
+        #expect(resumed.prioritisedTexts == whole.prioritisedTexts && !whole.prioritisedTexts.isEmpty)
         #expect(try resumedDigest.hex() == (try wholeDigest.hex()))
         var truncated = checkpoint
         truncated.messagesDone = 40000

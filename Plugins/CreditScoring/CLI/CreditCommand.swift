@@ -357,7 +357,7 @@ public enum CreditCommand: VerbCommand {
         do {
             signed = try await CreditScoring.analyzeAndSign(
                 path: path, settings: settings, model: model?.url, session: model?.session, store: store, now: now,
-                resumeFrom: job.flatMap { CreditJobs.checkpoint(store, id: $0, input: path) },
+                resumeFrom: try job.flatMap { try CreditJobs.checkpoint(store, id: $0, input: path) },
                 checkpoint: job.map { id in CheckpointSink { CreditJobs.save($0, store: store, id: id, input: path) } }
             ) { done in
                 line.update(done)

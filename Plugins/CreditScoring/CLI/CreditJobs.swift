@@ -36,10 +36,15 @@ enum CreditJobs {
     }
 
     /// The job's saved checkpoint for `input`, when there is one and the input has not changed.
-    static func checkpoint(_ store: RecordStore, id: String, input: String) -> AnalysisCheckpoint? {
-        guard let data = FileManager.default.contents(atPath: checkpointFile(store, id).path),
-            let saved = try? JSONDecoder().decode(SavedCheckpoint.self, from: data)
-        else { return nil }
+    /// A checkpoint file that cannot be read is refused, naming it (never silently started over).
+    static func checkpoint(_ store: RecordStore, id: String, input: String) throws -> AnalysisCheckpoint? {
+        let file = checkpointFile(store, id)
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        let saved: SavedCheckpoint
+        do { saved = try JSONDecoder().decode(SavedCheckpoint.self, from: data) } catch {
+            throw CreditError.io(
+                "\(file.path) is damaged (\(error)); delete it to start the job's analysis from the beginning")
+        }
         guard saved.input == fingerprint(input) else {
             printError("[the input changed since the checkpoint; the analysis starts again from the beginning]")
             return nil
@@ -159,8 +164,15 @@ enum CreditJobs {
     /// Every job, oldest first; a job whose process is gone without an end is `interrupted`.
     static func list(_ store: RecordStore) -> [[String: JSONValue]] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder(store).path)) ?? []
-        return files.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
-            guard var state = try? read(folder(store).appendingPathComponent(name)) else { return nil }
+        return files.filter { $0.hasSuffix(".json") }.sorted().map { name in
+            let file = folder(store).appendingPathComponent(name)
+            // A damaged state file is listed as such, named, never dropped from the list.
+            guard var state = try? read(file) else {
+                return [
+                    "id": .string(String(name.dropLast(5))), "state": .string("damaged"),
+                    "error": .string("\(file.path) is not a job's JSON state; delete it"),
+                ]
+            }
             if state["state"]?.stringValue == "running", let pid = state["pid"]?.intValue, kill(Int32(pid), 0) != 0 {
                 state["state"] = .string("interrupted")
             }
@@ -218,7 +230,7 @@ enum CreditJobs {
         }
         state["error"] = nil
         let input = state["input"]?.stringValue ?? ""
-        let from = checkpoint(store, id: id, input: input)?.messagesDone ?? 0
+        let from = try checkpoint(store, id: id, input: input)?.messagesDone ?? 0
         if from == 0 { state["done"] = .number(0) }
         let pid = try launch(id: id, store: store, state: state)
         print(
@@ -239,11 +251,11 @@ enum CreditJobs {
     }
 
     static func read(_ url: URL) throws -> [String: JSONValue] {
-        guard let data = FileManager.default.contents(atPath: url.path),
-            let object = try? JSONValue.parse(data).objectValue
-        else {
-            throw SanadError.engine(
-                "no job at \(url.path) ('sanad credit jobs' lists them)")
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw SanadError.engine("no job at \(url.path) ('sanad credit jobs' lists them)")
+        }
+        guard let object = try? JSONValue.parse(data).objectValue else {
+            throw SanadError.engine("\(url.path) is damaged (not a job's JSON state); delete it")
         }
         return object
     }

@@ -61,9 +61,10 @@ public enum CreditAnalysis {
     static let prioritisedLimit = 20
 
     /// `progress(messagesSoFar)` is called after every batch; returning false cancels (nothing is returned).
-    /// `checkpoint` gets the state after batches (at most once a second, and before a cancel); `resumeFrom` takes
-    /// one back: its first `messagesDone` messages are read again for the input digest only, their features come
-    /// from the saved fold. The result equals an uninterrupted run's.
+    /// `checkpoint` gets the state after batches (at most once a second, and before a cancel): counters, ids and
+    /// line numbers, no message text. `resumeFrom` takes one back: its first `messagesDone` messages are read again
+    /// for the input digest and the texts of the prioritised messages among them, their features come from the
+    /// saved fold. The result equals an uninterrupted run's.
     public static func run(
         path: String, settings: AnalysisSettings, digest: (any InputDigest)? = nil,
         resumeFrom: AnalysisCheckpoint? = nil, checkpoint: CheckpointSink? = nil,
@@ -78,6 +79,8 @@ public enum CreditAnalysis {
                 throw CreditError.io("the job's checkpoint cannot be read (\(error)); run the analysis again")
             }
         }
+        // The prioritised messages folded before the checkpoint, whose texts the checkpoint does not hold.
+        var textless = state.textlessPrioritised()
         var batch: [Message] = []
         batch.reserveCapacity(batchSize)
         var seen = 0
@@ -101,8 +104,11 @@ public enum CreditAnalysis {
         }
         let summary = try MessageReader.read(path: path, settings: settings.reader) { message in
             if seen < skip {
-                // Already folded before the checkpoint: only the input digest needs it again.
+                // Already folded before the checkpoint: the input digest needs it again, and a prioritised one's text.
                 if let digest { try digest.update(CanonicalMessage.bytes(message)) }
+                if let at = textless.removeValue(forKey: message.id) {
+                    state.priority[at.contact]?[at.index].text = message.text
+                }
                 seen += 1
                 if seen % batchSize == 0 || seen == skip { guard progress(seen) else { throw CreditError.cancelled } }
                 return
@@ -164,11 +170,27 @@ final class PartResults: @unchecked Sendable {  // every access holds `lock`
 }
 
 /// The per-contact sums while reading, in input order.
-/// A message the model pass may read: its priority score, where it is, and its text (kept on the device only).
+/// A message the model pass may read: its priority score, where it is, and its text (in memory only: a checkpoint
+/// stores the score and the message's line and id, never the text; a resumed pass reads the text again).
 struct Prioritised: Sendable, Codable {
     var score: Int
     var example: Example
     var text: String
+
+    init(score: Int, example: Example, text: String) {
+        self.score = score
+        self.example = example
+        self.text = text
+    }
+
+    enum CodingKeys: String, CodingKey { case score, example }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        score = try c.decode(Int.self, forKey: .score)
+        example = try c.decode(Example.self, forKey: .example)
+        text = ""
+    }
 }
 
 /// Where an interrupted pass stands: how many messages were folded and the fold so far (JSON), for a background job
@@ -188,6 +210,15 @@ struct FoldState: Codable {
     var contacts: [String: ContactStats] = [:]
     var priority: [String: [Prioritised]] = [:]
     var lastDate = Int64.min
+
+    /// Where each prioritised message without its text is (a checkpoint's), by message id.
+    func textlessPrioritised() -> [String: (contact: String, index: Int)] {
+        var out: [String: (contact: String, index: Int)] = [:]
+        for (contact, list) in priority {
+            for (i, p) in list.enumerated() where p.text.isEmpty { out[p.example.id] = (contact, i) }
+        }
+        return out
+    }
 
     mutating func add(_ message: Message, _ f: MessageFeatures) {
         contacts[message.contact, default: ContactStats()].add(message, f)

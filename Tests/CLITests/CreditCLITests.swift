@@ -82,6 +82,19 @@ struct CreditCLITests {
         #expect(sent.stdout.contains("1 record(s) wait in the outbox"), "\(sent.stdout)")
     }
 
+    @Test("privacy --erase leaves no file of the plugin: records, keys, jobs, log")
+    func eraseLeavesNothing() throws {
+        let dir = Self.temporary()
+        let env = ["SANAD_DATA": dir]
+        #expect(try SanadCLI.run(["credit", "analyze", "-"], stdin: Self.messages, environment: env).status == 0)
+        let store = URL(fileURLWithPath: dir).appendingPathComponent("credit-scoring")
+        #expect(FileManager.default.fileExists(atPath: store.appendingPathComponent("keys").path))
+        let erased = try SanadCLI.run(["credit", "privacy", "--erase"], environment: env)
+        #expect(erased.status == 0, "\(erased.stderr)")
+        let left = FileManager.default.enumerator(atPath: store.path)?.allObjects ?? []
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
+
     @Test("history verifies every record: a forged file is listed invalid with no score, and send refuses it offline")
     func forgedRecords() throws {
         let dir = Self.temporary()

@@ -40,7 +40,8 @@ public enum CreditCommand: VerbCommand {
         'send'. 'register-key' registers this device's public key with the database (the operator's step).
         'status' shows the store, the key, the counts, the last sends (confirmations, rejections, an unreachable
         database) and, with --db (or SANAD_CREDIT_DB), the database: reachable or why not, connect and round-trip times.
-        'privacy' says what is processed, stored and sent; --erase deletes every local record, and with --db first
+        'privacy' says what is processed, stored and sent; --erase deletes every file the plugin wrote (records, outbox,
+        confirmations, background jobs and their checkpoints, the event log, the device key), and with --db first
         every record the server stores for this device's key (when the server cannot be reached, nothing is erased).
 
         Options:

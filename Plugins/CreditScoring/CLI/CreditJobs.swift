@@ -16,7 +16,7 @@ import SanadCore
 /// there, so the record equals an uninterrupted run's. A checkpoint of an input that has changed since (size or
 /// modification time) is not used: the job starts again from the beginning and says so.
 enum CreditJobs {
-    static func folder(_ store: RecordStore) -> URL { store.directory.appendingPathComponent("jobs") }
+    static func folder(_ store: RecordStore) -> URL { store.jobs }
     static func stateFile(_ store: RecordStore, _ id: String) -> URL {
         folder(store).appendingPathComponent("\(id).json")
     }

@@ -44,8 +44,10 @@ public struct RecordStore: Sendable {
     /// Records the server refused: `<data>/rejected/<recordId>.json`.
     public var rejected: URL { directory.appendingPathComponent("rejected") }
 
-    /// Erases every local record, confirmation, outbox and rejected entry, and the event log (the device key
-    /// stays).
+    /// Erases every file the plugin wrote in the store: records, confirmations, the outbox, rejected records,
+    /// background jobs with their checkpoints, the event log and the device key (a later analysis makes a new
+    /// one); folders it made are removed when empty. Returns how many records, confirmations and outbox entries
+    /// went (the figure `privacy` reports).
     public func eraseAll() throws -> Int {
         var removed = 0
         for folder in [records, outbox, confirmations, rejected] {
@@ -54,9 +56,22 @@ public struct RecordStore: Sendable {
                 removed += 1
             }
         }
+        for folder in [jobs, keys] where FileManager.default.fileExists(atPath: folder.path) {
+            try FileManager.default.removeItem(at: folder)
+        }
         try? FileManager.default.removeItem(at: events)
+        for folder in [records, outbox, confirmations, rejected, directory] {
+            if (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
+                try? FileManager.default.removeItem(at: folder)
+            }
+        }
         return removed
     }
+
+    /// Background jobs' state and checkpoints (`sanad credit analyze --background`).
+    public var jobs: URL { directory.appendingPathComponent("jobs") }
+    /// The device key's folder when it lives in the store (`DeviceKey.directory`).
+    public var keys: URL { directory.appendingPathComponent("keys") }
 
     /// What happened when records were sent, one JSON object per line (`time`, `kind`: confirmed, rejected or
     /// unreachable, and record ids, digests, reasons, round-trip milliseconds — never content): the debug status's

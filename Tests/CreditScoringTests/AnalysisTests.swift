@@ -15,7 +15,8 @@ struct AnalysisTests {
         #expect(r.explanations.first { $0.feature == "promisesBroken" }?.messageIds == ["L8", "L13"])
         let mom = r.lovedOnes.first { $0.contact == "Mom" }
         #expect(mom?.label == "mother")
-        #expect(mom?.explanation.hasPrefix("mother: kinship term ×") == true)
+        #expect(mom?.explanation.hasPrefix("mother (named): kinship term ×") == true)
+        #expect(mom?.signal == "named" && mom?.confidence == "high")
         #expect(!r.lovedOnes.contains { $0.contact == "Sam" })
         for value in [
             r.traits.openness, r.traits.conscientiousness, r.traits.extraversion, r.traits.agreeableness,
@@ -25,6 +26,35 @@ struct AnalysisTests {
         }
         #expect((0...100).contains(r.trustworthiness))
         #expect(r.prioritised.first == "L12")
+    }
+
+    @Test("a relationship is the contact's name or how I address them; 'bro' and 'يا أخي' to a friend name none")
+    func relationshipsWithEvidence() throws {
+        // Plain lines: my message belongs to the conversation of the message before it.
+        var lines: [String] = []
+        for day in 1...9 {
+            let d = String(format: "2024-03-%02dT10:00", day)
+            // A friend called bro and يا أخي every day: close by pattern, never a brother.
+            lines += [
+                "\(d) | Sam | yes habibi see you", "\(d) | me | bro you coming tonight?", "\(d) | me | يا أخي وينك",
+            ]
+            // Layla, addressed as Mom twice: a mother by address, with the messages as evidence.
+            if day <= 2 { lines += ["\(d) | Layla | love you dear", "\(d) | me | Mom, I love you"] }
+            // A contact whose name says it.
+            if day <= 4 { lines += ["\(d) | أمي | الله يحفظك يا حبيبي", "\(d) | me | الله يخليك"] }
+            // My brother mentioned to someone else is not about the person written to.
+            if day <= 3 { lines += ["\(d) | Nora | say hi back dear", "\(d) | me | my brother Ali says hi habibi"] }
+        }
+        let r = try CreditAnalysis.run(
+            path: try CreditFixtures.file(lines.joined(separator: "\n")).path, settings: AnalysisSettings())
+        let sam = try #require(r.lovedOnes.first { $0.contact == "Sam" })
+        #expect(sam.label == "close contact" && sam.signal == "pattern" && sam.confidence == "low", "\(sam)")
+        let layla = try #require(r.lovedOnes.first { $0.contact == "Layla" })
+        #expect(layla.label == "mother" && layla.signal == "addressed" && layla.confidence == "medium", "\(layla)")
+        #expect(layla.messageIDs.count == 2 && layla.explanation.hasPrefix("mother (addressed ×2)"), "\(layla)")
+        let named = try #require(r.lovedOnes.first { $0.contact == "أمي" })
+        #expect(named.label == "mother" && named.signal == "named", "\(named)")
+        #expect(!r.lovedOnes.contains { $0.label == "brother" }, "\(r.lovedOnes)")
     }
 
     @Test func explanationsNeverQuoteText() throws {

@@ -31,7 +31,9 @@ struct ContactStats: Sendable, Codable {
     /// Kinship and endearment words in either direction.
     var kinship = 0
     var endearment = 0
-    var relations: [String: Int] = [:]
+    /// My messages that address this contact by a relationship (`mother`: `Mom, …`), by label; casual ones
+    /// (`bro`, `يا أخي`, said to friends as much as to brothers) are left out: they never name a relationship.
+    var addressed: [String: Int] = [:]
     var firstDate = Int64.max
     var lastDate = Int64.min
     var days = Set<Int64>()
@@ -83,7 +85,12 @@ struct ContactStats: Sendable, Codable {
         kinship += f.count(.kinship)
         endearment += f.count(.endearment)
         if f.has(.kinship) || f.has(.endearment) { examples["closeness", default: Examples()].add(example) }
-        if f.relation != 0, let label = Lexicon.relationTable[f.relation] { relations[label, default: 0] += 1 }
+        if message.isFromMe, f.address != 0, let label = Lexicon.relationTable[f.address],
+            !Lexicon.casualRelations.contains(label)
+        {
+            addressed[label, default: 0] += 1
+            examples["addressed:" + label, default: Examples()].add(example)
+        }
         firstDate = min(firstDate, message.date)
         lastDate = max(lastDate, message.date)
         days.insert(Self.floorDiv(message.date, 86_400))

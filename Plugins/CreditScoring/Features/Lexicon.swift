@@ -110,6 +110,10 @@ public enum Lexicon {
         "husband": "husband", "زوجي": "husband",
     ]
 
+    /// Relationships whose words are said to anyone close (`bro`, `sis`, `يا أخي`, `اختي`): only a contact's name
+    /// gives them, never a message.
+    static let casualRelations: Set<String> = ["brother", "sister"]
+
     /// Category bits by word hash.
     static let table: [UInt64: WordCategory] = {
         var table: [UInt64: WordCategory] = [:]

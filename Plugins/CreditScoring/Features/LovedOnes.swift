@@ -8,6 +8,13 @@ public struct LovedOne: Sendable, Equatable {
     public var label: String
     /// `mother: kinship term ×14, 31 % of messages, reciprocity 0.82, 45 days` (no message text).
     public var explanation: String
+    /// Where the label comes from: `named` (the contact's name says it), `addressed` (my messages open with it,
+    /// e.g. `Mom, …`), else `pattern` (frequency, reciprocity, days, warm words: a close contact, no relationship).
+    public var signal: String
+    /// `high` (named), `medium` (addressed at least twice), `low` (pattern).
+    public var confidence: String
+    /// The messages behind the label (the addressing ones; the warm ones for a close contact), at most five.
+    public var messageIDs: [String]
 }
 
 /// The loved-ones rule (see README.md): a contact is close when relationship words appear at least
@@ -20,6 +27,18 @@ enum LovedOnesRule {
     static let minimumShare = 0.10
     static let minimumReciprocity = 0.3
     static let minimumDays = 7
+    /// My messages that must address a contact by a relationship before it is the contact's label.
+    static let minimumAddresses = 2
+
+    /// The relationship a contact's name states (`Mom`, `أمي`, `Ahmad (brother)`), or nil.
+    static func relation(inName name: String) -> String? {
+        var scanner = WordScanner()
+        var found: String?
+        _ = scanner.scan(name) { categories, hash in
+            if found == nil, categories.contains(.kinship) { found = Lexicon.relationTable[hash] }
+        }
+        return found
+    }
 
     static func choose(_ contacts: [(name: String, pseudonym: String, stats: ContactStats)], totalMessages: Int)
         -> [LovedOne]
@@ -34,9 +53,23 @@ enum LovedOnesRule {
             let byWords = indicators >= minimumIndicators && s.total >= minimumMessages
             let byPattern = share >= minimumShare && reciprocity >= minimumReciprocity && s.days.count >= minimumDays
             guard byWords || byPattern else { return nil }
-            let label =
-                s.relations.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first?.key
-                ?? "close contact"
+            // A relationship only from the contact's name, or from my messages that address them by it.
+            let fromName = Self.relation(inName: contact.name)
+            let addressedBy = s.addressed.filter { $0.value >= minimumAddresses }
+                .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.first
+            let label: String
+            let signal: String
+            let confidence: String
+            let evidence: [String]
+            if let fromName {
+                (label, signal, confidence, evidence) = (fromName, "named", "high", [])
+            } else if let (relation, count) = addressedBy {
+                (label, signal, confidence) = (relation, "addressed ×\(count)", "medium")
+                evidence = s.examples["addressed:" + relation]?.items.map(\.id) ?? []
+            } else {
+                (label, signal, confidence) = ("close contact", "pattern", "low")
+                evidence = s.examples["closeness"]?.items.map(\.id) ?? []
+            }
             var reasons: [String] = []
             if s.kinship > 0 { reasons.append("kinship term ×\(s.kinship)") }
             if s.endearment > 0 { reasons.append("endearment ×\(s.endearment)") }
@@ -45,7 +78,9 @@ enum LovedOnesRule {
             reasons.append("\(s.days.count) day\(s.days.count == 1 ? "" : "s")")
             return LovedOne(
                 contact: contact.name, pseudonym: contact.pseudonym, label: label,
-                explanation: "\(label): " + reasons.joined(separator: ", "))
+                explanation: "\(label) (\(signal)): " + reasons.joined(separator: ", "),
+                signal: signal.split(separator: " ").first.map(String.init) ?? signal,
+                confidence: confidence, messageIDs: evidence)
         }
     }
 }

@@ -71,7 +71,8 @@ public enum CreditRecord {
                 r.lovedOnes.map {
                     .object([
                         "contact": .string($0.pseudonym), "label": .string($0.label),
-                        "explanation": .string($0.explanation),
+                        "explanation": .string($0.explanation), "signal": .string($0.signal),
+                        "confidence": .string($0.confidence), "messageIds": .array($0.messageIDs.map(JSONValue.string)),
                     ])
                 }),
             "prioritisedMessageIds": .array(r.prioritised.map(JSONValue.string)),

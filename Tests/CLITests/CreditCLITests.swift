@@ -44,6 +44,20 @@ struct CreditCLITests {
         let out = try JSONValue.parse(r.stdout)
         #expect(out["record"]?["counts"]?["promisesKept"]?.intValue == 1)
         #expect(out["traitsNote"]?.stringValue?.contains("not a validated psychometric instrument") == true)
+        #expect(out["record"]?["settings"]?["contactsSHA256"] == .null)
+        let contacts = dir + "/contacts.json"
+        try #"{"Mom": "mother"}"#.write(toFile: contacts, atomically: true, encoding: .utf8)
+        let stated = try SanadCLI.run(
+            ["credit", "analyze", "-", "--json", "--contacts", contacts], stdin: Self.messages, environment: env)
+        let record = try #require(try JSONValue.parse(stated.stdout)["record"])
+        #expect(record["settings"]?["contactsSHA256"]?.stringValue?.count == 64, "\(stated.stderr)")
+        #expect(record["lovedOnes"]?.arrayValue?.first?["signal"]?.stringValue == "stated", "\(record)")
+        try #"{"Mom": 3}"#.write(toFile: contacts, atomically: true, encoding: .utf8)
+        let badContacts = try SanadCLI.run(
+            ["credit", "analyze", "-", "--contacts", contacts], stdin: Self.messages, environment: env)
+        #expect(
+            badContacts.status == 64 && badContacts.stderr.contains("contacts.json: \"Mom\" must map"),
+            "\(badContacts.stderr)")
         #expect(try SanadCLI.run(["credit", "verify", dir + "/r.json"], environment: env).status == 0)
         let text = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
         let tampered = text.replacingOccurrences(of: "\"promisesKept\":1", with: "\"promisesKept\":2")

@@ -55,6 +55,13 @@ struct AnalysisTests {
         let named = try #require(r.lovedOnes.first { $0.contact == "أمي" })
         #expect(named.label == "mother" && named.signal == "named", "\(named)")
         #expect(!r.lovedOnes.contains { $0.label == "brother" }, "\(r.lovedOnes)")
+        // What the person states wins: Sam is a brother after all, Nora (not close by the rules) a cousin.
+        var settings = AnalysisSettings()
+        settings.contacts = ["Sam": "brother", "Zed": "cousin"]
+        let stated = try CreditAnalysis.run(
+            path: try CreditFixtures.file(lines.joined(separator: "\n")).path, settings: settings)
+        let brother = try #require(stated.lovedOnes.first { $0.contact == "Sam" })
+        #expect(brother.label == "brother" && brother.signal == "stated" && brother.confidence == "high")
     }
 
     @Test func explanationsNeverQuoteText() throws {

@@ -12,7 +12,7 @@ public enum CreditCommand: VerbCommand {
     public static let summary =
         "Analyse your messages on the device into a signed credit record; verify, history, privacy"
     public static let help = """
-        Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones]
+        Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones] [--contacts FILE]
                                     [--model MODEL [--backend ID]] [--threads N] [--out FILE] [--progress]
                                     [--background] [--json]
                sanad credit jobs [--json]
@@ -49,6 +49,8 @@ public enum CreditCommand: VerbCommand {
           --date-order ORDER  day-first (dmy, default) or month-first (mdy) dates in chat exports
           --skip-bad          skip malformed lines/records (reported with line numbers) instead of refusing
           --scope SCOPE       all messages (default) or only those with loved ones
+          --contacts FILE     a JSON object of contact name or number → relationship ({"Mom": "mother"}): it
+                              overrides the guess and makes the contact a loved one (its digest is in the record)
           --model MODEL       run the model pass with MODEL (a .gguf path or a name in the models folder): it labels
                               the prioritised messages through the structured-output API and the labels move the
                               score by at most 10 (README: model-labels-v1); the record names the model and its
@@ -101,6 +103,28 @@ public enum CreditCommand: VerbCommand {
         return try arguments.option("--db") ?? env
     }
 
+    /// `--contacts FILE`: a JSON object of contact name (or number) → relationship, read strictly; errors name the
+    /// file and the key.
+    static func contacts(_ path: String) throws -> [String: String] {
+        let value: JSONValue
+        do {
+            value = try StrictJSON(maximumBytes: 1 << 20).parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        } catch {
+            throw UsageError("--contacts \(path): \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw UsageError("--contacts \(path): expected an object {\"Mom\": \"mother\", \"+966…\": \"brother\"}")
+        }
+        var out: [String: String] = [:]
+        for (name, relation) in object {
+            guard let text = relation.stringValue, !text.isEmpty, !name.isEmpty else {
+                throw UsageError("--contacts \(path): \"\(name)\" must map to a relationship word such as \"mother\"")
+            }
+            out[name] = text
+        }
+        return out
+    }
+
     /// `analyze [FILE|-]`: messages in, a signed record out (or a background job).
     struct Analyze: CommandVerb {
         static let name = "analyze"
@@ -115,6 +139,7 @@ public enum CreditCommand: VerbCommand {
         let modelPath: String?
         let backendID: String?
         let outPath: String?
+        let contactsPath: String?
         let settings: AnalysisSettings
         let clock: @Sendable () -> Date
         let host: HostContext
@@ -131,6 +156,7 @@ public enum CreditCommand: VerbCommand {
             scopeText = try arguments.option("--scope")
             modelPath = try arguments.option("--model")
             outPath = try arguments.option("--out")
+            contactsPath = try arguments.option("--contacts")
             let threads = try arguments.int("--threads", range: 1...64)
             backendID = try arguments.option("--backend")
             store = try CreditCommand.store(&arguments)
@@ -152,6 +178,7 @@ public enum CreditCommand: VerbCommand {
                 }
                 settings.scope = scope
             }
+            if let contactsPath { settings.contacts = try CreditCommand.contacts(contactsPath) }
             self.settings = settings
             if modelPath != nil { try host.validateBackendID(backendID) }
         }
@@ -163,6 +190,9 @@ public enum CreditCommand: VerbCommand {
                 if let me { options += ["--me", me.joined(separator: ",")] }
                 if let dateOrderText { options += ["--date-order", dateOrderText] }
                 if let scopeText { options += ["--scope", scopeText] }
+                if let contactsPath {
+                    options += ["--contacts", URL(fileURLWithPath: contactsPath).standardizedFileURL.path]
+                }
                 if let modelPath {
                     // The job loads the model the way this command would: by its resolved path and engine.
                     let plan = try host.planModel(

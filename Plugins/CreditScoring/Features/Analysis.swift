@@ -13,6 +13,9 @@ public struct AnalysisSettings: Sendable, Equatable {
     public var reader: ReaderSettings
     /// Threads for the per-message pass (the result does not depend on it).
     public var threads: Int
+    /// Relationships the person states (`--contacts FILE`: a contact's name or number → `mother`, `brother`, …):
+    /// they override the guess and make the contact a loved one.
+    public var contacts: [String: String] = [:]
 
     public init(scope: AnalysisScope = .all, reader: ReaderSettings = ReaderSettings(), threads: Int = 2) {
         self.scope = scope
@@ -247,7 +250,7 @@ struct FoldState: Codable {
         var named: [(name: String, pseudonym: String, stats: ContactStats)] = []
         for (i, entry) in ordered.enumerated() { named.append((entry.key, "c\(i + 1)", entry.value)) }
         let total = named.reduce(0) { $0 + $1.stats.total }
-        let loved = LovedOnesRule.choose(named, totalMessages: total)
+        let loved = LovedOnesRule.choose(named, totalMessages: total, stated: settings.contacts)
         let lovedNames = Set(loved.map(\.contact))
         let scope = settings.scope == .all ? named : named.filter { lovedNames.contains($0.name) }
         let stats = ContactStats.sum(scope.map(\.stats))

@@ -40,9 +40,12 @@ enum LovedOnesRule {
         return found
     }
 
-    static func choose(_ contacts: [(name: String, pseudonym: String, stats: ContactStats)], totalMessages: Int)
-        -> [LovedOne]
-    {
+    /// `stated`: relationships the person gave (`--contacts`), by contact name or number: they win over the
+    /// guess (signal `stated`, confidence `high`) and make the contact a loved one.
+    static func choose(
+        _ contacts: [(name: String, pseudonym: String, stats: ContactStats)], totalMessages: Int,
+        stated: [String: String] = [:]
+    ) -> [LovedOne] {
         contacts.compactMap { contact in
             let s = contact.stats
             let indicators = s.kinship + s.endearment
@@ -52,7 +55,8 @@ enum LovedOnesRule {
                 ? Double(min(s.fromMe, s.fromThem)) / Double(max(s.fromMe, s.fromThem)) : 0
             let byWords = indicators >= minimumIndicators && s.total >= minimumMessages
             let byPattern = share >= minimumShare && reciprocity >= minimumReciprocity && s.days.count >= minimumDays
-            guard byWords || byPattern else { return nil }
+            let statedRelation = stated[contact.name]
+            guard byWords || byPattern || statedRelation != nil else { return nil }
             // A relationship only from the contact's name, or from my messages that address them by it.
             let fromName = Self.relation(inName: contact.name)
             let addressedBy = s.addressed.filter { $0.value >= minimumAddresses }
@@ -61,7 +65,9 @@ enum LovedOnesRule {
             let signal: String
             let confidence: String
             let evidence: [String]
-            if let fromName {
+            if let statedRelation {
+                (label, signal, confidence, evidence) = (statedRelation, "stated", "high", [])
+            } else if let fromName {
                 (label, signal, confidence, evidence) = (fromName, "named", "high", [])
             } else if let (relation, count) = addressedBy {
                 (label, signal, confidence) = (relation, "addressed ×\(count)", "medium")

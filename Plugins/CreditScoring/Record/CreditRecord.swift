@@ -53,6 +53,13 @@ public enum CreditRecord {
             "settings": .object([
                 "scope": .string(r.settings.scope.rawValue), "dateOrder": .string(r.settings.reader.dateOrder.rawValue),
                 "skipBad": .bool(r.settings.reader.skipBad), "meNamesSHA256": .string(meDigest),
+                "contactsSHA256": r.settings.contacts.isEmpty
+                    ? .null
+                    : .string(
+                        try SHA256Digest.hex(
+                            Array(
+                                r.settings.contacts.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)" }
+                                    .joined(separator: "\n").utf8), lib: lib)),
             ]),
             "traits": .object([
                 "openness": .number(r.traits.openness), "conscientiousness": .number(r.traits.conscientiousness),

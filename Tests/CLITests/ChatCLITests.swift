@@ -87,7 +87,8 @@ struct ChatCLITests {
         // More free memory than any machine has: every reply is followed by an unload.
         // The model words the grounded replies here (the tiers use templates, which load no model).
         let r = try chat(
-            "جوازي متى يخلص؟\nكم رسوم تجديد رخصة القيادة؟\n/quit\n", ["--min-free", "1073741823", "--phrasing", "model"])
+            "جوازي متى يخلص؟\nكم رسوم تجديد رخصة القيادة؟\n/quit\n",
+            ["--min-free", "1073741823", "--phrasing", "model"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.components(separatedBy: "ذاكرة الجهاز منخفضة").count - 1 == 2, "\(r.stdout)")
         #expect(r.stdout.components(separatedBy: "(جارٍ تحميل النموذج…)").count - 1 == 2, "\(r.stdout)")

@@ -4,12 +4,14 @@ import Testing
 
 @Suite("credit input formats")
 struct MessageInputTests {
-    func read(_ text: String, skipBad: Bool = false, dateOrder: DateOrder = .dmy) throws -> ([Message], ReadSummary) {
+    func read(_ text: String, skipBad: Bool = false, dateOrder: DateOrder = .dmy, me: [String]? = nil) throws -> (
+        [Message], ReadSummary
+    ) {
         let url = try CreditFixtures.file(text)
         var messages: [Message] = []
-        let summary = try MessageReader.read(
-            path: url.path, settings: ReaderSettings(dateOrder: dateOrder, skipBad: skipBad)
-        ) { messages.append($0) }
+        var settings = ReaderSettings(dateOrder: dateOrder, skipBad: skipBad)
+        if let me { settings.me = me }
+        let summary = try MessageReader.read(path: url.path, settings: settings) { messages.append($0) }
         return (messages, summary)
     }
 
@@ -45,6 +47,43 @@ struct MessageInputTests {
         #expect(s.format == "json" && m.count == 2)
         #expect(m[0].id == "a1" && m[0].date == 1_709_288_100 - 3 * 3600 && m[0].text == "hi {not a brace} \"x\"")
         #expect(m[1].id == "7" && m[1].isFromMe && m[1].line == 4)
+    }
+
+    @Test("Telegram's JSON export: the exporting user is me, text parts joined, service messages are notices")
+    func telegramExport() throws {
+        let export = """
+            {
+              "about": "Here is the data you requested.",
+              "personal_information": {"user_id": 4242, "first_name": "Noor"},
+              "chats": {"about": "chats", "list": [
+                {"name": "Mom", "type": "personal_chat", "id": 77, "messages": [
+                  {"id": 1, "type": "service", "date": "2024-03-01T10:00:00", "action": "phone_call"},
+                  {"id": 2, "type": "message", "date": "2024-03-01T10:15:00", "date_unixtime": "1709288100",
+                   "from": "Mom", "from_id": "user9", "text": "Good morning habibi"},
+                  {"id": 3, "type": "message", "date": "2024-03-01T10:16:00", "from": "Noor", "from_id": "user4242",
+                   "text": ["I ", {"type": "bold", "text": "paid"}, " the rent"]}
+                ]},
+                {"name": "Ali", "type": "personal_chat", "id": 78, "messages": [
+                  {"id": 1, "type": "message", "date": "2024-03-02T09:00:00", "from": "Ali", "from_id": "user5",
+                   "text": "can you lend me 200?"}
+                ]}
+              ]}
+            }
+            """
+        let (m, s) = try read(export)
+        #expect(s.format == "telegram" && s.messages == 3 && s.notices == 1, "\(s)")
+        #expect(m.map(\.id) == ["77/2", "77/3", "78/1"])
+        #expect(m[0].date == 1_709_288_100 && !m[0].isFromMe && m[0].contact == "Mom")
+        #expect(m[1].isFromMe && m[1].text == "I paid the rent" && m[1].contact == "Mom")
+        #expect(m[2].date == 1_709_370_000 && m[2].contact == "Ali")
+        // A one-chat export has no exporting user: --me names it.
+        let one = """
+            {"name": "Mom", "type": "personal_chat", "id": 77, "messages": [
+              {"id": 5, "type": "message", "date": "2024-03-01T10:16:00", "from": "Noor", "text": "ok"}]}
+            """
+        let (single, _) = try read(one, me: ["noor"])
+        #expect(single.first?.isFromMe == true)
+        #expect(throws: CreditError.self) { try read("{\"chats\": 5}") }
     }
 
     @Test func malformedIsRefusedWithItsLine() throws {

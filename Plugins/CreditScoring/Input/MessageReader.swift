@@ -32,7 +32,7 @@ public struct InputProblem: Sendable, Equatable {
 
 /// What reading found besides the messages.
 public struct ReadSummary: Sendable, Equatable {
-    /// `json`, `plain`, `whatsapp-ios`, `whatsapp-android` (or several, joined with `+`).
+    /// `json`, `telegram`, `plain`, `whatsapp-ios`, `whatsapp-android` (or several, joined with `+`).
     public var format = ""
     public var messages = 0
     /// Dated chat-export lines without a sender (system notices).
@@ -46,7 +46,7 @@ public struct ReadSummary: Sendable, Equatable {
 }
 
 /// Reads messages from a file descriptor in any supported format (a JSON array when the first non-blank character
-/// is `[` followed by `{` or `]`; else lines), calling `body` for each in input order. Memory stays bounded by one
+/// is `[` followed by `{` or `]`; Telegram's JSON export when it is `{`; else lines), calling `body` for each in input order. Memory stays bounded by one
 /// line or record.
 public struct MessageReader {
     public let settings: ReaderSettings
@@ -86,7 +86,19 @@ public struct MessageReader {
         guard let first else { return summary }
         let trimmed = first.drop { $0 == 32 || $0 == 9 }
         let afterBracket = trimmed.dropFirst().drop { $0 == 32 || $0 == 9 }
-        if trimmed.first == UInt8(ascii: "["),
+        if trimmed.first == UInt8(ascii: "{") {
+            // A JSON object: Telegram's export, read whole.
+            var bytes = first
+            while let line = try source.next() {
+                bytes.append(10)
+                bytes += line
+                guard bytes.count <= TelegramExport.maximumBytes else {
+                    throw CreditError.io(
+                        "the JSON export is over \(TelegramExport.maximumBytes >> 20) MiB; export fewer chats")
+                }
+            }
+            try TelegramExport.read(bytes, settings: settings, summary: &summary, body)
+        } else if trimmed.first == UInt8(ascii: "["),
             afterBracket.isEmpty
                 || [UInt8(ascii: "{"), UInt8(ascii: "]")]
                     .contains(afterBracket.first ?? 0)

@@ -2,6 +2,7 @@ import FormsPlugin
 import Foundation
 import SanadArchive
 import SanadCore
+import SanadNative
 import Testing
 
 /// The stores (SQLite through dlopen, and the JSON file fallback) and session backups.

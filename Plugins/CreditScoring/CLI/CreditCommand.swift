@@ -433,6 +433,11 @@ public enum CreditCommand: VerbCommand {
         print(
             "input: \(input.messages) messages (\(input.format.isEmpty ? "empty" : input.format)), \(input.skipped) skipped, "
                 + "\(input.notices) notices; \(Int(rate)) messages/s")
+        if input.withoutText > 0 {
+            print(
+                "note: \(input.withoutText) message(s) keep their text only in attributedBody, which Sanad does not "
+                    + "read: they count as messages without words")
+        }
         print(
             "scope: \(settings.scope.rawValue) (\(result.counts["messages"] ?? 0) messages, \(result.counts["contacts"] ?? 0) contacts)"
         )

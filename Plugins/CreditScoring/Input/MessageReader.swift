@@ -32,11 +32,13 @@ public struct InputProblem: Sendable, Equatable {
 
 /// What reading found besides the messages.
 public struct ReadSummary: Sendable, Equatable {
-    /// `json`, `telegram`, `plain`, `whatsapp-ios`, `whatsapp-android` (or several, joined with `+`).
+    /// `json`, `telegram`, `imessage`, `plain`, `whatsapp-ios`, `whatsapp-android` (or several, joined with `+`).
     public var format = ""
     public var messages = 0
     /// Dated chat-export lines without a sender (system notices).
     public var notices = 0
+    /// Messages read with no text (Apple Messages keeps some only in `attributedBody`, which Sanad does not read).
+    public var withoutText = 0
     /// Lines joined to the message before them (multi-line chat-export messages).
     public var continuationLines = 0
     /// How many lines/records were skipped, and the first `keptProblems` of them.
@@ -46,7 +48,8 @@ public struct ReadSummary: Sendable, Equatable {
 }
 
 /// Reads messages from a file descriptor in any supported format (a JSON array when the first non-blank character
-/// is `[` followed by `{` or `]`; Telegram's JSON export when it is `{`; else lines), calling `body` for each in input order. Memory stays bounded by one
+/// is `[` followed by `{` or `]`; Telegram's JSON export when it is `{`; an Apple Messages `chat.db` when the file is
+/// an SQLite database; else lines), calling `body` for each in input order. Memory stays bounded by one
 /// line or record.
 public struct MessageReader {
     public let settings: ReaderSettings
@@ -66,6 +69,11 @@ public struct MessageReader {
         if path == "-" {
             var reader = MessageReader(descriptor: 0, name: "standard input", settings: settings)
             return try reader.forEach(body)
+        }
+        if ChatDatabase.isDatabase(path) {
+            var summary = ReadSummary()
+            try ChatDatabase.read(path: path, settings: settings, summary: &summary, body)
+            return summary
         }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw CreditError.io("cannot open '\(path)': \(String(cString: strerror(errno)))") }

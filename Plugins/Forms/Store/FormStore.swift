@@ -1,4 +1,5 @@
 import Foundation
+import SanadNative
 
 /// Where an answer came from: the person typed it, it was read from a document, or a model proposed it and the
 /// person confirmed it.

@@ -1,4 +1,5 @@
 import Foundation
+import SanadNative
 
 /// Sessions in an SQLite database (WAL journal, `synchronous=FULL`, one transaction per write): an answer is on
 /// disk when `save` returns, so a process killed at any instant after that keeps it.
@@ -9,7 +10,7 @@ public final class SQLiteFormStore: FormStore {
     public let location: String
 
     public init(library: SQLiteLibrary, file: URL) throws {
-        db = try SQLiteDatabase(lib: library, file: file.path)
+        db = try SQLiteDatabase(lib: library, file: file.path) { FormError.store($0) }
         location = "SQLite \(library.version), \(file.path) (WAL)"
         let version: Int64
         do {

@@ -1,7 +1,8 @@
-import SanadNative
+import Foundation
 
-/// The few functions of the system SQLite (`libsqlite3.so.0`) the form store calls, found with dlopen through
-/// `NativeLibrary` (declared here from the documented C API; no header is used).
+/// The few functions of the system SQLite (`libsqlite3.so.0`) Sanad calls (the form store, reading a phone's
+/// `chat.db`), found with dlopen through `NativeLibrary` (declared here from the documented C API; no header is
+/// used).
 public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init: C function pointers only
     typealias Open =
         @convention(c) (
@@ -76,27 +77,31 @@ public final class SQLiteLibrary: @unchecked Sendable {  // immutable after init
     }
 }
 
-/// One open database connection. Not shared between threads (one store per process command or tool call).
-final class SQLiteDatabase {
+/// One open database connection. Not shared between threads (one store per process command or tool call). Errors
+/// are made by `fail` from a message that names the file, so each caller keeps its own error type.
+public final class SQLiteDatabase {
     let lib: SQLiteLibrary
-    let file: String
+    public let file: String
     private var handle: OpaquePointer?
+    private let fail: (String) -> any Error
 
     static let ok: Int32 = 0
     static let row: Int32 = 100
     static let done: Int32 = 101
 
-    /// Opens (creating) `file` read-write.
-    init(lib: SQLiteLibrary, file: String) throws {
+    /// Opens `file` read-write (creating it), or read-only.
+    public init(lib: SQLiteLibrary, file: String, readOnly: Bool = false, fail: @escaping (String) -> any Error) throws
+    {
         self.lib = lib
         self.file = file
+        self.fail = fail
         var db: OpaquePointer?
-        let flags: Int32 = 0x2 | 0x4 | 0x10000  // READWRITE | CREATE | FULLMUTEX
+        let flags: Int32 = readOnly ? 0x1 | 0x10000 : 0x2 | 0x4 | 0x10000  // READONLY or READWRITE | CREATE; FULLMUTEX
         let rc = lib.open(file, &db, flags, nil)
         guard rc == Self.ok, db != nil else {
             let message = db.flatMap { lib.errorMessage($0) }.map { String(cString: $0) } ?? "error \(rc)"
             _ = lib.close(db)
-            throw FormError.store("\(file): cannot open the SQLite database: \(message)")
+            throw fail("\(file): cannot open the SQLite database: \(message)")
         }
         handle = db
         _ = lib.busyTimeout(db, 5000)
@@ -105,18 +110,18 @@ final class SQLiteDatabase {
     deinit { _ = lib.close(handle) }
 
     /// A text or integer bound to a `?` parameter, or read from a column.
-    enum Value: Equatable {
+    public enum Value: Equatable {
         case text(String)
         case int(Int64)
 
-        var text: String {
+        public var text: String {
             switch self {
             case .text(let s): return s
             case .int(let i): return String(i)
             }
         }
 
-        var int: Int64 {
+        public var int: Int64 {
             switch self {
             case .text(let s): return Int64(s) ?? 0
             case .int(let i): return i
@@ -124,15 +129,15 @@ final class SQLiteDatabase {
         }
     }
 
-    private func failure(_ what: String) -> FormError {
+    private func failure(_ what: String) -> any Error {
         let message = lib.errorMessage(handle).map { String(cString: $0) } ?? "unknown error"
-        return .store("\(file): \(what): \(message)")
+        return fail("\(file): \(what): \(message)")
     }
 
     /// Runs one statement with `bindings`; returns its rows (integer columns as `.int`, the rest as `.text`).
     /// Text is bound and read by its length in bytes, never up to a NUL: a value with a NUL is stored whole.
     @discardableResult
-    func run(_ sql: String, _ bindings: [Value] = [], integerColumns: Set<Int> = []) throws -> [[Value]] {
+    public func run(_ sql: String, _ bindings: [Value] = [], integerColumns: Set<Int> = []) throws -> [[Value]] {
         var statement: OpaquePointer?
         guard lib.prepare(handle, sql, -1, &statement, nil) == Self.ok, statement != nil else {
             throw failure("cannot prepare \(sql.prefix(40))…")
@@ -144,8 +149,7 @@ final class SQLiteDatabase {
             switch value {
             case .text(let s):
                 guard let length = Int32(exactly: s.utf8.count) else {
-                    throw FormError.store(
-                        "\(file): parameter \(position) is \(s.utf8.count) bytes, over SQLite's limit")
+                    throw fail("\(file): parameter \(position) is \(s.utf8.count) bytes, over SQLite's limit")
                 }
                 rc = lib.bindText(statement, position, s, length, -1)
             case .int(let n): rc = lib.bindInt64(statement, position, n)
@@ -170,7 +174,7 @@ final class SQLiteDatabase {
 
     /// Runs `body` in one `BEGIN IMMEDIATE … COMMIT` transaction; rolls back when it throws.
     @discardableResult
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
         try run("BEGIN IMMEDIATE")
         do {
             let result = try body()

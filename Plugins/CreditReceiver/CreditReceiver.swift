@@ -144,6 +144,22 @@ public final class CreditReceiver: RecordReceiver {
         try db.query("DELETE FROM credit_records WHERE key_id = $1 RETURNING id", [keyID]).count
     }
 
+    /// Retention: deletes the stored records received more than `days` days ago; returns how many went.
+    @discardableResult
+    public func prune(olderThanDays days: Int) throws -> Int {
+        try prune(receivedBefore: Date().addingTimeInterval(-Double(days) * 86_400))
+    }
+
+    /// Deletes the stored records received before `date`; returns how many went.
+    @discardableResult
+    public func prune(receivedBefore date: Date) throws -> Int {
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return try db.query(
+            "DELETE FROM credit_records WHERE received_at < $1::timestamptz RETURNING id", [iso.string(from: date)]
+        ).count
+    }
+
     /// Every text value in every table of the public schema (for the test that no message text is stored).
     public func allText() throws -> [String] {
         let tables = try db.query(

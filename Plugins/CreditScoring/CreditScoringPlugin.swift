@@ -61,6 +61,44 @@ public enum CreditScoring {
         return "\(iso)-\(Hex.encode(random))"
     }
 
+    /// Everything the store holds about the person, as JSON (`privacy --export`): every record as stored (with
+    /// its verification state), confirmations, the outbox and rejected entries, background jobs, the event log and
+    /// the device key's public half. Message texts are never in the store, so never here.
+    public static func export(_ store: RecordStore, now: Date) -> JSONValue {
+        func json(_ file: URL) -> JSONValue {
+            (FileManager.default.contents(atPath: file.path)).flatMap { try? JSONValue.parse($0) }
+                ?? .string("(unreadable: \(file.path))")
+        }
+        func folder(_ url: URL) -> JSONValue {
+            .array(
+                store.files(in: url).map {
+                    .object(["id": .string($0.deletingPathExtension().lastPathComponent), "content": json($0)])
+                })
+        }
+        let records = history(store).map { r -> JSONValue in
+            guard case .object(var o) = r.json else { return r.json }
+            o["record"] = json(r.file)
+            return .object(o)
+        }
+        let events =
+            (try? String(contentsOf: store.events, encoding: .utf8))?.split(separator: "\n")
+            .compactMap { try? JSONValue.parse(String($0)) } ?? []
+        let key = DeviceKey.directory(dataDirectory: store.directory).appendingPathComponent(DeviceKey.fileName)
+        var keyInfo: JSONValue = .null
+        if FileManager.default.fileExists(atPath: key.path), case .success(let lib) = LibCrypto.load(),
+            let device = try? DeviceKey.load(file: key, lib: lib)
+        {
+            keyInfo = .object(["keyId": .string(device.keyID), "publicKey": .string(Hex.encode(device.publicKey))])
+        }
+        return .object([
+            "format": .string("sanad-credit-export"), "exportedAt": .string(ISO8601DateFormatter().string(from: now)),
+            "store": .string(store.directory.path), "records": .array(records),
+            "confirmations": folder(store.confirmations), "outbox": folder(store.outbox),
+            "rejected": folder(store.rejected), "jobs": folder(store.jobs), "events": .array(events),
+            "deviceKey": keyInfo,
+        ])
+    }
+
     /// The records in `store`, oldest first, each verified, with where it stands (`StoredRecord.State`).
     public static func history(_ store: RecordStore) -> [StoredRecord] {
         switch LibCrypto.load() {

@@ -84,6 +84,12 @@ struct PostgresTests {
         #expect(status["database"]?["roundTripMilliseconds"]?.doubleValue != nil)
         #expect(status["recent"]?.arrayValue?.last?["kind"]?.stringValue == "confirmed")
         #expect(status["recent"]?.arrayValue?.last?["recordId"]?.stringValue == id)
+        // Everything stored about the person, exported before erasing: the verified record, the confirmation.
+        let exported = try credit(["privacy", "--export", "-"])
+        let export = try JSONValue.parse(exported.stdout)
+        #expect(export["format"]?.stringValue == "sanad-credit-export", "\(exported.stderr)")
+        #expect(export["records"]?.arrayValue?.first?["state"]?.stringValue?.hasPrefix("stored as id") == true)
+        #expect(export["confirmations"]?.arrayValue?.count == 1 && export["deviceKey"]?["keyId"] != nil)
         let erased = try credit(["privacy", "--erase", "--db", server.conninfo])
         #expect(erased.stdout.contains("erased 1 record(s) stored by the server"), "\(erased.stdout)\(erased.stderr)")
         #expect(erased.stdout.contains("erased") && erased.status == 0)
@@ -100,6 +106,26 @@ struct PostgresTests {
         #expect(down["database"]?["reachable"]?.boolValue == false, "\(down)")
         #expect(down["recent"]?.arrayValue?.last?["kind"]?.stringValue == "unreachable", "\(down)")
         try server.start()
+    }
+
+    @Test("retention: prune deletes only the records received more than N days ago")
+    func retentionPrune() throws {
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let f = try SignedFixture()
+        let receiver = try CreditReceiver(conninfo: server.conninfo, crypto: f.lib)
+        try receiver.register(publicKey: f.key.publicKey)
+        _ = try receiver.receive(f.bytes)
+        Thread.sleep(forTimeInterval: 1.1)
+        let between = Date()
+        Thread.sleep(forTimeInterval: 0.1)
+        let fresh = try SignedFixture(recordID: "r-fresh")
+        try receiver.register(publicKey: fresh.key.publicKey)
+        _ = try receiver.receive(fresh.bytes)
+        #expect(try receiver.prune(receivedBefore: between) == 1)
+        #expect(try receiver.prune(olderThanDays: 30) == 0)
+        #expect(try receiver.allText().contains { $0.contains("r-fresh") })
+        #expect(!(try receiver.allText().contains { $0.contains("r-fixture") }))
     }
 
     /// The receiver's goal: every tampered record refused and logged, the valid one stored. 200 cases here;

@@ -10,7 +10,7 @@ struct SignedFixture {
     let key: DeviceKey
     let bytes: [UInt8]
 
-    init() throws {
+    init(recordID: String = "r-fixture") throws {
         lib = try LibCrypto.shared()
         key = try DeviceKey.loadOrCreate(directory: try CreditFixtures.temporaryDirectory(), lib: lib)
         let url = try CreditFixtures.file(CreditFixtures.plain)
@@ -18,7 +18,7 @@ struct SignedFixture {
         let result = try CreditAnalysis.run(path: url.path, settings: AnalysisSettings(), digest: digest)
         let body = try CreditRecord.body(
             result, inputSHA256: try digest.hex(), model: nil, createdAt: Date(timeIntervalSince1970: 1_732_000_000),
-            recordID: "r-fixture", lib: lib)
+            recordID: recordID, lib: lib)
         bytes = try CreditRecord.sign(body, key: key, lib: lib)
     }
 }

@@ -23,7 +23,8 @@ public enum CreditCommand: VerbCommand {
                sanad credit register-key --db CONNINFO
                sanad credit history [--json]
                sanad credit status [--db CONNINFO] [--json]
-               sanad credit privacy [--erase [--db CONNINFO]] [--json]
+               sanad credit privacy [--erase [--db CONNINFO] | --export FILE|-] [--json]
+               sanad credit prune --days N --db CONNINFO
 
         'analyze' reads messages (standard input when FILE is '-' or missing) in a documented line format
         ('2024-03-01T10:15 | Sender | text'), a WhatsApp export ('[01/03/2024, 10:15:00] Name: text' or
@@ -42,7 +43,9 @@ public enum CreditCommand: VerbCommand {
         database) and, with --db (or SANAD_CREDIT_DB), the database: reachable or why not, connect and round-trip times.
         'privacy' says what is processed, stored and sent; --erase deletes every file the plugin wrote (records, outbox,
         confirmations, background jobs and their checkpoints, the event log, the device key), and with --db first
-        every record the server stores for this device's key (when the server cannot be reached, nothing is erased).
+        every record the server stores for this device's key (when the server cannot be reached, nothing is erased);
+        --export FILE (or - for standard output) writes everything stored about you as JSON first. 'prune' is the
+        receiver's retention: records it received more than --days N days ago are deleted.
 
         Options:
           --me NAMES          comma-separated sender names that are you in line formats (default: me,أنا)
@@ -72,6 +75,8 @@ public enum CreditCommand: VerbCommand {
                               the outbox
           --erase             privacy: delete the local records, outbox and confirmations (with --db, first the
                               server's records of this device's key)
+          --export FILE       privacy: write everything stored about you as JSON to FILE ('-' = standard output)
+          --days N            prune: delete the records the receiver got more than N days ago
           --json              machine-readable output
         \(PluginHost.clockHelp)
         Exit status: 0 success (a record verified), 1 failure (unreadable or malformed input, a record that does
@@ -86,7 +91,7 @@ public enum CreditCommand: VerbCommand {
     public static var verbs: [any CommandVerb.Type] {
         [
             Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, RegisterKey.self, History.self,
-            Status.self, Privacy.self,
+            Status.self, Privacy.self, Prune.self,
         ]
     }
 
@@ -356,20 +361,61 @@ public enum CreditCommand: VerbCommand {
         static let name = "privacy"
         let store: RecordStore
         let erase: Bool
+        let export: String?
         let db: String?
         let json: Bool
+        let clock: @Sendable () -> Date
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
             erase = arguments.flag("--erase")
+            export = try arguments.option("--export")
             store = try CreditCommand.store(&arguments)
+            clock = try PluginHost.clock(&arguments)
             let db = try arguments.option("--db")
             if db != nil, !erase { throw UsageError("'--db' applies to 'privacy' with --erase only") }
+            if erase && export != nil { throw UsageError("--erase and --export exclude each other: export first") }
             self.db = db
             try arguments.finish()
         }
 
-        func run() async throws -> Int32 { try privacy(store, erase: erase, db: db, json: json) }
+        func run() async throws -> Int32 {
+            if let export {
+                let text = CreditScoring.export(store, now: clock()).prettyString + "\n"
+                if export == "-" {
+                    writeOut(text)
+                } else {
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: export), options: .atomic)
+                    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: export)
+                    printError("exported everything stored about you to \(export) (owner-only)")
+                }
+                return ExitCode.success
+            }
+            return try privacy(store, erase: erase, db: db, json: json)
+        }
+    }
+
+    /// `prune --days N --db CONNINFO`: the receiver's retention, an operator's step like `register-key`.
+    struct Prune: CommandVerb {
+        static let name = "prune"
+        let delivery: Delivery
+        let days: Int
+
+        init(parsing arguments: inout Arguments) throws {
+            guard let days = try arguments.int("--days", range: 1...36500) else {
+                throw UsageError("missing --days N (records received more than N days ago are deleted)")
+            }
+            self.days = days
+            delivery = try Delivery(parsing: &arguments)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 {
+            let removed = try CreditReceiver(conninfo: delivery.db, crypto: try LibCrypto.shared())
+                .prune(olderThanDays: days)
+            print("pruned \(removed) record(s) received more than \(days) days ago")
+            return ExitCode.success
+        }
     }
 
     static func keyDirectory(_ store: RecordStore) -> URL { DeviceKey.directory(dataDirectory: store.directory) }

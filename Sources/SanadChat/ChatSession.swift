@@ -401,17 +401,6 @@ public actor ChatSession {
             await store(reply, verdict: nil, stats: nil, turn: turn, language: language, onEvent)
             return
         }
-        if let grounded, configuration.groundedPhrasing == .template {
-            // The tier's measurement says this model's drafts mostly fail the check: the template, at once.
-            let replyID = UUID().uuidString
-            startReply(replyID, onEvent)
-            streamVerified([grounded.fallback], replyID: replyID, onEvent)
-            let reply = ChatEntry(
-                id: replyID, content: grounded.fallback, isUser: false, timestamp: stamp(), deepLink: grounded.deepLink,
-                check: ReplyCheck(verified: true, note: wording.templateNote, draft: nil))
-            await store(reply, verdict: nil, stats: nil, turn: turn, language: language, onEvent)
-            return
-        }
         if engine == nil, case .unloaded = engineState { await loadEngine(onEvent) }
         guard let engine else {
             if engineState == .ready { addError(wording.engineNotReady, onEvent) }

@@ -18,13 +18,17 @@ public final class OpenAIService: Sendable {
     private let created = Int(Date().timeIntervalSince1970)
     private let webChat: WebChatService?
     private let browserPolicy: BrowserPolicy
+    /// `--chat-template`: applied instead of each model's own template; nil = the model's.
+    private let chatTemplate: ChatPromptTemplate?
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
-        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1")
+        webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1"),
+        chatTemplate: ChatPromptTemplate? = nil
     ) {
+        self.chatTemplate = chatTemplate
         self.webChat = webChat
         self.browserPolicy = browserPolicy
         self.modelID = modelID
@@ -207,7 +211,7 @@ public final class OpenAIService: Sendable {
         case .text(let t): prompt = t
         case .chat(let messages):
             do {
-                prompt = try session.applyChatTemplate(messages, addAssistantPrompt: true)
+                prompt = try session.applyChatTemplate(messages, addAssistantPrompt: true, override: chatTemplate)
             } catch {
                 channel.send(APIError(400, "\(error)", param: "messages").response)
                 return 400

@@ -11,7 +11,7 @@ enum GenerateCommand: SanadCommand {
     static let summary = "Generate text from a prompt, streaming it as it is produced"
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
-        [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
+        [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--chat-template NAME|FILE] [--stop STR]... [-c CTX] \
         [-t THREADS] [--truncate] [--json-schema FILE | --grammar FILE] [--no-memory-check] [--allow-long-context] [-f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
@@ -29,7 +29,9 @@ enum GenerateCommand: SanadCommand {
           --repeat-penalty R     penalize recent tokens, 1 = off (default 1)
           --chat                 wrap the prompt in the model's chat template as a user turn
           --system TEXT          a system message (with --chat)
-          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --chat-template NAME|FILE
+                                 a built-in family (chatml, gemma, llama3) or a Jinja file instead of the
+                                 model's own template (--template is an alias)
           --stop STR             stop when STR appears (repeatable); STR itself is not printed
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
@@ -60,7 +62,7 @@ enum GenerateCommand: SanadCommand {
         let minP = try arguments.double("--min-p").map(Float.init) ?? defaults.minP
         let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? defaults.repetitionPenalty
         let system = try arguments.option("--system")
-        let template = try arguments.option("--template").map(parseTemplate)
+        let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
@@ -99,11 +101,7 @@ enum GenerateCommand: SanadCommand {
             var messages: [ChatMessage] = []
             if let system { messages.append(.system(system)) }
             messages.append(.user(prompt))
-            if let template {
-                text = template.apply(messages, addAssistantPrompt: true)
-            } else {
-                text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
-            }
+            text = try session.applyChatTemplate(messages, addAssistantPrompt: true, override: template)
         }
         let parameters = GenerationParameters(
             maxTokens: maxTokens,

@@ -73,11 +73,8 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         loop = GenerationLoop(evaluator: evaluator)
         let tokenizer = loaded.tokenizer
         chatTemplate = ModelChatTemplate(
-            jinja: file.string("tokenizer.chat_template"), architecture: file.architecture,
-            specialTokens: ChatSpecialTokens(
-                bos: tokenizer.bos.map { tokenizer.decode([$0], renderSpecial: true) } ?? "",
-                eos: tokenizer.eos.map { tokenizer.decode([$0], renderSpecial: true) } ?? "",
-                addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS))
+            file: file, bos: tokenizer.bos, eos: tokenizer.eos, addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS
+        ) { tokenizer.decode([$0], renderSpecial: true) }
         model = ModelDescription(
             name: file.string("general.name")
                 ?? URL(fileURLWithPath: loaded.path).deletingPathExtension().lastPathComponent,

@@ -75,11 +75,8 @@ final class RemoteSession: InferenceSession, @unchecked Sendable {  // every sto
         let tokenizer = try Tokenizer.load(from: file)
         self.tokenizer = tokenizer
         chatTemplate = ModelChatTemplate(
-            jinja: file.string("tokenizer.chat_template"), architecture: file.architecture,
-            specialTokens: ChatSpecialTokens(
-                bos: tokenizer.bos.map { tokenizer.decode([$0], renderSpecial: true) } ?? "",
-                eos: tokenizer.eos.map { tokenizer.decode([$0], renderSpecial: true) } ?? "",
-                addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS))
+            file: file, bos: tokenizer.bos, eos: tokenizer.eos, addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS
+        ) { tokenizer.decode([$0], renderSpecial: true) }
         self.server = server
         self.options = options
         let architecture = file.string("general.architecture") ?? "unknown"

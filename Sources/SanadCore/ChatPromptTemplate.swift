@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import Synchronization
 
 /// The special-token texts a Jinja chat template sees as `bos_token` and `eos_token` (from the model's vocabulary).
@@ -176,6 +177,19 @@ public struct ModelChatTemplate: Sendable {
         }
         noteOnce("note: \(missing ?? "no chat template"); using the built-in \(fallback.rawValue) family")
         return fallback.apply(messages, addAssistantPrompt: addAssistantPrompt)
+    }
+}
+
+extension ModelChatTemplate {
+    /// The template of the GGUF `file` (its `tokenizer.chat_template` and `general.architecture`), with the texts of
+    /// the BOS and EOS tokens as `text` (the session's tokenizer) gives them.
+    public init(
+        file: GGUFFile, bos: Int32?, eos: Int32?, addsBOS: Bool, addsEOS: Bool, text: (Int32) -> String
+    ) {
+        self.init(
+            jinja: file.string("tokenizer.chat_template"), architecture: file.architecture,
+            specialTokens: ChatSpecialTokens(
+                bos: bos.map(text) ?? "", eos: eos.map(text) ?? "", addsBOS: addsBOS, addsEOS: addsEOS))
     }
 }
 

@@ -221,7 +221,8 @@ extension HostContext {
     }
 }
 
-/// A `--template NAME` value; an unknown family is a usage error (exit 64) listing the known ones.
+/// A `--chat-template NAME|FILE` value (or `--template`): a built-in family or a Jinja file; anything else is a usage
+/// error (exit 64) naming the known families.
 public func parseTemplate(_ nameOrPath: String) throws -> ChatPromptTemplate {
     if ChatTemplate(rawValue: nameOrPath) == nil && !FileManager.default.fileExists(atPath: nameOrPath) {
         throw UsageError(

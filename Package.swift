@@ -259,7 +259,9 @@ let package = Package(
             path: "Tests/GGUFTests"),
         .testTarget(name: "SafeTensorsTests", dependencies: ["SafeTensors"], path: "Tests/SafeTensorsTests"),
         .testTarget(name: "SanadArchiveTests", dependencies: ["SanadArchive"], path: "Tests/SanadArchiveTests"),
-        .testTarget(name: "SanadCoreTests", dependencies: ["SanadCore"], path: "Tests/SanadCoreTests"),
+        .testTarget(
+            name: "SanadCoreTests", dependencies: ["SanadCore", "GGUF", "SanadTestSupport"],
+            path: "Tests/SanadCoreTests", exclude: ["Jinja"]),
         .testTarget(name: "SanadIndexTests", dependencies: ["SanadIndex"], path: "Tests/SanadIndexTests"),
         .testTarget(
             name: "SanadStructuredTests",

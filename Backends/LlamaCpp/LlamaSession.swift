@@ -269,7 +269,8 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
     private let core: LlamaModelContext
     private let evaluator: LlamaEvaluator
     private let passes: SharedPasses<LlamaStep>?
-    private let templateOverride: String?
+    /// The model's template (or the engine's `template` option), or why the option is unusable.
+    private let chatTemplate: Result<ModelChatTemplate, SanadError>
     /// The shared generation loop; it knows what the cache holds.
     private let loop: GenerationLoop
 
@@ -303,16 +304,27 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
         self.passes = passes
         let library = core.library
         loop = GenerationLoop(evaluator: evaluator)
-        templateOverride = options.engineOptions["template"]?.stringValue
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
         let bos = library.vocabBOS(core.vocab)
+        let eos = core.metadata("tokenizer.ggml.eos_token_id").flatMap { Int32($0) }
+        let special = ChatSpecialTokens(
+            bos: bos >= 0 ? String(decoding: core.piece(bos, special: true), as: UTF8.self) : "",
+            eos: eos.map { String(decoding: core.piece($0, special: true), as: UTF8.self) } ?? "",
+            addsBOS: library.vocabGetAddBOS(core.vocab))
+        let jinja = core.library.modelChatTemplate(core.model, nil).map { String(cString: $0) }
+        let architecture = core.metadata("general.architecture")
+        chatTemplate = Result(catching: {
+            ModelChatTemplate(
+                jinja: jinja, architecture: architecture, specialTokens: special,
+                override: try options.engineOptions["template"]?.stringValue.map(ChatPromptTemplate.option))
+        }).mapError { $0 as? SanadError ?? SanadError.engine("\($0)") }
         model = ModelDescription(
             name: core.metadata("general.name") ?? url.deletingPathExtension().lastPathComponent,
             architecture: core.metadata("general.architecture") ?? "unknown",
             parameterCount: Int(library.modelNParams(core.model)), fileSize: size ?? 0,
             contextLength: core.contextLength, trainingContextLength: Int(library.modelNCtxTrain(core.model)),
             vocabularySize: core.vocabularySize, addsBOS: library.vocabGetAddBOS(core.vocab),
-            bosToken: bos >= 0 ? bos : nil)
+            bosToken: bos >= 0 ? bos : nil, eosToken: eos)
     }
 
     /// For sessions made by `sharing`: the most generations one `llama_decode` has taken so far (1 when none ran
@@ -331,12 +343,10 @@ final class LlamaSession: InferenceSession, @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The model's template (`llama_model_chat_template`), recognised and applied by SanadCore's `ChatTemplate` so
-    /// that every engine sees the same prompt; the `template` engine option names a family instead.
+    /// The model's template (`llama_model_chat_template`) run by SanadCore's Jinja interpreter, so that every engine
+    /// sees the same prompt; the `template` engine option names a family, a .jinja file or Jinja text instead.
     func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String {
-        let jinja = core.library.modelChatTemplate(core.model, nil).map { String(cString: $0) }
-        let family = try ChatTemplate.resolve(jinja: jinja, override: templateOverride)
-        return family.apply(messages, addAssistantPrompt: addAssistantPrompt)
+        try chatTemplate.get().apply(messages, addAssistantPrompt: addAssistantPrompt)
     }
 
     func reset() {

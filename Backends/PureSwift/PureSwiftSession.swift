@@ -21,6 +21,8 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
     /// The shared generation loop; it serializes requests and knows what the cache holds.
     private let loop: GenerationLoop
     private let evaluator: PureSwiftEvaluator
+    /// The model's chat template (or the built-in family it falls back to).
+    private let chatTemplate: ModelChatTemplate
 
     /// Loads the model at `path`: GGUF header and metadata, the architecture's weights (mapped; Q4_1 projections
     /// copied into the kernels' paired layout) and the tokenizer (built on a second thread meanwhile); allocates the
@@ -69,12 +71,17 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         self.runner = runner
         evaluator = PureSwiftEvaluator(runner: runner, tokenizer: tokenizer)
         loop = GenerationLoop(evaluator: evaluator)
+        let tokenizer = loaded.tokenizer
+        chatTemplate = ModelChatTemplate(
+            file: file, bos: tokenizer.bos, eos: tokenizer.eos, addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS
+        ) { tokenizer.decode([$0], renderSpecial: true) }
         model = ModelDescription(
             name: file.string("general.name")
                 ?? URL(fileURLWithPath: loaded.path).deletingPathExtension().lastPathComponent,
             architecture: network.architecture, parameterCount: file.parameterCount, fileSize: file.mapping.count,
             contextLength: loaded.context, trainingContextLength: network.trainingContextLength,
-            vocabularySize: network.vocabularySize, addsBOS: tokenizer.addsBOS, bosToken: tokenizer.bos)
+            vocabularySize: network.vocabularySize, addsBOS: tokenizer.addsBOS, bosToken: tokenizer.bos,
+            eosToken: tokenizer.eos)
     }
 
     /// For sessions made by `sharing`: the most generations one forward pass has taken so far (1 when none ran
@@ -95,9 +102,9 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         tokenizer.decode(tokens, renderSpecial: renderSpecial)
     }
 
+    /// The model's own Jinja template (or the built-in family it falls back to: `ModelChatTemplate`).
     public func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String {
-        try ChatTemplate.resolve(jinja: file.string("tokenizer.chat_template"))
-            .apply(messages, addAssistantPrompt: addAssistantPrompt)
+        try chatTemplate.apply(messages, addAssistantPrompt: addAssistantPrompt)
     }
 
     // MARK: Generation

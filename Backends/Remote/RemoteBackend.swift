@@ -87,10 +87,15 @@ final class RemoteSession: InferenceSession, @unchecked Sendable {  // every sto
     private let tokenizer: Tokenizer
     private let server: URL
     private let options: RemoteOptions
+    private let chatTemplate: ModelChatTemplate
 
     init(path: String, server: URL, options: RemoteOptions, contextLength: Int?) throws {
         file = try GGUFFile(path: path)
-        tokenizer = try Tokenizer.load(from: file)
+        let tokenizer = try Tokenizer.load(from: file)
+        self.tokenizer = tokenizer
+        chatTemplate = ModelChatTemplate(
+            file: file, bos: tokenizer.bos, eos: tokenizer.eos, addsBOS: tokenizer.addsBOS, addsEOS: tokenizer.addsEOS
+        ) { tokenizer.decode([$0], renderSpecial: true) }
         self.server = server
         self.options = options
         let architecture = file.string("general.architecture") ?? "unknown"
@@ -99,7 +104,8 @@ final class RemoteSession: InferenceSession, @unchecked Sendable {  // every sto
             name: file.string("general.name") ?? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,
             architecture: architecture, parameterCount: file.parameterCount, fileSize: file.mapping.count,
             contextLength: contextLength ?? training, trainingContextLength: training,
-            vocabularySize: tokenizer.vocabularySize, addsBOS: tokenizer.addsBOS, bosToken: tokenizer.bos)
+            vocabularySize: tokenizer.vocabularySize, addsBOS: tokenizer.addsBOS, bosToken: tokenizer.bos,
+            eosToken: tokenizer.eos)
     }
 
     func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32] {
@@ -111,8 +117,7 @@ final class RemoteSession: InferenceSession, @unchecked Sendable {  // every sto
     }
 
     func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String {
-        try ChatTemplate.resolve(jinja: file.string("tokenizer.chat_template"))
-            .apply(messages, addAssistantPrompt: addAssistantPrompt)
+        try chatTemplate.apply(messages, addAssistantPrompt: addAssistantPrompt)
     }
 
     /// Streams `/v1/completions` from the server: each text piece is one event (its token id is -1: the server

@@ -23,7 +23,7 @@ public struct ChatConfiguration: Sendable {
     /// How many earlier messages go with typed text to the engine.
     public var historyMessages: Int
     /// A chat template family to apply instead of the engine's (for models whose file has no template).
-    public var template: ChatTemplate?
+    public var template: ChatPromptTemplate?
     /// The product's deep link URLs (`follow(url:)` parses them).
     public var linkFormat: DeepLinkFormat
     /// Seconds a reply may take, prompt included; then generation is cancelled and the chat says so (nil: no limit).
@@ -42,7 +42,7 @@ public struct ChatConfiguration: Sendable {
     public init(
         wording: ChatWording = ChatWording(), linkFormat: DeepLinkFormat = .standard,
         generation: GenerationParameters = ChatConfiguration.defaultGeneration, historyMessages: Int = 6,
-        template: ChatTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
+        template: ChatPromptTemplate? = nil, replyTimeout: Double? = ChatConfiguration.defaultReplyTimeout,
         memoryPressure: (@Sendable () -> String?)? = nil, showDrafts: Bool = false,
         language: ChatLanguage = .arabic, wordings: [ChatLanguage: ChatWording] = [:]
     ) {
@@ -486,8 +486,7 @@ public actor ChatSession {
         _ onEvent: ChatEventHandler
     ) async throws -> GeneratedText {
         let templated =
-            try configuration.template?.apply(prompt, addAssistantPrompt: true)
-            ?? engine.applyChatTemplate(prompt, addAssistantPrompt: true)
+            try engine.applyChatTemplate(prompt, addAssistantPrompt: true, override: configuration.template)
         let allowed = allowedNumbers.map { Set($0.map { canonicalNumber(normalizeArabic($0)) }) }
         let parameters = configuration.generation
         let timeout = configuration.replyTimeout
@@ -545,8 +544,7 @@ public actor ChatSession {
         let budget = engine.model.contextLength - configuration.generation.maxTokens
         func size(_ messages: [ChatMessage]) throws -> Int {
             let text =
-                try configuration.template?.apply(messages, addAssistantPrompt: true)
-                ?? engine.applyChatTemplate(messages, addAssistantPrompt: true)
+                try engine.applyChatTemplate(messages, addAssistantPrompt: true, override: configuration.template)
             return try engine.tokenize(text, addSpecial: true, parseSpecial: true).count
         }
         var messages = prompt

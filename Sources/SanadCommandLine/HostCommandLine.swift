@@ -239,11 +239,17 @@ extension HostContext {
     }
 }
 
-/// A `--template NAME` value; an unknown family is a usage error (exit 64) listing the known ones.
-public func parseTemplate(_ name: String) throws -> ChatTemplate {
-    guard let template = ChatTemplate(rawValue: name) else {
+/// A `--chat-template NAME|FILE` value (or `--template`): a built-in family or a Jinja file; anything else is a usage
+/// error (exit 64) naming the known families.
+public func parseTemplate(_ nameOrPath: String) throws -> ChatPromptTemplate {
+    if ChatTemplate(rawValue: nameOrPath) == nil && !FileManager.default.fileExists(atPath: nameOrPath) {
         throw UsageError(
-            "unknown chat template '\(name)'; known: \(ChatTemplate.allCases.map(\.rawValue).joined(separator: ", "))")
+            "unknown chat template '\(nameOrPath)': not a built-in family "
+                + "(\(ChatTemplate.allCases.map(\.rawValue).joined(separator: ", "))) nor a Jinja file")
     }
-    return template
+    do {
+        return try ChatPromptTemplate.named(nameOrPath)
+    } catch {
+        throw UsageError("--chat-template \(nameOrPath): \(error)")
+    }
 }

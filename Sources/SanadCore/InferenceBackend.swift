@@ -99,11 +99,14 @@ public struct ModelDescription: Sendable, Equatable {
     /// Whether tokenizing with `addSpecial` puts BOS in front.
     public var addsBOS: Bool
     public var bosToken: Int32?
+    /// The end-of-sequence token, for a chat template's `eos_token`.
+    public var eosToken: Int32?
 
     public init(
         name: String, architecture: String, parameterCount: Int, fileSize: Int, contextLength: Int,
-        trainingContextLength: Int, vocabularySize: Int, addsBOS: Bool, bosToken: Int32?
+        trainingContextLength: Int, vocabularySize: Int, addsBOS: Bool, bosToken: Int32?, eosToken: Int32? = nil
     ) {
+        self.eosToken = eosToken
         self.name = name
         self.architecture = architecture
         self.parameterCount = parameterCount
@@ -188,7 +191,8 @@ public protocol InferenceSession: AnyObject, Sendable {
     func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32]
     /// Text of `tokens` (special tokens rendered when `renderSpecial`).
     func detokenize(_ tokens: [Int32], renderSpecial: Bool) -> String
-    /// The model's chat template applied to `messages`; `addAssistantPrompt` opens the assistant turn.
+    /// The model's chat template applied to `messages` (its own Jinja `tokenizer.chat_template` through the
+    /// interpreter, else a built-in family: `ModelChatTemplate`); `addAssistantPrompt` opens the assistant turn.
     func applyChatTemplate(_ messages: [ChatMessage], addAssistantPrompt: Bool) throws -> String
 
     /// Generates a continuation of `input` after whatever the session already holds, by the shared
@@ -215,5 +219,20 @@ public protocol InferenceSession: AnyObject, Sendable {
 extension InferenceSession {
     public func tokenize(_ text: String) throws -> [Int32] {
         try tokenize(text, addSpecial: true, parseSpecial: false)
+    }
+
+    /// The texts of the model's BOS and EOS tokens, as a Jinja chat template sees them.
+    public var chatSpecialTokens: ChatSpecialTokens {
+        ChatSpecialTokens(
+            bos: model.bosToken.map { detokenize([$0], renderSpecial: true) } ?? "",
+            eos: model.eosToken.map { detokenize([$0], renderSpecial: true) } ?? "", addsBOS: model.addsBOS)
+    }
+
+    /// `override` (`--chat-template`) applied with this model's special tokens, else the model's own template.
+    public func applyChatTemplate(
+        _ messages: [ChatMessage], addAssistantPrompt: Bool, override: ChatPromptTemplate?
+    ) throws -> String {
+        guard let override else { return try applyChatTemplate(messages, addAssistantPrompt: addAssistantPrompt) }
+        return try override.apply(messages, addAssistantPrompt: addAssistantPrompt, specialTokens: chatSpecialTokens)
     }
 }

@@ -46,7 +46,7 @@ public enum SanadError: Error, Equatable, Sendable, CustomStringConvertible {
                 + suggestion
         case .unknownChatTemplate(let excerpt, let known):
             return "the model's chat template is not a known family (starts with: \(excerpt.debugDescription)); "
-                + "known: \(known.joined(separator: ", ")); pass --template NAME"
+                + "known: \(known.joined(separator: ", ")); pass --chat-template NAME or a .jinja file"
         case .unsupportedModel(let path, let problem):
             return "\(path): \(problem)"
         case .backendUnavailable(let id, let reason):

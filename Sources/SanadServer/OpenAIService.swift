@@ -19,15 +19,18 @@ public final class OpenAIService: Sendable {
     private let webChat: WebChatService?
     private let browserPolicy: BrowserPolicy
     private let properties: ServerProperties
+    /// `--chat-template`: applied instead of each model's own template; nil = the model's.
+    private let chatTemplate: ChatPromptTemplate?
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
         webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1"),
-        properties: ServerProperties = ServerProperties()
+        properties: ServerProperties = ServerProperties(), chatTemplate: ChatPromptTemplate? = nil
     ) {
         self.properties = properties
+        self.chatTemplate = chatTemplate
         self.webChat = webChat
         self.browserPolicy = browserPolicy
         self.modelID = modelID
@@ -324,7 +327,8 @@ public final class OpenAIService: Sendable {
                 case .text(let t): prompt = t
                 case .chat(let messages):
                     do {
-                        prompt = try session.applyChatTemplate(messages, addAssistantPrompt: true)
+                        prompt = try session.applyChatTemplate(
+                            messages, addAssistantPrompt: true, override: chatTemplate)
                     } catch {
                         return reply.fail(APIError(400, "\(error)", param: "messages"))
                     }

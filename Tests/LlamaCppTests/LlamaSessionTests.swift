@@ -302,16 +302,23 @@ struct LlamaGemma3Tests {
         try await LlamaFixture.checkTokenize(c, model: LlamaFixture.gemma3)
     }
 
-    /// This GGUF has no chat template: the session says so, and the `template` engine option supplies the family.
-    @Test func chatTemplateComesFromTheEngineOption() async throws {
+    /// This GGUF has no chat template: its architecture (gemma3) picks the built-in gemma family, and the `template`
+    /// engine option can name a family (or a file, or Jinja text) instead.
+    @Test func chatTemplateComesFromTheArchitectureOrTheEngineOption() async throws {
         let url = try #require(LlamaFixture.gemma3)
         let messages: [ChatMessage] = [.system("Be brief."), .user("Hi")]
+        let gemma = "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
         let plain = try await LlamaFixture.session(context: 64, model: url)
-        #expect(throws: SanadError.self) { _ = try plain.applyChatTemplate(messages, addAssistantPrompt: true) }
+        #expect(try plain.applyChatTemplate(messages, addAssistantPrompt: true) == gemma)
         let session = try await LlamaCppBackend().loadModel(
             at: url,
-            options: ModelLoadOptions(threads: 1, contextLength: 64, engineOptions: ["template": .string("gemma")]))
+            options: ModelLoadOptions(threads: 1, contextLength: 64, engineOptions: ["template": .string("chatml")]))
         let text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
-        #expect(text == "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n")
+        #expect(
+            text == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+        let bad = try await LlamaCppBackend().loadModel(
+            at: url,
+            options: ModelLoadOptions(threads: 1, contextLength: 64, engineOptions: ["template": .string("bogus")]))
+        #expect(throws: SanadError.self) { _ = try bad.applyChatTemplate(messages, addAssistantPrompt: true) }
     }
 }

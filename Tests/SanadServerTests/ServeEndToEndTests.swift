@@ -11,9 +11,12 @@ import Testing
 struct ServeEndToEndTests {
     static let engine = ["--backend", "pure-swift", "-m", TestPaths.smolLM2, "-c", "512", "--tier", "4gb"]
 
+    /// A chat request with a system message: without one SmolLM2's own template adds its default system turn
+    /// ("You are a helpful AI assistant named SmolLM, …"), after which the 135M model answers this question with
+    /// French words instead of Paris (llama-server --jinja gives it the same prompt tokens).
     func chat(_ content: String, _ extra: String = "") -> String {
-        #"{"model":"m","messages":[{"role":"user","content":\#(JSONValue.string(content).jsonString)}],"temperature":0"#
-            + extra + "}"
+        #"{"model":"m","messages":[{"role":"system","content":"You are a helpful assistant."},"#
+            + #"{"role":"user","content":\#(JSONValue.string(content).jsonString)}],"temperature":0"# + extra + "}"
     }
 
     @Test("health, models, chat (plain, streamed, JSON schema), completions, embeddings, metrics; SIGTERM exits 0")
@@ -487,7 +490,10 @@ struct ServeEndToEndTests {
         #expect(remote.status == 0 && remote.stderr.contains("backend: openai"), "\(remote.stderr)")
         #expect(remote.stdout == local.stdout && !remote.stdout.isEmpty, "\(remote.stdout) vs \(local.stdout)")
         let chat = try SanadCLI.run(
-            ["generate", "--config", file.path, "--chat", "--temp", "0", "-n", "24", "What is the capital of France?"])
+            [
+                "generate", "--config", file.path, "--chat", "--system", "You are a helpful assistant.", "--temp", "0",
+                "-n", "24", "What is the capital of France?",
+            ])
         #expect(chat.stdout.contains("Paris"), "\(chat.stdout) \(chat.stderr)")
         #expect(server.stop() == 0)
         let down = try SanadCLI.run(["generate", "--config", file.path, "--temp", "0", "-n", "4", prompt])

@@ -69,10 +69,13 @@ struct ConstrainedGenerationTests {
                 for seed: UInt64 in [0, 1, 2] {
                     let sampling =
                         seed == 0 ? SamplingParameters.greedy : SamplingParameters(temperature: 0.9, seed: seed)
+                    // SmolLM2's own template opens with its default system turn here; one sampled document on the
+                    // llama engine then runs past 160 tokens, so the limit leaves room (the limit does not change
+                    // what is sampled, only where it is cut).
                     let text = try session.applyChatTemplate([.user(prompt)], addAssistantPrompt: true)
                     let value = try await StructuredGeneration.generate(
                         session: session, prompt: text, constraint: constraint,
-                        parameters: GenerationParameters(maxTokens: 160, sampling: sampling))
+                        parameters: GenerationParameters(maxTokens: 320, sampling: sampling))
                     #expect(validates(value, schema, root: schema), "\(value) for \(prompt) seed \(seed)")
                 }
             }

@@ -17,7 +17,7 @@ public enum FormCommand: VerbCommand {
                sanad form resume SESSION [--json]
                sanad form answer SESSION [--field FIELD] TEXT [--json]
                sanad form answer SESSION TEXT --provider model|rules-then-model [-m MODEL] [--backend ID]
-                                 [--template NAME] [--max-tokens N] [--index FILE [--context K]] [--yes]
+                                 [--chat-template NAME|FILE] [--max-tokens N] [--index FILE [--context K]] [--yes]
                sanad form eval FILE [--provider model|rules-then-model -m MODEL …] [--verbose]
                sanad form back SESSION
                sanad form review SESSION [--json]
@@ -76,7 +76,9 @@ public enum FormCommand: VerbCommand {
                             rules-then-model (the model reads the text only when the rules answer is refused)
           -m, --model M     --provider model: a .gguf path or a name in the models folder (default: the tier's)
           --backend ID      --provider model: the engine (default: the first available of the tier's list)
-          --template NAME   --provider model: chat template family instead of the model's own (chatml, gemma, …)
+          --chat-template NAME|FILE
+                            --provider model: a built-in family (chatml, gemma, llama3) or a Jinja file instead
+                            of the model's own template (--template is an alias)
           --max-tokens N    --provider model: the reply's token limit (default 160)
           --index FILE      --provider model: a vector index of the person's documents ('sanad ingest --index');
                             the passages closest to the text go into the prompt, and a proposal's evidence cites

@@ -9,11 +9,11 @@ import SanadIndex
 /// (issue 22 items 6 and 7), each proposal shown and checked like a typed answer, the rules provider when the model
 /// cannot answer.
 extension FormCommand {
-    /// `--provider model` with `-m`, `--backend`, `--template`, `--max-tokens` and the host options.
+    /// `--provider model` with `-m`, `--backend`, `--chat-template`, `--max-tokens` and the host options.
     struct ModelOptions {
         var model: String?
         var backend: String?
-        var template: ChatTemplate?
+        var template: ChatPromptTemplate?
         var maxTokens: Int
         var host: HostContext
         /// `--provider rules-then-model`: the model only reads text the rules provider's answer does not fit.
@@ -27,7 +27,7 @@ extension FormCommand {
         static func parse(_ arguments: inout Arguments, provider: String?) throws -> ModelOptions? {
             let model = try arguments.option("-m", "--model")
             let backend = try arguments.option("--backend")
-            let template = try arguments.option("--template").map(parseTemplate)
+            let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
             let maxTokens = try arguments.int("--max-tokens", range: 16...4096)
             let index = try arguments.option("--index")
             let context = try arguments.int("--context", range: 1...20)
@@ -38,7 +38,7 @@ extension FormCommand {
                     || context != nil || !hostOptions.isEmpty
                 {
                     throw UsageError(
-                        "-m, --backend, --template, --max-tokens, --index, --context, --config, --tier, --models and "
+                        "-m, --backend, --chat-template, --max-tokens, --index, --context, --config, --tier, --models and "
                             + "--no-tuning need --provider model or rules-then-model")
                 }
                 return nil

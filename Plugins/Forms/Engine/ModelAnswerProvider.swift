@@ -27,14 +27,14 @@ public struct ModelAnswerProvider: FormAnswerProvider {
     public let session: any InferenceSession
     /// The model's name in the evidence (`model SmolLM2-135M-Instruct.Q4_1.gguf on pure-swift`).
     public let modelName: String
-    /// The chat template family to use instead of the model's own (Gemma GGUFs without a template); nil = the model's.
-    public let chatTemplate: ChatTemplate?
+    /// The chat template to use instead of the model's own (a family or a Jinja file); nil = the model's.
+    public let chatTemplate: ChatPromptTemplate?
     public let maxTokens: Int
     /// Retrieves context from the person's documents for each turn; nil = none.
     public let retrieve: PassageRetriever?
 
     public init(
-        session: any InferenceSession, modelName: String, chatTemplate: ChatTemplate? = nil, maxTokens: Int = 160,
+        session: any InferenceSession, modelName: String, chatTemplate: ChatPromptTemplate? = nil, maxTokens: Int = 160,
         retrieve: PassageRetriever? = nil
     ) {
         self.session = session
@@ -49,8 +49,7 @@ public struct ModelAnswerProvider: FormAnswerProvider {
         let passages = try await retrieve?(text) ?? []
         let messages = Self.messages(for: text, turn: turn, passages: passages)
         let prompt =
-            try chatTemplate.map { $0.apply(messages, addAssistantPrompt: true) }
-            ?? session.applyChatTemplate(messages, addAssistantPrompt: true)
+            try session.applyChatTemplate(messages, addAssistantPrompt: true, override: chatTemplate)
         let reply = try await StructuredGeneration.generate(
             session: session, prompt: prompt, schema: Self.schema(for: turn),
             parameters: GenerationParameters(maxTokens: maxTokens, sampling: .greedy))

@@ -11,7 +11,7 @@ enum ChatCommand: SanadCommand {
     static let summary = "Chat with the tier's model and plugins (suggestions, streamed replies, deep links)"
     static let help = """
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
-                          [--template NAME] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
+                          [--chat-template NAME|FILE] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
                           [--allow-long-context] [--show-drafts] [--phrasing model|template] [--lang ar|en]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
@@ -50,7 +50,9 @@ enum ChatCommand: SanadCommand {
           --repeat-penalty R     penalize recent tokens, 1 = off (default 1.1)
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
-          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --chat-template NAME|FILE
+                                 a built-in family (chatml, gemma, llama3) or a Jinja file instead of the
+                                 model's own template (--template is an alias)
           --timeout S            stop a reply that takes longer than S seconds and say so (default 120; 0 = none)
           --min-free MIB         after a reply, unload the model when less than MIB of memory is available
                                  (MemAvailable, within the cgroup limit); the next message loads it again
@@ -75,7 +77,7 @@ enum ChatCommand: SanadCommand {
         let repeatPenalty = try arguments.double("--repeat-penalty").map(Float.init) ?? 1.1
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
-        let template = try arguments.option("--template").map(parseTemplate)
+        let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let showDrafts = arguments.flag("--show-drafts")

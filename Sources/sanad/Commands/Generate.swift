@@ -12,8 +12,8 @@ enum GenerateCommand: SanadCommand {
     static let summary = "Generate text from a prompt, streaming it as it is produced"
     static let help = """
         Usage: sanad generate [-m MODEL] [--backend ID] [-n N] [--temp T] [--seed S] [--top-k K] [--top-p P] \
-        [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--template NAME] [--stop STR]... [-c CTX] \
-        [-t THREADS] [--truncate] [--json-schema SCHEMA | -jf FILE | --grammar GBNF | --grammar-file FILE] \
+        [--min-p P] [--repeat-penalty R] [--chat] [--system TEXT] [--chat-template NAME|FILE] [--stop STR]... \
+        [-c CTX] [-t THREADS] [--truncate] [--json-schema SCHEMA | -jf FILE | --grammar GBNF | --grammar-file FILE] \
         [--no-memory-check] [--allow-long-context] [-p PROMPT | -f FILE | PROMPT]
 
         Writes only the continuation to standard output, piece by piece as it is generated; at the end the prompt
@@ -28,7 +28,9 @@ enum GenerateCommand: SanadCommand {
         \(SamplingFlags.help)
           --chat                 wrap the prompt in the model's chat template as a user turn
           --system TEXT          a system message (with --chat)
-          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --chat-template NAME|FILE
+                                 a built-in family (chatml, gemma, llama3) or a Jinja file instead of the
+                                 model's own template (--template is an alias)
           --stop STR             stop when STR appears (repeatable); STR itself is not printed
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
@@ -61,7 +63,7 @@ enum GenerateCommand: SanadCommand {
         let maxTokens = try arguments.int("-n", "--max-tokens", range: 0...1 << 24) ?? 256
         let sampling = try SamplingFlags.parse(&arguments)
         let system = try arguments.option("--system")
-        let template = try arguments.option("--template").map(parseTemplate)
+        let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 1...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let file = try arguments.option("-f", "--file")
@@ -100,11 +102,7 @@ enum GenerateCommand: SanadCommand {
             var messages: [ChatMessage] = []
             if let system { messages.append(.system(system)) }
             messages.append(.user(prompt))
-            if let template {
-                text = template.apply(messages, addAssistantPrompt: true)
-            } else {
-                text = try session.applyChatTemplate(messages, addAssistantPrompt: true)
-            }
+            text = try session.applyChatTemplate(messages, addAssistantPrompt: true, override: template)
         }
         let parameters = GenerationParameters(
             maxTokens: maxTokens,
@@ -112,7 +110,7 @@ enum GenerateCommand: SanadCommand {
             stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
         let receipt = try receiptFlags.recorder(
             session: session, plan: plan, prompt: text, parameters: parameters,
-            chatTemplate: chat ? template?.rawValue ?? "model" : nil, constraint: constraintSource?.receipt)
+            chatTemplate: chat ? template?.description ?? "model" : nil, constraint: constraintSource?.receipt)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)

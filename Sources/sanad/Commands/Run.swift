@@ -10,10 +10,10 @@ enum RunCommand: SanadCommand {
     static let summary = "Chat with a model in plain turns (system prompt, history, /save), streaming its replies"
     static let help = """
         Usage: sanad run [MODEL] [-m MODEL] [--backend ID] [--system TEXT] [-n N] [--temp T] [--seed S] [--top-k K]
-                         [--top-p P] [--min-p P] [--repeat-penalty R] [--template NAME] [-c CTX] [-t THREADS]
+                         [--top-p P] [--min-p P] [--repeat-penalty R] [--chat-template NAME|FILE] [-c CTX] [-t THREADS]
 
         A plain chat: each line read (a terminal, or piped lines echoed after '> ') is a user turn; the model's
-        reply streams as it is generated, in the model's chat template (or --template), after the --system
+        reply streams as it is generated, in the model's chat template (or --chat-template), after the --system
         message. The whole conversation is the prompt of every turn; when it no longer fits the context (with
         room for -n tokens of reply), the oldest turns are left out and standard error says how many. This is the
         model talking, unchecked: for the product's verified answers use 'sanad chat'. Ctrl-C stops a reply (what
@@ -33,7 +33,9 @@ enum RunCommand: SanadCommand {
           --system TEXT          the system message (default: none)
           -n, --max-tokens N     tokens per reply at most (default 512)
         \(SamplingFlags.help)
-          --template NAME        chat template family instead of the model's own (chatml, gemma, llama3)
+          --chat-template NAME|FILE
+                                 a built-in family (chatml, gemma, llama3) or a Jinja file instead of the
+                                 model's own template (--template is an alias)
           -c, --ctx CTX          context length (default: the tier's)
           -t, --threads N        compute threads (default: the tier's)
         \(LoadFlags.help)
@@ -46,7 +48,7 @@ enum RunCommand: SanadCommand {
         let system = try arguments.option("--system")
         let maxTokens = try arguments.int("-n", "--max-tokens", range: 1...1 << 20) ?? 512
         let sampling = try SamplingFlags.parse(&arguments)
-        let template = try arguments.option("--template").map(parseTemplate)
+        let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let load = LoadFlags.parse(&arguments)
@@ -203,15 +205,14 @@ struct PlainConversation {
     /// While it leaves less than `room` tokens of the context, the oldest turn (a user message and what follows
     /// it up to the next one) is left out of the conversation and `dropped` is told how many went.
     mutating func prompt(
-        session: any InferenceSession, template: ChatTemplate?, room: Int, dropped: (Int) -> Void
+        session: any InferenceSession, template: ChatPromptTemplate?, room: Int, dropped: (Int) -> Void
     ) throws -> [Int32] {
         var left = 0
         defer { if left > 0 { dropped(left) } }
         while true {
             let all = (system.map { [ChatMessage.system($0)] } ?? []) + messages
             let text =
-                try template.map { $0.apply(all, addAssistantPrompt: true) }
-                ?? session.applyChatTemplate(all, addAssistantPrompt: true)
+                try session.applyChatTemplate(all, addAssistantPrompt: true, override: template)
             let tokens = try session.tokenize(text, addSpecial: true, parseSpecial: true)
             if tokens.count + room <= session.model.contextLength { return tokens }
             // The oldest turn goes; the message being answered stays.

@@ -12,7 +12,7 @@ enum ServeCommand: SanadCommand {
     static let summary = "Serve the tier's model over an OpenAI-compatible HTTP API"
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
-        [--backend ID] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
+        [--backend ID] [--chat-template NAME|FILE] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
         [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
@@ -35,6 +35,9 @@ enum ServeCommand: SanadCommand {
                                  SANAD_API_KEY
           -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
           --backend ID           engine to use (default: the first available of the tier's list)
+          --chat-template NAME|FILE
+                                 a built-in family (chatml, gemma, llama3) or a Jinja file instead of the
+                                 model's own template, for /v1/chat/completions and the web chat
           -c, --ctx CTX          context length per slot (default: the tier's)
           -t, --threads N        compute threads per slot (default: the tier's, divided among the slots)
           -n, --max-tokens N     tokens per reply when the request gives no max_tokens (default 512)
@@ -69,6 +72,7 @@ enum ServeCommand: SanadCommand {
         let apiKey = try arguments.option("--api-key") ?? ProcessInfo.processInfo.environment["SANAD_API_KEY"]
         let modelName = try arguments.option("-m", "--model")
         let backendID = try arguments.option("--backend")
+        let chatTemplate = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let maxTokens = try arguments.int("-n", "--max-tokens", range: 1...1 << 20) ?? 512
@@ -138,6 +142,7 @@ enum ServeCommand: SanadCommand {
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)
                 configuration.showDrafts = showDrafts
                 configuration.groundedPhrasing = phrasing ?? hostContext.config.groundedPhrasing
+                if let chatTemplate { configuration.template = chatTemplate }
                 return ChatSession(plugins: plugins, configuration: configuration, now: clock) { borrowed }
             }
         }
@@ -145,7 +150,7 @@ enum ServeCommand: SanadCommand {
             modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
             webChat: webChat, browserPolicy: browserPolicy,
-            properties: Self.properties(of: plan))
+            properties: Self.properties(of: plan), chatTemplate: chatTemplate)
         options.admit = { service.admit($0) }
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.

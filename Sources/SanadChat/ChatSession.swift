@@ -4,7 +4,7 @@ import SanadCore
 /// Who words a grounded reply (a tapped suggestion, or typed text a plugin answers): the model, whose draft is
 /// checked against the facts and replaced by the template when it fails, or the plugin's template sentence at once
 /// (no model latency). A tier config chooses it from a measurement (`groundedReplies` in configs/, the share of
-/// drafts that pass the check, `scripts/absher-eval`).
+/// drafts that pass the check, measured on the product's evaluation set).
 public enum GroundedPhrasing: String, Sendable, CaseIterable {
     case model, template
 }

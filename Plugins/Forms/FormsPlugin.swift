@@ -6,15 +6,17 @@ import SanadCore
 /// Sessions are in the same store `sanad form` uses, so a form started in the chat can be finished from the CLI.
 ///
 /// Options (host config): `store` (a folder; default: the plugin's data folder), `templates` (a folder of
-/// `*.form.json`; default: the shipped templates).
+/// `*.form.json`; default: the shipped templates), `keepBackups` (automatic backups kept, as `sanad form
+/// --keep-backups`; 0 turns them off; default 7).
 public final class FormsPlugin: FeaturePlugin {
     public static let pluginID = "forms"
-    public static let optionKeys = ["store", "templates"]
+    public static let optionKeys = ["store", "templates", "keepBackups"]
 
     public let id = FormsPlugin.pluginID
     public let storeDirectory: URL
     public let catalog: FormCatalog
     let now: @Sendable () -> Date
+    let autoBackup: AutoBackupPolicy
 
     public init(context: PluginContext) throws {
         let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
@@ -27,17 +29,32 @@ public final class FormsPlugin: FeaturePlugin {
         storeDirectory = try folder("store") ?? context.dataDirectory
         catalog = try folder("templates").map { try FormCatalog(directory: $0) } ?? FormCatalog.bundled()
         now = context.now
+        let keep = try options.int("keepBackups", range: 0...1000) ?? AutoBackupPolicy.standard.keep
+        autoBackup = AutoBackupPolicy(enabled: keep > 0, keep: keep)
     }
 
-    public init(storeDirectory: URL, catalog: FormCatalog, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        storeDirectory: URL, catalog: FormCatalog, now: @escaping @Sendable () -> Date = { Date() },
+        autoBackup: AutoBackupPolicy = .standard
+    ) {
         self.storeDirectory = storeDirectory
         self.catalog = catalog
         self.now = now
+        self.autoBackup = autoBackup
     }
 
     public var tools: [any Tool] { [listTool, startTool, answerTool, backTool, reviewTool] }
 
-    func open() throws -> any FormStore { try FormStores.open(directory: storeDirectory).store }
+    /// The store, backing itself up as `autoBackup` says (a failed backup is noted on standard error; the answer
+    /// stays saved).
+    func open() throws -> any FormStore {
+        let store = try FormStores.open(directory: storeDirectory).store
+        guard autoBackup.enabled else { return store }
+        return AutoBackupStore(
+            store, storeDirectory: storeDirectory, catalog: catalog, policy: autoBackup,
+            key: try BackupKey.loadOrCreate(directory: storeDirectory), now: now,
+            report: { FileHandle.standardError.write(Data("[forms: \($0)]\n".utf8)) })
+    }
 
     func session(_ args: ToolArguments) throws -> FormSession {
         try FormSession.resume(

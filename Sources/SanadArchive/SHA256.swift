@@ -1,6 +1,9 @@
 /// SHA-256 (FIPS 180-4) of bytes, as lower-case hex: the checksums in backups and their manifests (Foundation on
 /// Linux has no hash functions, and the package takes no dependencies).
-public func sha256Hex(_ message: [UInt8]) -> String {
+public func sha256Hex(_ message: [UInt8]) -> String { hexString(sha256(message)) }
+
+/// SHA-256 (FIPS 180-4) of bytes: the 32-byte digest.
+public func sha256(_ message: [UInt8]) -> [UInt8] {
     let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -39,8 +42,5 @@ public func sha256Hex(_ message: [UInt8]) -> String {
         }
         for (i, v) in [a, b, c, d, e, f, g, hh].enumerated() { h[i] = h[i] &+ v }
     }
-    return h.map { word in
-        let s = String(word, radix: 16)
-        return String(repeating: "0", count: 8 - s.count) + s
-    }.joined()
+    return h.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
 }

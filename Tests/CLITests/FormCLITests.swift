@@ -80,10 +80,67 @@ struct FormCLITests {
         let file = Self.temporary() + "/x.backup.json"
         _ = try form(["answer", "x", "Eriksson", "--store", store])
         #expect(try form(["backup", "x", file, "--store", store]).status == 0)
-        let dry = try form(["restore", file, "--dry-run", "--store", Self.temporary()])
+        let dry = try form(["restore", file, "--dry-run", "--store", Self.temporary(), "--key", store + "/backup.key"])
         #expect(
             dry.status == 0 && dry.stdout.contains("would restore session x")
-                && dry.stdout.contains("surname = ERIKSSON"))
+                && dry.stdout.contains("added (not in the store)") && dry.stdout.contains("surname = ERIKSSON"),
+            "\(dry.stderr)")
+    }
+
+    @Test("restoring an older backup keeps the newer answer and says so; the store is copied aside; --replace; backups")
+    func restoreKeepsNewerAnswers() throws {
+        let store = Self.temporary()
+        func at(_ now: String, _ args: [String], stdin: String? = nil) throws -> SanadCLI.Result {
+            try SanadCLI.run(["form"] + args + ["--store", store, "--now", now], stdin: stdin)
+        }
+        func city() throws -> JSONValue? {
+            try JSONValue.parse(try at("2026-11-24T13:00:00Z", ["review", "c", "--json"]).stdout)["answers"]?[
+                "addressCity"]
+        }
+        let started = try at(
+            "2026-11-24T10:00:00Z", ["start", "dmv-renewal", "--id", "c"],
+            stdin: Self.dmv.prefix(9).joined(separator: "\n") + "\n")
+        #expect(started.stderr.contains("backed up 1 session(s)") && started.stderr.contains("the first answer"))
+        let old = Self.temporary() + "/old.zip"
+        #expect(try at("2026-11-24T10:05:00Z", ["backup", "c", old]).status == 0)
+        let changed = try at("2026-11-24T11:00:00Z", ["answer", "c", "--field", "addressCity", "Fresno"])
+        #expect(changed.status == 0, "\(changed.stdout)\(changed.stderr)")
+        #expect(try city() == .string("Fresno"))
+
+        let kept = try at("2026-11-24T12:00:00Z", ["restore", old])
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(
+            kept.stdout.contains("not restored session c")
+                && kept.stdout.contains("kept the store's version: it is newer")
+                && kept.stdout.contains("--replace"), "\(kept.stdout)")
+        #expect(try city() == .string("Fresno"), "the newer answer survives")
+
+        let replaced = try at("2026-11-24T12:01:00Z", ["restore", old, "--replace"])
+        #expect(replaced.stdout.contains("the store as it was (1 session(s)) is kept in"), "\(replaced.stdout)")
+        #expect(replaced.stdout.contains("restored session c") && replaced.stdout.contains("replaced by the backup's"))
+        #expect(try city() == .string("Sacramento"))
+
+        let listed = try JSONValue.parse(try at("2026-11-24T12:02:00Z", ["backups", "--json"]).stdout)
+        let entries = try #require(listed["backups"]?.arrayValue)
+        #expect(entries.compactMap { $0["kind"]?.stringValue }.sorted() == ["auto", "before-restore"], "\(listed)")
+        let aside = try #require(entries.first { $0["kind"] == .string("before-restore") }?["file"]?.stringValue)
+        #expect(try at("2026-11-24T12:03:00Z", ["backups"]).stdout.contains(aside))
+        #expect(try at("2026-11-24T12:04:00Z", ["restore", aside, "--replace"]).status == 0)
+        #expect(try city() == .string("Fresno"), "the copy made before the restore puts the newer answer back")
+
+        let elsewhere = Self.temporary()
+        let foreign = try SanadCLI.run(["form", "restore", old, "--store", elsewhere, "--now", "2026-11-24"])
+        #expect(foreign.status == 1 && foreign.stderr.contains("--key FILE"), "\(foreign.stderr)")
+        let withKey = try SanadCLI.run([
+            "form", "restore", old, "--store", elsewhere, "--key", store + "/backup.key", "--now", "2026-11-24",
+        ])
+        #expect(withKey.status == 0 && withKey.stdout.contains("restored session c: "), "\(withKey.stderr)")
+        #expect(withKey.stdout.contains("added (not in the store)"))
+        let off = Self.temporary()
+        _ = try SanadCLI.run(
+            ["form", "start", "dmv-renewal", "--id", "q", "--store", off, "--no-auto-backup", "--now", "2026-11-24"],
+            stdin: "yes\n")
+        #expect(!FileManager.default.fileExists(atPath: off + "/backups"))
     }
 
     @Test("privacy reports what is kept, exports it as an archive, and wipes only after WIPE is typed")

@@ -141,8 +141,9 @@ struct FormStoreTests {
         _ = try FormSession.start(
             template: try catalog.template("ds-160"), store: store, language: "ar", id: "a2", today: FormsFixture.today)
         let originals = try store.sessions()
+        let key = BackupKey(bytes: Array(repeating: 7, count: 32))
         let bytes = try FormsArchive.make(
-            originals, catalog: catalog, store: store, today: FormsFixture.today, now: Date())
+            originals, catalog: catalog, store: store, today: FormsFixture.today, now: Date(), key: key)
         let entries = try ZipArchive.read(bytes)
         #expect(entries.first?.path == FormsArchive.manifestPath)
         for path in [
@@ -151,13 +152,15 @@ struct FormStoreTests {
             #expect(entries.contains { $0.path == path }, "\(path)")
         }
         func plan(_ b: [UInt8]) throws -> FormsArchive.Plan {
-            try FormsArchive.plan(b, file: "b.zip", catalog: catalog, store: store, today: FormsFixture.today)
+            try FormsArchive.plan(
+                b, file: "b.zip", catalog: catalog, store: store, today: FormsFixture.today,
+                trust: BackupTrust(keys: [key]))
         }
         for id in ["a1", "a2"] { try store.delete(session: id) }
         let p = try plan(bytes)
         #expect(p.sessions.map(\.record.id) == ["a1", "a2"] && p.sessions.allSatisfy { !$0.replaces })
         #expect(try store.sessions().isEmpty, "planning writes nothing")
-        #expect(try FormsArchive.restore(p, into: store) == ["a1", "a2"])
+        #expect(try FormsArchive.restore(p, into: store).map(\.id) == ["a1", "a2"])
         #expect(try Self.sqlite(dir).sessions() == originals)
 
         // Rewritten with valid CRCs, so only the manifest can tell.

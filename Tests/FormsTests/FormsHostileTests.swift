@@ -71,7 +71,8 @@ struct FormsHostileTests {
             } throws: { "\($0)".contains("session.id") && !"\($0)".contains("\u{1B}") }
             #expect {
                 _ = try FormsArchive.make(
-                    [record], catalog: catalog, store: store, today: FormsFixture.today, now: Date())
+                    [record], catalog: catalog, store: store, today: FormsFixture.today, now: Date(),
+                    key: BackupKey(bytes: Array(repeating: 1, count: 32)))
             } throws: {
                 "\($0)".contains("not backed up")
             }

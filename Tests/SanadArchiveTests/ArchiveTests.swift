@@ -15,6 +15,24 @@ struct ArchiveTests {
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
+    @Test("HMAC-SHA-256 matches RFC 4231's test cases 1, 2 and 6 (a key longer than a block)")
+    func hmac() {
+        func hex(_ key: [UInt8], _ text: String) -> String {
+            hexString(hmacSHA256(key: key, message: Array(text.utf8)))
+        }
+        #expect(
+            hex([UInt8](repeating: 0x0b, count: 20), "Hi There")
+                == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        #expect(
+            hex(Array("Jefe".utf8), "what do ya want for nothing?")
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            hex(
+                [UInt8](repeating: 0xaa, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First")
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(digestsEqual([1, 2, 3], [1, 2, 3]) && !digestsEqual([1, 2, 3], [1, 2, 4]) && !digestsEqual([1], []))
+    }
+
     @Test("CRC-32 matches zlib's check value, in any split")
     func crc() {
         #expect(CRC32.of(Array("123456789".utf8)) == 0xCBF4_3926)

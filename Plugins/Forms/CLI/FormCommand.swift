@@ -24,7 +24,8 @@ public enum FormCommand: VerbCommand {
                sanad form fill SESSION FILE|- [--kind auto|mrz|aamva] [--ocr-lang LANGS] [--yes]
                sanad form export SESSION --out DIR
                sanad form backup SESSION|--all FILE
-               sanad form restore FILE [--dry-run]
+               sanad form restore FILE [--dry-run] [--replace] [--key FILE] [--allow-unkeyed]
+               sanad form backups [--json]
                sanad form privacy [--export FILE] [--wipe [--yes]] [--json]
 
         'start' and 'resume' ask the questions one at a time and read the answers from standard input (a terminal
@@ -55,14 +56,25 @@ public enum FormCommand: VerbCommand {
         language, English); and reminder-FIELD.ics for an answered appointment or travel date.
 
         'backup' writes a ZIP archive (any unzip opens it): one session or all of them (each with its template id
-        and version and a SHA-256), their exported documents, the templates, and manifest.json with the SHA-256
-        of every file and the store's schema version. 'restore' checks the archive, the manifest, every digest
-        and every answer before it writes anything (it also reads a single-session JSON backup of earlier
-        versions); --dry-run lists what it would restore.
+        and version and a SHA-256), their exported documents, the templates, manifest.json with the SHA-256 of
+        every file and the store's schema version, and manifest.hmac, the manifest's keyed digest (HMAC-SHA256
+        with backup.key, a random key made in the store folder, mode 0600). 'restore' checks the archive, the
+        keyed digest, the manifest, every digest and every answer before it writes anything, then merges per
+        session: a session the store lacks is added, and of two versions the one with the later last answer
+        wins (the store's on a tie) unless --replace. Before it writes, the store is copied aside into the
+        backups folder (listed by 'backups', restorable like any backup). A backup from another store needs
+        that store's key (--key FILE, its backup.key); an archive without a keyed digest, or a single-session
+        JSON backup of earlier versions, only --allow-unkeyed. --dry-run says what it would do.
+
+        Automatic backups: after an answer that completes a form, and after the first answer of a day (when the
+        newest automatic backup is over a day old), every session is backed up into STORE/backups/ (written
+        atomically; the newest 7 kept, --keep-backups N); --no-auto-backup turns them off. 'backups' lists them
+        and the copies made before restores.
 
         'privacy' shows what the forms plugin keeps on this device (sessions, answers by source, files and sizes,
         where) and that nothing is sent anywhere; --export FILE writes everything as a backup archive; --wipe
-        deletes every session and the store files after you type WIPE (or with --yes).
+        deletes every session, the store files and the backups folder after you type WIPE (or with --yes); the
+        backup key stays, so archives you exported can still be restored.
 
         Sessions are stored in an SQLite database (the system libsqlite3, loaded at run time; WAL journal, one
         transaction per answer) in the store folder; without SQLite, in a JSON file replaced atomically.
@@ -87,6 +99,11 @@ public enum FormCommand: VerbCommand {
           --verbose         eval: each utterance's saved and expected values on standard error
           --json            machine-readable output
           --dry-run         restore: check and describe, write nothing
+          --replace         restore: the backup's version of each session wins, even when the store's is newer
+          --key FILE        restore: also accept archives keyed with FILE (another store's backup.key; repeatable)
+          --allow-unkeyed   restore: accept an archive or session file without a keyed digest (one you made)
+          --keep-backups N  how many automatic backups to keep (default 7)
+          --no-auto-backup  make no automatic backup
           --all             backup: every session in the store
           --export FILE     privacy: write everything to a backup archive
           --wipe            privacy: delete every session and the store files (asks for WIPE unless --yes)
@@ -112,7 +129,7 @@ public enum FormCommand: VerbCommand {
         [
             List.self, Sessions.self, Start.self, Resume.self, Answer.self, Eval.self, Back.self, Review.self,
             Fill.self,
-            Export.self, Backup.self, Restore.self, Privacy.self,
+            Export.self, Backup.self, Restore.self, Backups.self, Privacy.self,
         ]
     }
 

@@ -7,7 +7,7 @@ import SanadCore
 extension FormCommand {
     static func privacy(
         store: any FormStore, directory: URL, catalog: FormCatalog, today: CivilDate, now: Date, json: Bool,
-        export: String?, wipe: Bool, yes: Bool
+        export: String?, wipe: Bool, yes: Bool, key: () throws -> BackupKey
     ) throws -> Int32 {
         let records = try store.sessions()
         let answers = records.flatMap(\.answers).filter { !$0.value.isEmpty }
@@ -59,14 +59,16 @@ extension FormCommand {
             print("  sent anywhere: \(sent)")
         }
         if let export {
-            let archive = try FormsArchive.make(records, catalog: catalog, store: store, today: today, now: now)
+            let archive = try FormsArchive.make(
+                records, catalog: catalog, store: store, today: today, now: now, key: try key())
             try writeExport(Data(archive), to: URL(fileURLWithPath: export))
             print("exported \(records.count) session(s) to \(export)")
         }
         guard wipe else { return ExitCode.success }
         if !yes {
             printError(
-                "This deletes \(records.count) session(s), \(answers.count) answers and the store files in \(directory.path)."
+                "This deletes \(records.count) session(s), \(answers.count) answers, the store files and the backups "
+                    + "in \(directory.path)."
             )
             FileHandle.standardError.write(Data("Type WIPE to confirm: ".utf8))
             guard readLine()?.trimmingCharacters(in: .whitespacesAndNewlines) == "WIPE" else {
@@ -78,6 +80,7 @@ extension FormCommand {
         // The database files go too, so nothing deleted lingers in free pages.
         for name in [
             FormStores.sqliteFile, FormStores.sqliteFile + "-wal", FormStores.sqliteFile + "-shm", FormStores.jsonFile,
+            FormBackups.folderName,
         ] {
             let url = directory.appendingPathComponent(name)
             if FileManager.default.fileExists(atPath: url.path) {
@@ -87,7 +90,10 @@ extension FormCommand {
                 }
             }
         }
-        print("wiped: \(records.count) session(s) and the store files in \(directory.path)")
+        print("wiped: \(records.count) session(s), the store files and the backups in \(directory.path)")
+        print(
+            "kept: \(BackupKey.fileName) (no personal data; archives you exported restore here with it; delete it to "
+                + "disown them)")
         return ExitCode.success
     }
 }

@@ -5,13 +5,14 @@ import SanadCommandLine
 import SanadCore
 import SanadHost
 
-/// The options every `sanad form` verb takes: `--store DIR` and the clock (`--now`), and what they open; `--json`
-/// for the verbs that print JSON.
+/// The options every `sanad form` verb takes: `--store DIR`, the clock (`--now`) and the automatic backups
+/// (`--keep-backups N`, `--no-auto-backup`), and what they open; `--json` for the verbs that print JSON.
 struct FormContext {
     let directory: URL
     let clock: @Sendable () -> Date
     let catalog: FormCatalog
     let json: Bool
+    let autoBackup: AutoBackupPolicy
 
     init(parsing arguments: inout Arguments, json takesJSON: Bool = false) throws {
         json = takesJSON && arguments.flag("--json")
@@ -19,15 +20,32 @@ struct FormContext {
         directory = try option.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: FormsPlugin.pluginID)
         clock = try PluginHost.clock(&arguments)
         catalog = try FormCatalog.bundled()
+        let off = arguments.flag("--no-auto-backup")
+        let keep = try arguments.int("--keep-backups", range: 1...1000)
+        if off && keep != nil { throw UsageError("'--keep-backups' and '--no-auto-backup' exclude each other") }
+        autoBackup = AutoBackupPolicy(enabled: !off, keep: keep ?? AutoBackupPolicy.standard.keep)
     }
 
     var today: CivilDate { CivilDate.today(clock()) }
 
-    /// The session store (SQLite, else the JSON file, with a note saying why).
+    /// The session store (SQLite, else the JSON file, with a note saying why), backing itself up after answers as
+    /// `autoBackup` says (notes on standard error).
     func openStore() throws -> any FormStore {
         let opened = try FormStores.open(directory: directory)
         if let note = opened.note { printError("[\(note)]") }
-        return opened.store
+        guard autoBackup.enabled else { return opened.store }
+        return AutoBackupStore(
+            opened.store, storeDirectory: directory, catalog: catalog, policy: autoBackup, key: try backupKey(),
+            now: clock, report: { printError("[\($0)]") })
+    }
+
+    /// The store folder's backup key, made on first use.
+    func backupKey() throws -> BackupKey {
+        do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
+            throw FormError.store(
+                "\(directory.path): the store folder cannot be created (\(error.localizedDescription))")
+        }
+        return try BackupKey.loadOrCreate(directory: directory)
     }
 
     /// The saved session `id`.
@@ -360,7 +378,8 @@ extension FormCommand {
             let store = try context.openStore()
             let records = try id.map { [try context.resume($0, store: store).record] } ?? store.sessions()
             let archive = try FormsArchive.make(
-                records, catalog: context.catalog, store: store, today: context.today, now: context.clock())
+                records, catalog: context.catalog, store: store, today: context.today, now: context.clock(),
+                key: try context.backupKey())
             try writeExport(Data(archive), to: URL(fileURLWithPath: file))
             print(
                 "backed up \(records.count) session(s) (\(records.map(\.answers.count).reduce(0, +)) answers): "
@@ -369,15 +388,24 @@ extension FormCommand {
         }
     }
 
-    /// `restore FILE`: a backup checked whole before anything is written.
+    /// `restore FILE`: a backup checked whole before anything is written, merged per session (the newer version
+    /// wins unless `--replace`), with the store copied aside first.
     struct Restore: CommandVerb {
         static let name = "restore"
         let file: String
         let dryRun: Bool
+        let replacing: Bool
+        let allowUnkeyed: Bool
+        let keyFiles: [String]
         let context: FormContext
 
         init(parsing arguments: inout Arguments) throws {
             dryRun = arguments.flag("--dry-run")
+            replacing = arguments.flag("--replace")
+            allowUnkeyed = arguments.flag("--allow-unkeyed")
+            var keys: [String] = []
+            while let k = try arguments.option("--key") { keys.append(k) }
+            keyFiles = keys
             context = try FormContext(parsing: &arguments)
             file = try arguments.positionals(min: 1, max: 1, names: "FILE")[0]
         }
@@ -387,27 +415,88 @@ extension FormCommand {
                 throw FormError.invalidBackup(file: file, problem: "cannot be read")
             }
             let store = try context.openStore()
+            let key = try context.backupKey()
+            let trust = BackupTrust(
+                keys: [key] + (try keyFiles.map { try BackupKey.load(file: URL(fileURLWithPath: $0)) }),
+                allowUnkeyed: allowUnkeyed)
             let (bytes, catalog, today) = (Array(data), context.catalog, context.today)
             let plan: FormsArchive.Plan
             if FormsArchive.isArchive(bytes) {
-                plan = try FormsArchive.plan(bytes, file: file, catalog: catalog, store: store, today: today)
+                plan = try FormsArchive.plan(
+                    bytes, file: file, catalog: catalog, store: store, today: today, trust: trust)
             } else {
+                guard allowUnkeyed else {
+                    throw FormError.invalidBackup(
+                        file: file,
+                        problem: "a single-session JSON backup (an earlier version's format) has no keyed digest; if "
+                            + "you made it yourself, restore it with --allow-unkeyed")
+                }
                 let one = try SessionBackup.plan(bytes, file: file, catalog: catalog, store: store, today: today)
                 plan = FormsArchive.Plan(sessions: [one], files: [])
             }
-            guard dryRun else {
-                _ = try FormsArchive.restore(plan, into: store)
-                for p in plan.sessions { print("restored \(p.summary)") }
+            let decisions = plan.sessions.map { ($0, $0.decision(replacing: replacing)) }
+            guard !dryRun else {
+                for (p, decision) in decisions {
+                    print("would restore \(p.summary): \(decision.explanation)")
+                    for answer in p.record.answers {
+                        print("  \(TerminalText.escaped(answer.fieldID)) = \(TerminalText.escaped(answer.value))")
+                    }
+                }
+                for f in plan.files where !f.path.hasPrefix("sessions/") {
+                    print("  (in the archive: \(f.path), \(f.bytes) bytes)")
+                }
                 return ExitCode.success
             }
-            for p in plan.sessions {
-                print("would restore \(p.summary)")
-                for answer in p.record.answers {
-                    print("  \(TerminalText.escaped(answer.fieldID)) = \(TerminalText.escaped(answer.value))")
-                }
+            let existing = try store.sessions()
+            if decisions.contains(where: { $0.1.writes }) && !existing.isEmpty {
+                let now = context.clock()
+                let aside = try FormBackups(storeDirectory: context.directory).write(
+                    try FormsArchive.make(existing, catalog: catalog, store: store, today: today, now: now, key: key),
+                    kind: .beforeRestore, now: now)
+                print(
+                    "the store as it was (\(existing.count) session(s)) is kept in \(aside.path); "
+                        + "'sanad form restore \(aside.path) --replace' puts it back")
             }
-            for f in plan.files where !f.path.hasPrefix("sessions/") {
-                print("  (in the archive: \(f.path), \(f.bytes) bytes)")
+            for (id, decision) in try FormsArchive.restore(plan, into: store, replacing: replacing) {
+                let summary = plan.sessions.first { $0.record.id == id }?.summary ?? "session \(id)"
+                print("\(decision.writes ? "restored" : "not restored") \(summary): \(decision.explanation)")
+            }
+            return ExitCode.success
+        }
+    }
+
+    /// `backups`: the automatic backups and the copies made before restores, newest last.
+    struct Backups: CommandVerb {
+        static let name = "backups"
+        let context: FormContext
+
+        init(parsing arguments: inout Arguments) throws {
+            context = try FormContext(parsing: &arguments, json: true)
+            try arguments.finish()
+        }
+
+        func run() async throws -> Int32 {
+            let backups = FormBackups(storeDirectory: context.directory)
+            let entries = backups.list()
+            if context.json {
+                print(
+                    JSONValue.object([
+                        "directory": .string(backups.directory.path),
+                        "backups": .array(
+                            entries.map {
+                                .object([
+                                    "file": .string($0.url.path), "kind": .string($0.kind.rawValue),
+                                    "made": .string(FormStores.timestamp($0.made)), "bytes": .number(Double($0.bytes)),
+                                ])
+                            }),
+                    ]).prettyString)
+                return ExitCode.success
+            }
+            if entries.isEmpty {
+                print("no backups in \(backups.directory.path) yet (one is made after each completed form)")
+            }
+            for e in entries {
+                print("\(FormStores.timestamp(e.made))  \(e.kind.rawValue)  \(e.bytes) bytes  \(e.url.path)")
             }
             return ExitCode.success
         }
@@ -433,7 +522,8 @@ extension FormCommand {
         func run() async throws -> Int32 {
             try privacy(
                 store: try context.openStore(), directory: context.directory, catalog: context.catalog,
-                today: context.today, now: context.clock(), json: context.json, export: export, wipe: wipe, yes: yes)
+                today: context.today, now: context.clock(), json: context.json, export: export, wipe: wipe, yes: yes,
+                key: context.backupKey)
         }
     }
 }

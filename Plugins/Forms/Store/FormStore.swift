@@ -109,7 +109,7 @@ public enum FormStores {
     }
 
     /// Now as ISO-8601 with seconds, UTC.
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         return f.string(from: date)

@@ -4,16 +4,21 @@ import SanadCore
 
 /// A backup of form sessions as a ZIP archive anyone can open: the sessions (each a checked session backup, so the
 /// archive restores into either store), the documents made from them (answers, form, checklist), the templates they
-/// follow, and `manifest.json` with the SHA-256 and size of every other file and the store's schema version.
-/// Restore checks the archive, the manifest, every file's digest and every session before it writes anything.
+/// follow, `manifest.json` with the SHA-256 and size of every other file and the store's schema version, and
+/// `manifest.hmac`: the manifest's keyed digest (HMAC-SHA-256 with the store's `BackupKey`, named by its id).
+/// Restore checks the archive, the keyed digest, the manifest, every file's digest and every session before it
+/// writes anything.
 public enum FormsArchive {
     public static let format = "sanad-forms-archive"
-    public static let formatVersion = 1
+    /// 2 added `manifest.hmac`.
+    public static let formatVersion = 2
     public static let manifestPath = "manifest.json"
+    public static let keyedDigestPath = "manifest.hmac"
 
-    /// The archive of `records`, with the templates folder of `catalog`.
+    /// The archive of `records`, with the templates folder of `catalog`, its manifest digested with `key`.
     public static func make(
-        _ records: [SessionRecord], catalog: FormCatalog, store: any FormStore, today: CivilDate, now: Date
+        _ records: [SessionRecord], catalog: FormCatalog, store: any FormStore, today: CivilDate, now: Date,
+        key: BackupKey
     ) throws -> [UInt8] {
         var files: [ZipEntry] = []
         for record in records {
@@ -48,10 +53,16 @@ public enum FormsArchive {
                     ])
                 }),
         ])
+        let manifestBytes = Array((manifest.prettyString + "\n").utf8)
+        let keyed = JSONValue.object([
+            "algorithm": .string("HMAC-SHA256"), "keyId": .string(key.id), "digest": .string(key.digest(manifestBytes)),
+        ])
         do {
             return try ZipArchive.write(
-                [ZipEntry(path: manifestPath, bytes: Array((manifest.prettyString + "\n").utf8))] + files, modified: now
-            )
+                [
+                    ZipEntry(path: manifestPath, bytes: manifestBytes),
+                    ZipEntry(path: keyedDigestPath, bytes: Array((keyed.prettyString + "\n").utf8)),
+                ] + files, modified: now)
         } catch { throw FormError.store("the backup cannot be written: \(error)") }
     }
 
@@ -69,10 +80,12 @@ public enum FormsArchive {
         }
     }
 
-    /// Reads and checks an archive: every entry's CRC, the manifest against the files (none missing, none extra,
-    /// every SHA-256 equal), the schema version, and each session as `SessionBackup.plan` checks it.
+    /// Reads and checks an archive: every entry's CRC, the manifest's keyed digest against `trust`, the manifest
+    /// against the files (none missing, none extra, every SHA-256 equal), the schema version, and each session as
+    /// `SessionBackup.plan` checks it.
     public static func plan(
-        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: CivilDate
+        _ bytes: [UInt8], file: String, catalog: FormCatalog, store: any FormStore, today: CivilDate,
+        trust: BackupTrust
     ) throws -> Plan {
         func bad(_ problem: String) -> FormError { .invalidBackup(file: file, problem: problem) }
         let entries: [ZipEntry]
@@ -80,6 +93,9 @@ public enum FormsArchive {
         guard let manifestEntry = entries.first(where: { $0.path == manifestPath }) else {
             throw bad("no \(manifestPath): not a Sanad forms archive")
         }
+        try checkKeyedDigest(
+            of: manifestEntry.bytes, entry: entries.first(where: { $0.path == keyedDigestPath }), trust: trust,
+            bad: bad)
         let manifest: JSONValue
         do { manifest = try StrictJSON(maximumBytes: 16 << 20).parse(manifestEntry.bytes) } catch {
             throw bad("\(manifestPath): \(error)")
@@ -102,7 +118,7 @@ public enum FormsArchive {
             }
             digests[path] = sum
         }
-        let contents = entries.filter { $0.path != manifestPath }
+        let contents = entries.filter { $0.path != manifestPath && $0.path != keyedDigestPath }
         for entry in contents {
             guard let sum = digests[entry.path] else {
                 throw bad("\(entry.path) is not in the manifest: the archive was changed")
@@ -131,17 +147,62 @@ public enum FormsArchive {
         return Plan(sessions: plans, files: contents.map { ($0.path, $0.bytes.count) })
     }
 
-    /// Writes every checked session, each in its own transaction; returns the ids written. A failure part way
-    /// (a full disk) names what was restored and what was not.
-    public static func restore(_ plan: Plan, into store: any FormStore) throws -> [String] {
-        var done: [String] = []
+    /// Checks `manifest`'s keyed digest (the `manifest.hmac` entry) with the keys `trust` holds; an archive without
+    /// one is accepted only when `trust.allowUnkeyed`.
+    static func checkKeyedDigest(
+        of manifest: [UInt8], entry: ZipEntry?, trust: BackupTrust, bad: (String) -> FormError
+    ) throws {
+        guard let entry else {
+            guard trust.allowUnkeyed else {
+                throw bad(
+                    "it has no keyed digest (\(keyedDigestPath)): an archive of an earlier version, or one whose "
+                        + "digest was removed; if you made it yourself, restore it with --allow-unkeyed")
+            }
+            return
+        }
+        let keyed: [String: JSONValue]
+        do {
+            guard let o = try StrictJSON(maximumBytes: 4096).parse(entry.bytes).objectValue else {
+                throw bad("\(keyedDigestPath): expected a JSON object")
+            }
+            keyed = o
+        } catch let error as FormError { throw error } catch { throw bad("\(keyedDigestPath): \(error)") }
+        guard keyed["algorithm"]?.stringValue == "HMAC-SHA256", let keyID = keyed["keyId"]?.stringValue,
+            let digest = keyed["digest"]?.stringValue.flatMap({ bytes(fromHex: $0) })
+        else { throw bad("\(keyedDigestPath): expected algorithm HMAC-SHA256, keyId and a hex digest") }
+        guard let key = trust.keys.first(where: { $0.id == keyID }) else {
+            throw bad(
+                "it was made with backup key \(keyID), and this store's key is "
+                    + "\(trust.keys.first?.id ?? "none"): restore it with --key FILE (the \(BackupKey.fileName) of the "
+                    + "store that made it)")
+        }
+        guard digestsEqual(hmacSHA256(key: key.bytes, message: manifest), digest) else {
+            throw bad(
+                "the keyed digest (HMAC-SHA256, key \(keyID)) does not match \(manifestPath): the archive was changed "
+                    + "by someone without the key")
+        }
+    }
+
+    /// Writes the checked sessions the merge rules let through (`SessionBackup.Plan.decision`), each in its own
+    /// transaction; returns every session's decision. A failure part way (a full disk) names what was restored and
+    /// what was not.
+    public static func restore(_ plan: Plan, into store: any FormStore, replacing: Bool = false) throws -> [(
+        id: String, decision: RestoreDecision
+    )] {
+        var done: [(id: String, decision: RestoreDecision)] = []
         for p in plan.sessions {
+            let decision = p.decision(replacing: replacing)
+            guard decision.writes else {
+                done.append((p.record.id, decision))
+                continue
+            }
             do { try SessionBackup.restore(p, into: store) } catch {
                 throw FormError.store(
                     "restoring session \(p.record.id) failed (\(error)); restored before it: "
-                        + (done.isEmpty ? "none" : done.joined(separator: ", ")))
+                        + (done.contains { $0.decision.writes }
+                            ? done.filter(\.decision.writes).map(\.id).joined(separator: ", ") : "none"))
             }
-            done.append(p.record.id)
+            done.append((p.record.id, decision))
         }
         return done
     }

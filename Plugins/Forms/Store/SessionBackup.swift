@@ -26,9 +26,22 @@ public enum SessionBackup {
     /// What a restore would write, after every check; nothing is written here.
     public struct Plan: Sendable {
         public var record: SessionRecord
-        /// True when a session with the same id is in the store (restoring replaces it).
-        public var replaces: Bool
+        /// The session of the same id in the store, if any.
+        public var existing: SessionRecord?
         public var summary: String
+
+        /// True when a session with the same id is in the store.
+        public var replaces: Bool { existing != nil }
+
+        /// What restoring does with this session: a session the store lacks is added; of two versions the newer
+        /// by its last acknowledged answer wins (the store's on a tie), unless `replacing` (`--replace`).
+        public func decision(replacing: Bool) -> RestoreDecision {
+            guard let existing else { return .add }
+            if existing == record { return .unchanged }
+            let (kept, backup) = (existing.lastAcknowledged, record.lastAcknowledged)
+            if replacing { return .replace(store: kept, backup: backup) }
+            return backup > kept ? .update(store: kept, backup: backup) : .keepStore(store: kept, backup: backup)
+        }
     }
 
     /// Reads and checks a backup: format, checksum, template and version, every answer against its field. Throws
@@ -76,13 +89,55 @@ public enum SessionBackup {
                 throw bad("answer '\(a.fieldID)' is not valid: \(p)")
             }
         }
-        let replaces = try store.session(record.id) != nil
         let summary =
             "session \(record.id): \(record.templateID) \(record.templateVersion), \(record.language), "
-            + "\(record.answers.count) answers\(replaces ? " (replaces the session of that id in the store)" : "")"
-        return Plan(record: record, replaces: replaces, summary: summary)
+            + "\(record.answers.count) answers"
+        return Plan(record: record, existing: try store.session(record.id), summary: summary)
     }
 
-    /// Writes a checked plan in one transaction.
+    /// Writes a checked plan in one transaction, whatever its decision.
     public static func restore(_ plan: Plan, into store: any FormStore) throws { try store.replace(plan.record) }
+}
+
+/// What a restore does with one session of a backup; times are the last acknowledged answers (ISO-8601, UTC).
+public enum RestoreDecision: Sendable, Equatable {
+    /// The store has no session of that id.
+    case add
+    /// The store's version is the same.
+    case unchanged
+    /// The backup's version is newer and replaces the store's.
+    case update(store: String, backup: String)
+    /// The store's version is newer (or as new) and is kept.
+    case keepStore(store: String, backup: String)
+    /// `--replace`: the backup's version replaces the store's, whichever is newer.
+    case replace(store: String, backup: String)
+
+    /// True when the session is written.
+    public var writes: Bool {
+        switch self {
+        case .add, .update, .replace: return true
+        case .unchanged, .keepStore: return false
+        }
+    }
+
+    /// One line for the person: what happened and why.
+    public var explanation: String {
+        switch self {
+        case .add: return "added (not in the store)"
+        case .unchanged: return "unchanged (the store has the same version)"
+        case .update(let store, let backup):
+            return "updated: the backup's version is newer (last answer \(backup); the store's \(store))"
+        case .keepStore(let store, let backup):
+            return "kept the store's version: it is newer (last answer \(store); the backup's \(backup)); "
+                + "--replace restores the backup's"
+        case .replace(let store, let backup):
+            return "replaced by the backup's version (--replace; last answer \(backup), the store's was \(store))"
+        }
+    }
+}
+
+extension SessionRecord {
+    /// When the last answer was acknowledged (ISO-8601, UTC, so the text sorts by time); the session's creation
+    /// when nothing is answered.
+    public var lastAcknowledged: String { answers.map(\.savedAt).max() ?? createdAt }
 }

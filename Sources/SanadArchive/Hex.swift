@@ -1,0 +1,33 @@
+/// Lower-case hexadecimal of bytes.
+public func hexString(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        out.append(digits[Int(b >> 4)])
+        out.append(digits[Int(b & 15)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// The bytes of an even-length lower-case hex string, or nil (upper case is refused: one text per value).
+public func bytes(fromHex text: String) -> [UInt8]? {
+    let utf8 = Array(text.utf8)
+    guard utf8.count % 2 == 0 else { return nil }
+    func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(utf8.count / 2)
+    var i = 0
+    while i < utf8.count {
+        guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
+        out.append(hi << 4 | lo)
+        i += 2
+    }
+    return out
+}

@@ -69,6 +69,15 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
     /// `self` moved by `days`.
     public func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
 
+    /// `self` moved by whole calendar months; a day past the new month's end becomes its last day (Aug 31 + 6
+    /// months = Feb 28 or 29).
+    public func adding(months: Int) -> CivilDate {
+        let index = year * 12 + (month - 1) + months
+        let y = index >= 0 ? index / 12 : (index - 11) / 12
+        let m = index - y * 12 + 1
+        return CivilDate(year: y, month: m, day: Swift.min(day, Self.daysIn(month: m, year: y)))!
+    }
+
     /// Whole years from `self` (a birth date) to `date`: an age.
     public func years(until date: CivilDate) -> Int {
         date.year - year - ((date.month, date.day) < (month, day) ? 1 : 0)

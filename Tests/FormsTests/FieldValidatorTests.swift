@@ -42,6 +42,11 @@ struct FieldValidatorTests {
         (.passportNumber, "12345", nil), (.passportNumber, "AB-123456", nil), (.passportNumber, "1234567890", nil),
         (.address, "1200 Main Street, Apt 4", "1200 Main Street, Apt 4"), (.address, "Main Street", nil),
         (.address, "12", nil),
+        (.country, "sau", "SAU"), (.country, "SWE", "SWE"), (.country, "se", "SWE"), (.country, "Saudi Arabia", "SAU"),
+        (.country, "السعودية", "SAU"), (.country, "المملكة العربية السعودية", "SAU"), (.country, "Suecia", "SWE"),
+        (.country, "united states of america", "USA"), (.country, "Egipto", "EGY"), (.country, "مصر", "EGY"),
+        (.country, "D", "DEU"), (.country, "México", "MEX"), (.country, "XYZ", nil), (.country, "UTO", nil),
+        (.country, "Narnia", nil),
     ]
 
     @Test("each type accepts, normalises and refuses as the table says")
@@ -55,6 +60,16 @@ struct FieldValidatorTests {
                 #expect(p.message.hasPrefix("F: "), "the message names the field: \(p.message)")
             default: Issue.record("\(type) '\(input)': got \(result), expected \(expected ?? "a refusal")")
             }
+        }
+    }
+
+    @Test("every country of the table is found by its code and by its name in each language, and by no other's")
+    func countries() throws {
+        let table = try Countries.shipped.get()
+        #expect(table.countries.count == 249 && table.asOf.hasPrefix("iso-codes "))
+        for (code, country) in table.countries {
+            #expect(table.code(code.lowercased()) == code)
+            for (language, name) in country.names { #expect(table.code(name) == code, "\(code) \(language) \(name)") }
         }
     }
 

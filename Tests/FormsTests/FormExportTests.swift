@@ -171,6 +171,8 @@ struct FormExportTests {
         t = .object(top)
         let dir = FormsFixture.temporaryDirectory()
         try Data(t.prettyString.utf8).write(to: dir.appendingPathComponent("ds-160.form.json"))
+        let shipped = try #require(FormCatalog.bundledDirectory).appendingPathComponent("sixMonthClub.json")
+        try FileManager.default.copyItem(at: shipped, to: dir.appendingPathComponent("sixMonthClub.json"))
         #expect {
             _ = try FormCatalog(directory: dir).template("ds-160")
         } throws: { error in

@@ -67,25 +67,91 @@ struct FormFlowTests {
         let review = FormReview(s)
         #expect(review.problems.isEmpty, "\(review.problems)")
         let steps = s.flow.steps.map(\.step.id)
-        #expect(steps == ["identity", "spouse", "travel", "passport", "security", "work", "documents", "review"])
+        #expect(
+            steps == ["identity", "spouse", "travel", "passport", "family", "security", "work", "documents", "review"])
         let fields = Set(s.flow.fields.map(\.id))
         #expect(fields.contains("securityCriminalExplanation") && !fields.contains("securityDiseaseExplanation"))
         #expect(review.json["answers"]?["surname"] == .string("ERIKSSON") && review.feeTotal == 185)
     }
 
-    @Test("passport dates: an expiry before the issue date or the arrival reopens the expiry with the message")
+    @Test("passport dates: an expiry before the end of the stay reopens the expiry with the message and the date")
     func passportRule() throws {
         var s = try Self.start("ds-160")
         let before = Array(FormsFixture.ds160Answers.prefix(22))
         try FormsFixture.answer(&s, before)
-        let outcome = try s.apply(FormProposal(fieldID: "passportExpiry", value: "2027-01-01"))
+        let outcome = try s.apply(FormProposal(fieldID: "passportExpiry", value: "2027-03-10"))
         guard case .saved(_, _, let reopened) = outcome else {
             Issue.record("refused: \(outcome)")
             return
         }
         #expect(reopened.map(\.field) == ["passportExpiry"])
-        #expect(reopened.first?.message == "The passport expires before your arrival; renew it first.")
+        #expect(reopened.first?.message == "The passport expires before your stay ends (2027-03-15); renew it first.")
         #expect(s.nextQuestion?.field.id == "passportExpiry")
+    }
+
+    /// The DS-160 answers up to the passport's issuing country, with this arrival, stay and issuing country.
+    static func passportCase(arrival: String, days: String, country: String) throws -> FormSession {
+        var s = try start("ds-160")
+        var answers = FormsFixture.ds160Answers
+        answers[11] = arrival
+        answers[12] = days
+        answers[20] = country
+        try FormsFixture.answer(&s, Array(answers.prefix(22)))
+        return s
+    }
+
+    @Test(
+        "six months beyond the stay: refused for a country outside CBP's Six-Month Club, through the stay for one in it",
+        arguments: [("SAU", false), ("sau", false), ("EGY", true), ("Suecia", true), ("السويد", true)])
+    func sixMonthRule(country: String, exempt: Bool) throws {
+        // Issue 36's case: arrival 2027-03-01, a 30-day stay, a passport expiring 2027-03-05.
+        var s = try Self.passportCase(arrival: "2027-03-01", days: "30", country: country)
+        guard case .saved(_, _, let through) = try s.apply(FormProposal(fieldID: "passportExpiry", value: "2027-03-05"))
+        else { throw FormError.invalidRequest("refused") }
+        #expect(
+            through.map(\.message).contains("The passport expires before your stay ends (2027-03-31); renew it first."))
+        // Valid through the stay, not six months beyond it (2027-09-30).
+        guard case .saved(_, _, let beyond) = try s.apply(FormProposal(fieldID: "passportExpiry", value: "2027-06-01"))
+        else { throw FormError.invalidRequest("refused") }
+        if exempt {
+            #expect(beyond.isEmpty, "\(country): \(beyond)")
+            #expect(s.storedAnswers["passportExpiry"] == "2027-06-01")
+        } else {
+            #expect(beyond.map(\.field) == ["passportExpiry"], "\(country)")
+            #expect(beyond.first?.message.contains("at least six months beyond your stay, until 2027-09-30") == true)
+            guard case .saved(_, _, let ok) = try s.apply(FormProposal(fieldID: "passportExpiry", value: "2027-09-30"))
+            else { throw FormError.invalidRequest("refused") }
+            #expect(ok.isEmpty, "the day six months after the stay is enough")
+        }
+    }
+
+    @Test("the family step: parents and relatives in the U.S., as the DS-160 asks; a parent born after you is refused")
+    func family() throws {
+        var s = try Self.start("ds-160")
+        try FormsFixture.answer(&s, Array(FormsFixture.ds160Answers.prefix(23)))
+        #expect(s.nextQuestion?.field.id == "fatherSurname")
+        _ = try s.skip()
+        _ = try s.skip()
+        try FormsFixture.answer(&s, ["1990-01-01"])
+        #expect(s.nextQuestion?.field.id == "fatherInUS")
+        try FormsFixture.answer(&s, ["yes"])
+        #expect(s.nextQuestion?.field.id == "fatherUSStatus")
+        try FormsFixture.answer(&s, ["2", "ERIKSSON", "BIRGIT", "1948-05-06", "no"])
+        guard
+            case .saved(_, _, let reopened) = try s.apply(FormProposal(fieldID: "immediateRelativesInUS", value: "yes"))
+        else { throw FormError.invalidRequest("refused") }
+        #expect(reopened.isEmpty, "the step's rules wait for its last field")
+        try FormsFixture.answer(&s, ["ERIKSSON", "ERIK", "sibling", "citizen"])
+        #expect(s.flow.fields.contains { $0.id == "otherRelativesInUS" } == false, "asked only without immediate ones")
+        // The step is complete: the father's date (1990, after the applicant's 1974) is sent back.
+        #expect(s.nextQuestion?.field.id == "fatherDateOfBirth", "\(String(describing: s.nextQuestion?.field.id))")
+        #expect(s.ruleProblems.isEmpty || s.ruleProblems.allSatisfy { $0.field == "fatherDateOfBirth" })
+        try FormsFixture.answer(&s, ["1945-03-04"])
+        let review = FormReview(s).json["answers"]
+        #expect(
+            review?["fatherUSStatus"] == .string("permanentResident")
+                && review?["relativeRelationship"] == .string("sibling"))
+        #expect(s.storedAnswers["fatherSurname"] == "", "skipped: do not know")
     }
 
     @Test("going back reopens the last answer; changing a branch drops the answers it no longer asks")
@@ -136,6 +202,7 @@ struct FormFlowTests {
                 "passportExpiry": "2030-01-01", "appointmentDate": "2026-12-01", "usAddressStreet": "9 Elm Road",
                 "usAddressState": "WA",
                 "usAddressZip": "98101", "nationality": "EGY", "passportIssuingCountry": "EGY",
+                "fatherDateOfBirth": "1950-01-01", "motherDateOfBirth": "1952-02-02",
                 "lengthOfStayDays": "10",
                 "lastVisitDays": "5", "monthlyIncome": "1000",
             ]

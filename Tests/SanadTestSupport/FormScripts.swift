@@ -7,11 +7,13 @@ public enum FormScripts {
         "12/15/2026", "yes",
     ]
 
-    /// A complete DS-160: married, no previous travel or refusal, one security "yes" with its explanation.
+    /// A complete DS-160: married, no previous travel or refusal, both parents named and not in the U.S., no
+    /// relatives there, one security "yes" with its explanation.
     public static let ds160 = [
         "ERIKSSON", "ANNA MARIA", "female", "1974-08-12", "STOCKHOLM", "SWE", "married", "ERIKSSON", "JOHN",
         "1972-01-02", "1", "2027-03-01", "14", "350 Fifth Avenue", "New York", "NY", "10118", "no", "no",
-        "L898902C3", "SWE", "2022-04-15", "2032-04-14", "no", "yes", "Fined for speeding in 2019, paid.", "no", "no",
+        "L898902C3", "SWE", "2022-04-15", "2032-04-14", "ERIKSSON", "LARS", "1945-03-04", "no", "ERIKSSON", "BIRGIT",
+        "1948-05-06", "no", "no", "no", "no", "yes", "Fined for speeding in 2019, paid.", "no", "no",
         "employed", "ACME AB", "40000", "anna@example.com", "+46 8 123 456", "yes", "yes",
     ]
 }

@@ -253,6 +253,24 @@ public struct FieldValidator: Sendable {
                         "Use el nombre del estado o su código de dos letras (California o CA)."))
             }
             return .success(code)
+        case .country:
+            let table: Countries
+            switch Countries.shipped {
+            case .success(let t): table = t
+            case .failure(let error): return bad("\(error)", t("Rebuild sanad.", "أعد بناء sanad.", "Recompile sanad."))
+            }
+            guard let code = table.code(text) else {
+                return bad(
+                    t(
+                        "'\(text)' is not a country code or name I know (ISO 3166-1).",
+                        "'\(text)' ليس رمز دولة أو اسمها المعروف (ISO 3166-1).",
+                        "'\(text)' no es un código ni un nombre de país que conozca (ISO 3166-1)."),
+                    t(
+                        "Use the 3-letter code in the passport (SWE, EGY, MEX) or the country's name (Sweden).",
+                        "استخدم الرمز الثلاثي المكتوب في الجواز (SAU، EGY) أو اسم الدولة (السعودية).",
+                        "Use el código de 3 letras del pasaporte (SWE, EGY, MEX) o el nombre del país (Suecia)."))
+            }
+            return .success(code)
         case .yesNo:
             let word = text.lowercased().trimmingCharacters(in: .punctuationCharacters)
             if Self.yesWords.contains(word) { return .success("yes") }

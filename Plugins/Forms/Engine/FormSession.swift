@@ -242,9 +242,11 @@ public struct FormSession {
         var out: [RuleProblem] = []
         for s in f.steps where s.fields.allSatisfy({ f.answers[$0.id] != nil }) {
             for rule in s.step.validationRules where !holds(rule, f.answers) {
+                let required = self.required(rule, f.answers)?.description ?? ""
                 out.append(
                     RuleProblem(
-                        stepID: s.step.id, field: rule.field, message: rule.message.text(language),
+                        stepID: s.step.id, field: rule.field,
+                        message: rule.message.text(language).replacingOccurrences(of: "{date}", with: required),
                         isWarning: rule.isWarning))
             }
         }
@@ -265,12 +267,34 @@ public struct FormSession {
         case .dateAfter(let other):
             guard let o = answers[other].flatMap(CivilDate.init(iso:)) else { return true }
             return date > o
+        case .dateBefore(let other):
+            guard let o = answers[other].flatMap(CivilDate.init(iso:)) else { return true }
+            return date < o
         case .ageBetween(let min, let max):
             let age = date.years(until: today)
             if let lo = min.flatMap({ amount($0, answers) }), Double(age) < lo { return false }
             if let hi = max.flatMap({ amount($0, answers) }), Double(age) > hi { return false }
             return true
+        case .validUntil(_, _, _, let exempt):
+            if let exempt, let v = answers[exempt.field], exempt.list.codes.contains(v) { return true }
+            guard let needed = required(rule, answers) else { return true }
+            return date >= needed
         }
+    }
+
+    /// The least date a `validUntil` rule asks of its field (`from` + the days answered + the months), or nil.
+    func required(_ rule: FormTemplate.StepRule, _ answers: [String: String]) -> CivilDate? {
+        guard case .validUntil(let from, let plusDays, let months, _) = rule.kind,
+            let start = answers[from].flatMap(CivilDate.init(iso:))
+        else { return nil }
+        var days = 0
+        if let plusDays {
+            guard let n = answers[plusDays].flatMap({ Double($0) }), n.isFinite, n >= 0, n <= 100_000 else {
+                return nil
+            }
+            days = Int(n.rounded(.up))
+        }
+        return start.adding(days: days).adding(months: months)
     }
 
     /// A template amount: a number, or a value from the lookup entry picked by the answers.

@@ -13,6 +13,9 @@ public enum FieldType: String, Sendable, CaseIterable {
     case zip
     /// A US state or DC, by name or two-letter code, normalised to the code (`CA`).
     case usState
+    /// A country (ISO 3166-1), by code in any case or by name in English, Arabic or Spanish, normalised to the
+    /// alpha-3 code (`SWE`); `Countries`.
+    case country
     /// Yes or no in English, Arabic or Spanish, normalised to `yes` / `no`.
     case yesNo
     /// One of `options`, by value, label (any language) or number; normalised to the option's value.

@@ -115,14 +115,33 @@ public struct FormTemplate: Sendable {
         public enum Kind: Sendable {
             /// `field` (a date) must be later than `other` (a date).
             case dateAfter(other: String)
+            /// `field` (a date) must be earlier than `other` (a date).
+            case dateBefore(other: String)
             /// The age from `field` (a birth date) to today is within `min…max` years.
             case ageBetween(min: Amount?, max: Amount?)
+            /// `field` (a date) is on or after `from` (a date) plus the days answered in `plusDays` and `months`
+            /// calendar months, unless `exempt` holds.
+            case validUntil(from: String, plusDays: String?, months: Int, exempt: Exemption?)
         }
         public var kind: Kind
         public var field: String
         public var message: LocalizedText
         /// `error` reopens `field`; `warning` is only shown in the review.
         public var isWarning: Bool
+    }
+
+    /// A rule does not apply when the answer to `field` is one of `list`'s codes.
+    public struct Exemption: Sendable {
+        public var field: String
+        public var list: CodeList
+    }
+
+    /// A list of codes with where it comes from (`sixMonthClub.json`): `{"source", "asOf", "codes": [...]}`.
+    public struct CodeList: Sendable {
+        public var file: String
+        public var source: String
+        public var asOf: String
+        public var codes: Set<String>
     }
 
     public struct Review: Sendable {

@@ -99,7 +99,12 @@ public struct TemplateReader {
             }
             for (r, rule) in step.validationRules.enumerated() {
                 var named = [rule.field]
-                if case .dateAfter(let other) = rule.kind { named.append(other) }
+                switch rule.kind {
+                case .dateAfter(let other), .dateBefore(let other): named.append(other)
+                case .validUntil(let from, let plusDays, _, let exempt):
+                    named += [from] + [plusDays, exempt?.field].compactMap { $0 }
+                case .ageBetween: break
+                }
                 for f in named where fieldPaths[f] == nil {
                     throw fail("\(path).validationRules[\(r)]", "no field '\(f)' in schema.sections")
                 }
@@ -324,23 +329,42 @@ public struct TemplateReader {
     }
 
     func readRule(_ value: JSONValue, _ path: String, _ c: inout Context) throws -> FormTemplate.StepRule {
-        let o = try object(value, path, keys: ["rule", "field", "other", "min", "max", "message", "severity"])
+        let o = try object(
+            value, path,
+            keys: [
+                "rule", "field", "other", "min", "max", "from", "plusDays", "months", "unless", "message", "severity",
+            ])
         let name = try string(o.required("rule"), path + ".rule")
         let kind: FormTemplate.StepRule.Kind
         switch name {
         case "dateAfter":
             kind = .dateAfter(other: try identifier(o.required("other"), path + ".other"))
+        case "dateBefore":
+            kind = .dateBefore(other: try identifier(o.required("other"), path + ".other"))
         case "ageBetween":
             kind = .ageBetween(
                 min: try o.optional("min").map { try amount($0, path + ".min") },
                 max: try o.optional("max").map { try amount($0, path + ".max") })
-        default: throw fail(path + ".rule", "unknown rule '\(name)'; rules: dateAfter, ageBetween")
+        case "validUntil":
+            let months = try o.optional("months").map { v -> Int in
+                guard let n = v.intValue, (0...120).contains(n) else {
+                    throw fail(path + ".months", "expected a whole number of months 0…120")
+                }
+                return n
+            }
+            kind = .validUntil(
+                from: try identifier(o.required("from"), path + ".from"),
+                plusDays: try o.optional("plusDays").map { try identifier($0, path + ".plusDays") },
+                months: months ?? 0, exempt: try o.optional("unless").map { try readExemption($0, path + ".unless") })
+        default:
+            throw fail(path + ".rule", "unknown rule '\(name)'; rules: dateAfter, dateBefore, ageBetween, validUntil")
         }
-        for key in ["other", "min", "max"] where o.values[key] != nil {
+        for key in ["other", "min", "max", "from", "plusDays", "months", "unless"] where o.values[key] != nil {
             let allowed: Bool
             switch kind {
-            case .dateAfter: allowed = key == "other"
-            case .ageBetween: allowed = key != "other"
+            case .dateAfter, .dateBefore: allowed = key == "other"
+            case .ageBetween: allowed = key == "min" || key == "max"
+            case .validUntil: allowed = ["from", "plusDays", "months", "unless"].contains(key)
             }
             if !allowed { throw fail("\(path).\(key)", "not a key of the '\(name)' rule") }
         }
@@ -351,6 +375,41 @@ public struct TemplateReader {
         return .init(
             kind: kind, field: try identifier(o.required("field"), path + ".field"),
             message: try c.text(o.required("message"), path + ".message", self), isWarning: severity == "warning")
+    }
+
+    /// `{"field": ID, "inList": "file.json"}`; the list file (beside the template) is
+    /// `{"note"?, "source", "asOf", "codes": ["AND", …], "names"?}` with 3-letter codes.
+    func readExemption(_ value: JSONValue, _ path: String) throws -> FormTemplate.Exemption {
+        let o = try object(value, path, keys: ["field", "inList"])
+        let name = try string(o.required("inList"), path + ".inList")
+        guard !name.contains("/"), name.hasSuffix(".json") else {
+            throw fail(path + ".inList", "expected a .json file name beside the template")
+        }
+        let root: JSONValue
+        do { root = try StrictJSON().parse(try readFile(name)) } catch let e as FormError { throw e } catch {
+            throw FormError.invalidTemplate(file: name, keyPath: "", problem: "\(error)")
+        }
+        func bad(_ key: String, _ problem: String) -> FormError {
+            .invalidTemplate(file: name, keyPath: key, problem: problem)
+        }
+        guard let list = root.objectValue else { throw bad("", "expected an object") }
+        for key in list.keys.sorted() where !["note", "source", "asOf", "codes", "names"].contains(key) {
+            throw bad(key, "unknown key")
+        }
+        guard let source = list["source"]?.stringValue, !source.isEmpty, let asOf = list["asOf"]?.stringValue,
+            !asOf.isEmpty
+        else { throw bad("", "a code list needs 'source' and 'asOf' (where its facts come from, and when)") }
+        guard let codes = list["codes"]?.arrayValue else { throw bad("codes", "expected an array of codes") }
+        var set = Set<String>()
+        for (i, c) in codes.enumerated() {
+            guard let code = c.stringValue, code.count == 3, code.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+                throw bad("codes[\(i)]", "expected a 3-letter upper-case code")
+            }
+            set.insert(code)
+        }
+        return .init(
+            field: try identifier(o.required("field"), path + ".field"),
+            list: .init(file: name, source: source, asOf: asOf, codes: set))
     }
 
     func amount(_ value: JSONValue, _ path: String) throws -> FormTemplate.Amount {

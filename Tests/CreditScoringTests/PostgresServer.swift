@@ -1,4 +1,6 @@
+import CreditReceiver
 import Foundation
+import SanadTestSupport
 
 /// A private PostgreSQL server for one test: `initdb` into a temporary folder, `pg_ctl start` listening only on a
 /// unix socket in that folder, `stop()` shuts it down and removes the folder. As root (PostgreSQL refuses to run
@@ -8,7 +10,25 @@ final class PostgresServer {
     static var available: Bool { FileManager.default.isExecutableFile(atPath: binaries + "/initdb") }
 
     let directory: URL
-    var conninfo: String { "host=\(directory.path) dbname=postgres user=sanad connect_timeout=5" }
+    /// The owner's connection (a superuser: `initdb -U sanad`).
+    var conninfo: String { conninfo(user: "sanad") }
+
+    /// A connection as `user` (trust authentication on the private socket).
+    func conninfo(user: String) -> String { "host=\(directory.path) dbname=postgres user=\(user) connect_timeout=5" }
+    /// What a device connects as, and what the receiver service connects as (after `installReceiver`).
+    var device: String { conninfo(user: ReceiverSchema.deviceRole) }
+    var receiver: String { conninfo(user: ReceiverSchema.receiverRole) }
+
+    /// How many rows `table` holds (read as the owner).
+    func count(_ table: String) throws -> Int {
+        let rows = try PostgresConnection(conninfo, lib: LibPQ.shared()).query("SELECT count(*) FROM \(table)")
+        return Int((rows.first?.first ?? nil) ?? "") ?? -1
+    }
+
+    /// The receiver's tables, roles, grants and functions, as `sanad credit receiver setup` makes them.
+    func installReceiver() throws {
+        try ReceiverSchema.install(on: PostgresConnection(conninfo, lib: LibPQ.shared()))
+    }
 
     init() throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("sanad-pg-\(UUID().uuidString.prefix(8))")
@@ -55,4 +75,67 @@ final class PostgresServer {
                 userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments.joined(separator: " ")) failed"])
         }
     }
+}
+
+/// `sanad credit receiver serve --db RECEIVER-CONNINFO`: the receiver service as the separate process it is, its
+/// output in a file; `stop()` sends SIGTERM and waits.
+final class ReceiverProcess {
+    let process = Process()
+    let log: URL
+
+    init(conninfo: String) throws {
+        guard let executable = SanadCLI.executable else { throw ServerTestError("sanad binary not built") }
+        process.executableURL = executable
+        process.arguments = ["credit", "receiver", "serve", "--db", conninfo, "--interval-ms", "20"]
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-receiver-\(UUID()).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        while !output.contains("receiver: serving") {
+            guard process.isRunning else { throw ServerTestError("the receiver exited: \(output)") }
+            usleep(20_000)
+        }
+    }
+
+    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: log)
+    }
+}
+
+/// A TCP port on 127.0.0.1 that accepts connections (the kernel's backlog completes them) and never answers: a
+/// database that went silent.
+final class BlackHole {
+    let socket: Int32
+    let port: Int
+
+    init() throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        socket = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw ServerTestError("cannot listen on 127.0.0.1: errno \(errno)") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(socket) }
 }

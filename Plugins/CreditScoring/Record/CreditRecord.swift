@@ -83,6 +83,7 @@ public enum CreditRecord {
                     ])
                 }),
             "prioritisedMessageIds": .array(r.prioritised.map(JSONValue.string)),
+            "consent": r.settings.consent?.json ?? .null,
             "counts": .object(r.counts.mapValues { number($0) }),
             "createdAt": .string(CivilTime.isoString(Int64(createdAt.timeIntervalSince1970.rounded(.down)))),
         ]

@@ -259,6 +259,33 @@ struct PostgresTests {
         #expect(!(try receiver.allText().contains { $0.contains("r-fixture") }))
     }
 
+    @Test("receiver prune --days N as the receiver role: only the records received more than N days ago go")
+    func retentionPruneCommand() throws {
+        guard SanadCLI.executable != nil else { return }
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        try server.installReceiver()
+        let old = try SignedFixture(recordID: "r-old")
+        let fresh = try SignedFixture(recordID: "r-fresh")
+        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: old.lib)
+        for f in [old, fresh] {
+            try receiver.register(publicKey: f.key.publicKey)
+            _ = try receiver.receive(f.bytes)
+        }
+        // The owner backdates one record by 40 days (the receiver role may not UPDATE records).
+        try PostgresConnection(server.conninfo, lib: LibPQ.shared()).query(
+            "UPDATE credit_records SET received_at = now() - interval '40 days' WHERE record_id = 'r-old'")
+        let pruned = try SanadCLI.run(["credit", "receiver", "prune", "--days", "30", "--db", server.receiver])
+        #expect(
+            pruned.stdout == "pruned 1 record(s) received more than 30 days ago\n", "\(pruned.stdout)\(pruned.stderr)")
+        let left = try PostgresConnection(server.conninfo, lib: LibPQ.shared()).query(
+            "SELECT record_id FROM credit_records ORDER BY id")
+        #expect(left == [["r-fresh"]])
+        // The device role cannot prune.
+        let device = try SanadCLI.run(["credit", "receiver", "prune", "--days", "1", "--db", server.device])
+        #expect(device.status == 1 && device.stderr.contains("permission denied"), "\(device.stderr)")
+    }
+
     /// The receiver's goal: every tampered record refused and logged, the valid one stored. 200 cases here;
     /// `CREDIT_TAMPER_CASES=2000 swift test -c release --filter tamperedRecordsAreRefusedAndLogged` runs more.
     @Test func tamperedRecordsAreRefusedAndLogged() throws {

@@ -24,7 +24,8 @@ public enum LargeInputOffer {
 
     /// The question, with the input's size and its estimated messages.
     public static func question(bytes: Int, messages: Int) -> String {
-        "This input is large (\(bytes >> 20) MiB, about \(messages) messages). Analyse [a]ll of it, only your "
+        let size = bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+        return "This input is large (\(size), about \(messages) messages). Analyse [a]ll of it, only your "
             + "[l]oved ones' conversations, or in the [b]ackground (a job of its own; 'sanad credit jobs' shows it)? "
             + "[A/l/b] "
     }

@@ -113,29 +113,3 @@ final class ReceiverProcess {
         try? FileManager.default.removeItem(at: log)
     }
 }
-
-/// A TCP port on 127.0.0.1 that accepts connections (the kernel's backlog completes them) and never answers: a
-/// database that went silent.
-final class BlackHole {
-    let socket: Int32
-    let port: Int
-
-    init() throws {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        socket = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw ServerTestError("cannot listen on 127.0.0.1: errno \(errno)") }
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    func close() { _ = Glibc.close(socket) }
-}

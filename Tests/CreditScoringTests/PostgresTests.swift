@@ -215,29 +215,6 @@ struct PostgresTests {
         #expect(sent.status == 0 && sent.stdout.contains("stored: record"), "\(sent.stdout)\(sent.stderr)")
     }
 
-    @Test("a database that accepts the connection and never answers: send ends after --timeout, the record kept")
-    func blackHoledDatabaseTimesOut() throws {
-        guard SanadCLI.executable != nil else { return }
-        let hole = try BlackHole()
-        defer { hole.close() }
-        let data = try CreditFixtures.temporaryDirectory()
-        let messages = data.appendingPathComponent("m.txt")
-        try CreditFixtures.plain.write(to: messages, atomically: true, encoding: .utf8)
-        let env = ["SANAD_DATA": data.path]
-        #expect(try SanadCLI.run(["credit", "analyze", messages.path, "--consent"], environment: env).status == 0)
-        let db = "host=127.0.0.1 port=\(hole.port) dbname=credit user=sanad_device"
-        let start = Date()
-        let r = try runChildProcess(
-            URL(fileURLWithPath: "/usr/bin/timeout"),
-            ["60", try #require(SanadCLI.executable).path, "credit", "send", "--db", db, "--timeout", "2"],
-            environment: ProcessInfo.processInfo.environment.merging(env) { $1 }, directory: TestPaths.packageRoot)
-        let seconds = Date().timeIntervalSince(start)
-        let out = String(decoding: r.stdout, as: UTF8.self)
-        print("black-holed database: send ended after \(String(format: "%.2f", seconds)) s with --timeout 2")
-        #expect(r.status == 1, "status \(r.status): \(out)")
-        #expect(out.contains("timeout expired") && out.contains("1 record(s) wait in the outbox"), "\(out)")
-    }
-
     @Test("retention: prune deletes only the records received more than N days ago")
     func retentionPrune() throws {
         let server = try PostgresServer()

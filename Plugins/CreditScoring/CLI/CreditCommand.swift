@@ -643,7 +643,7 @@ public enum CreditCommand: VerbCommand {
             }
             for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
             if let reason = report.unreachable {
-                print("database unreachable (\(reason)); \(report.waiting) record(s) wait in the outbox")
+                print("not confirmed (\(reason)); \(report.waiting) record(s) wait in the outbox")
             }
             print("round trip: \(milliseconds) ms")
         }

@@ -763,7 +763,16 @@ public enum CreditCommand: VerbCommand {
             if let removedOnServer {
                 print("erased \(removedOnServer) record(s) stored by the server for this device's key")
             }
-            if erase { print("erased \(removed) local record file(s); the device key is kept") }
+            if erase {
+                // The key goes with the store; one kept elsewhere (SANAD_CREDIT_KEYS) stays.
+                let keyFile = keyDirectory(store).appendingPathComponent(DeviceKey.fileName)
+                let kept = FileManager.default.fileExists(atPath: keyFile.path)
+                print(
+                    "erased \(removed) local record file(s), the consent and the send log; "
+                        + (kept
+                            ? "the device key outside the store (\(keyFile.path)) is kept"
+                            : "the device key too (the next analysis makes a new one for the receiver to enroll)"))
+            }
         }
         return ExitCode.success
     }

@@ -30,13 +30,25 @@ final class PostgresServer {
         try ReceiverSchema.install(on: PostgresConnection(conninfo, lib: LibPQ.shared()))
     }
 
-    init() throws {
+    /// A new server; with `receiver`, the receiver's schema installed (`installReceiver`).
+    init(receiver: Bool = false) throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("sanad-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
         try Self.run(
             "initdb", ["-D", directory.path + "/data", "-A", "trust", "-U", "sanad", "--no-sync", "-E", "UTF8"])
         try start()
+        if receiver { try installReceiver() }
+    }
+
+    /// A server with the receiver's schema, a signed fixture record and a receiver connection that enrolled the
+    /// fixture's key.
+    static func enrolledFixture() throws -> (PostgresServer, SignedFixture, CreditReceiver) {
+        let server = try PostgresServer(receiver: true)
+        let f = try SignedFixture()
+        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
+        try receiver.register(publicKey: f.key.publicKey)
+        return (server, f, receiver)
     }
 
     func start() throws {
@@ -111,5 +123,23 @@ final class ReceiverProcess {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: log)
+    }
+}
+
+/// A device's store and the fixture's messages, with `sanad credit` run against `conninfo` (SANAD_CREDIT_DB).
+struct DeviceCLI {
+    let data: URL
+    let messages: URL
+    let environment: [String: String]
+
+    init(conninfo: String) throws {
+        data = try CreditFixtures.temporaryDirectory()
+        messages = data.appendingPathComponent("m.txt")
+        try CreditFixtures.plain.write(to: messages, atomically: true, encoding: .utf8)
+        environment = ["SANAD_DATA": data.path, "SANAD_CREDIT_DB": conninfo]
+    }
+
+    func credit(_ arguments: [String]) throws -> SanadCLI.Result {
+        try SanadCLI.run(["credit"] + arguments, environment: environment)
     }
 }

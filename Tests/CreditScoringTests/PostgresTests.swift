@@ -8,9 +8,8 @@ import Testing
 @Suite("credit PostgreSQL receiver", .serialized, .enabled(if: PostgresServer.available))
 struct PostgresTests {
     @Test func verifiesStoresRejectsAndLogs() throws {
-        let server = try PostgresServer()
+        let server = try PostgresServer(receiver: true)
         defer { server.destroy() }
-        try server.installReceiver()
         let f = try SignedFixture()
         let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
         // Unknown key first: refused and logged.
@@ -64,14 +63,9 @@ struct PostgresTests {
         guard SanadCLI.executable != nil else { return }
         let server = try PostgresServer()
         defer { server.destroy() }
-        let data = try CreditFixtures.temporaryDirectory()
-        let messages = data.appendingPathComponent("m.txt")
-        try CreditFixtures.plain.write(to: messages, atomically: true, encoding: .utf8)
         // The device holds only the device role's conninfo.
-        let env = ["SANAD_DATA": data.path, "SANAD_CREDIT_DB": server.device]
-        func credit(_ args: [String]) throws -> SanadCLI.Result {
-            try SanadCLI.run(["credit"] + args, environment: env)
-        }
+        let device = try DeviceCLI(conninfo: server.device)
+        let (credit, messages) = (device.credit, device.messages)
         let setup = try SanadCLI.run(["credit", "receiver", "setup", "--db", server.conninfo])
         #expect(setup.status == 0 && setup.stdout.contains("sanad_device"), "\(setup.stdout)\(setup.stderr)")
         #expect(try credit(["analyze", messages.path, "--me", "me", "--consent"]).status == 0)
@@ -124,12 +118,8 @@ struct PostgresTests {
 
     @Test("the device role may only stage documents: each forbidden statement is refused by the database")
     func deviceRoleIsRefused() throws {
-        let server = try PostgresServer()
+        let (server, f, receiver) = try PostgresServer.enrolledFixture()
         defer { server.destroy() }
-        try server.installReceiver()
-        let f = try SignedFixture()
-        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
-        try receiver.register(publicKey: f.key.publicKey)
         _ = try receiver.receive(f.bytes)
         let device = try PostgresConnection(server.device, lib: LibPQ.shared())
         let forbidden = [
@@ -153,12 +143,8 @@ struct PostgresTests {
 
     @Test("a forged record staged by a device is rejected and logged by the receiver process; a valid one stored")
     func receiverProcessDecides() throws {
-        let server = try PostgresServer()
+        let (server, f, receiver) = try PostgresServer.enrolledFixture()
         defer { server.destroy() }
-        try server.installReceiver()
-        let f = try SignedFixture()
-        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
-        try receiver.register(publicKey: f.key.publicKey)
         let service = try ReceiverProcess(conninfo: server.receiver)
         defer { service.stop() }
         let client = try SubmissionClient(conninfo: server.device, timeout: 30)
@@ -189,16 +175,10 @@ struct PostgresTests {
     @Test("no decision within --timeout: send says so and keeps the record; a later send with the service up stores it")
     func unansweredSubmissionWaitsInTheOutbox() throws {
         guard SanadCLI.executable != nil else { return }
-        let server = try PostgresServer()
+        let server = try PostgresServer(receiver: true)
         defer { server.destroy() }
-        try server.installReceiver()
-        let data = try CreditFixtures.temporaryDirectory()
-        let messages = data.appendingPathComponent("m.txt")
-        try CreditFixtures.plain.write(to: messages, atomically: true, encoding: .utf8)
-        let env = ["SANAD_DATA": data.path, "SANAD_CREDIT_DB": server.device]
-        func credit(_ args: [String]) throws -> SanadCLI.Result {
-            try SanadCLI.run(["credit"] + args, environment: env)
-        }
+        let device = try DeviceCLI(conninfo: server.device)
+        let (credit, messages) = (device.credit, device.messages)
         #expect(try credit(["analyze", messages.path, "--consent"]).status == 0)
         let publicKey = try #require(
             try JSONValue.parse(try credit(["status", "--json"]).stdout)["publicKey"]?.stringValue)
@@ -217,12 +197,8 @@ struct PostgresTests {
 
     @Test("retention: prune deletes only the records received more than N days ago")
     func retentionPrune() throws {
-        let server = try PostgresServer()
+        let (server, f, receiver) = try PostgresServer.enrolledFixture()
         defer { server.destroy() }
-        try server.installReceiver()
-        let f = try SignedFixture()
-        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
-        try receiver.register(publicKey: f.key.publicKey)
         _ = try receiver.receive(f.bytes)
         Thread.sleep(forTimeInterval: 1.1)
         let between = Date()
@@ -239,9 +215,8 @@ struct PostgresTests {
     @Test("receiver prune --days N as the receiver role: only the records received more than N days ago go")
     func retentionPruneCommand() throws {
         guard SanadCLI.executable != nil else { return }
-        let server = try PostgresServer()
+        let server = try PostgresServer(receiver: true)
         defer { server.destroy() }
-        try server.installReceiver()
         let old = try SignedFixture(recordID: "r-old")
         let fresh = try SignedFixture(recordID: "r-fresh")
         let receiver = try CreditReceiver(conninfo: server.receiver, crypto: old.lib)
@@ -266,12 +241,8 @@ struct PostgresTests {
     /// The receiver's goal: every tampered record refused and logged, the valid one stored. 200 cases here;
     /// `CREDIT_TAMPER_CASES=2000 swift test -c release --filter tamperedRecordsAreRefusedAndLogged` runs more.
     @Test func tamperedRecordsAreRefusedAndLogged() throws {
-        let server = try PostgresServer()
+        let (server, f, receiver) = try PostgresServer.enrolledFixture()
         defer { server.destroy() }
-        try server.installReceiver()
-        let f = try SignedFixture()
-        let receiver = try CreditReceiver(conninfo: server.receiver, crypto: f.lib)
-        try receiver.register(publicKey: f.key.publicKey)
         let count = Int(ProcessInfo.processInfo.environment["CREDIT_TAMPER_CASES"] ?? "") ?? 200
         var refused = 0
         var stored: [Int] = []
@@ -291,9 +262,8 @@ struct PostgresTests {
     }
 
     @Test func outboxWaitsWhileTheDatabaseIsDown() throws {
-        let server = try PostgresServer()
+        let server = try PostgresServer(receiver: true)
         defer { server.destroy() }
-        try server.installReceiver()
         let f = try SignedFixture()
         try CreditReceiver(conninfo: server.receiver, crypto: f.lib).register(publicKey: f.key.publicKey)
         try server.stop()

@@ -34,19 +34,12 @@ public enum ErasureRequest {
         guard case .object(let request) = value, request["version"]?.intValue == 1,
             request["requestId"]?.stringValue != nil, request["requestedAt"]?.stringValue != nil
         else { throw reject("malformed", "not a \(format) version 1 {requestId, requestedAt, device, signature}") }
-        guard SignedDocument.isCanonical(value, bytes: bytes) else {
-            throw reject("not-canonical", "the bytes are not the request's RFC 8785 canonical form")
+        let signer = try RecordVerifier.signer(of: value, object: request, bytes: bytes, noun: "request", lib: lib) {
+            reject($0, $1, key: $2)
         }
-        let signer: DocumentSigner
-        do { signer = try SignedDocument.signer(of: request, lib: lib) } catch let problem as SignatureProblem {
-            throw reject(problem.reason, problem.detail, key: problem.keyID)
-        }
-        guard registeredKeys.contains(signer.publicKeyHex) else {
-            throw reject("unknown-key", "the device key \(signer.keyID) is not registered", key: signer.keyID)
-        }
-        do { try SignedDocument.checkSignature(request, signer: signer, lib: lib) } catch is SignatureProblem {
-            throw reject("bad-signature", "the Ed25519 signature does not match the request", key: signer.keyID)
-        }
+        try RecordVerifier.checkSignature(
+            request, signer: signer, noun: "request", registeredKeys: registeredKeys, lib: lib
+        ) { reject($0, $1, key: $2) }
         return signer.keyID
     }
 }

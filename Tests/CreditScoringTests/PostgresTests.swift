@@ -233,6 +233,15 @@ struct PostgresTests {
         let left = try PostgresConnection(server.conninfo, lib: LibPQ.shared()).query(
             "SELECT record_id FROM credit_records ORDER BY id")
         #expect(left == [["r-fresh"]])
+        // The service prunes too: --retention-days at start (then hourly); --once exits when nothing waits.
+        try PostgresConnection(server.conninfo, lib: LibPQ.shared()).query(
+            "UPDATE credit_records SET received_at = now() - interval '40 days' WHERE record_id = 'r-fresh'")
+        let served = try SanadCLI.run([
+            "credit", "receiver", "serve", "--db", server.receiver, "--retention-days", "30", "--once",
+        ])
+        #expect(
+            served.status == 0 && served.stdout.contains("pruned 1 record(s) older than 30 days"), "\(served.stdout)")
+        #expect(try server.count("credit_records") == 0)
         // The device role cannot prune.
         let device = try SanadCLI.run(["credit", "receiver", "prune", "--days", "1", "--db", server.device])
         #expect(device.status == 1 && device.stderr.contains("permission denied"), "\(device.stderr)")

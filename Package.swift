@@ -75,7 +75,8 @@ let package = Package(
         // What the device signs with: libcrypto (dlopen), SHA-256, the device's Ed25519 key, RFC 8785 canonical JSON
         // and the one signing scheme of credit records and generation receipts.
         .target(
-            name: "SanadSigning", dependencies: ["SanadNative", "SanadCore"], path: "Sources/SanadSigning",
+            name: "SanadSigning", dependencies: ["SanadNative", "SanadCore", "SanadArchive"],
+            path: "Sources/SanadSigning",
             exclude: ["README.md"]),
         // Signed generation receipts: what they state, their verification, the replay comparison.
         .target(

@@ -193,6 +193,7 @@ public final class HarfBuzzSubsetter: @unchecked Sendable {  // immutable after 
     typealias InputCreate = @convention(c) () -> OpaquePointer?
     typealias InputSet = @convention(c) (OpaquePointer?) -> OpaquePointer?
     typealias InputSetFlags = @convention(c) (OpaquePointer?, UInt32) -> Void
+    typealias InputSetKind = @convention(c) (OpaquePointer?, UInt32) -> OpaquePointer?
     typealias SubsetOrFail = @convention(c) (OpaquePointer?, OpaquePointer?) -> OpaquePointer?
     typealias Destroy = @convention(c) (OpaquePointer?) -> Void
 
@@ -200,6 +201,7 @@ public final class HarfBuzzSubsetter: @unchecked Sendable {  // immutable after 
     let inputDestroy: Destroy
     let glyphSet: InputSet
     let unicodeSet: InputSet
+    let inputSet: InputSetKind
     let setFlags: InputSetFlags
     let subsetOrFail: SubsetOrFail
     public let path: String
@@ -216,6 +218,7 @@ public final class HarfBuzzSubsetter: @unchecked Sendable {  // immutable after 
         inputDestroy = try lib.require("hb_subset_input_destroy", as: Destroy.self)
         glyphSet = try lib.require("hb_subset_input_glyph_set", as: InputSet.self)
         unicodeSet = try lib.require("hb_subset_input_unicode_set", as: InputSet.self)
+        inputSet = try lib.require("hb_subset_input_set", as: InputSetKind.self)
         setFlags = try lib.require("hb_subset_input_set_flags", as: InputSetFlags.self)
         subsetOrFail = try lib.require("hb_subset_or_fail", as: SubsetOrFail.self)
         path = lib.shownPath
@@ -231,7 +234,8 @@ public final class HarfBuzzSubsetter: @unchecked Sendable {  // immutable after 
     }
 
     /// The TrueType file of `font` cut down to `glyphs` (and the glyphs of `unicodes`, so its `cmap` stays
-    /// meaningful), every glyph keeping its id (`HB_SUBSET_FLAGS_RETAIN_GIDS`); `name` is for the error.
+    /// meaningful), every glyph keeping its id (`HB_SUBSET_FLAGS_RETAIN_GIDS`), without the layout tables (GSUB,
+    /// GPOS, GDEF, kern); `name` is for the error.
     public func subset(_ font: HarfBuzzFont, glyphs: Set<UInt32>, unicodes: Set<UInt32>, name: String) throws
         -> [UInt8]
     {
@@ -240,6 +244,10 @@ public final class HarfBuzzSubsetter: @unchecked Sendable {  // immutable after 
         defer { inputDestroy(input) }
         for g in glyphs.union([0]) { hb.setAdd(glyphSet(input), g) }
         for u in unicodes { hb.setAdd(unicodeSet(input), u) }
+        // A PDF draws glyphs already shaped: the layout tables are not needed (HB_SUBSET_SETS_DROP_TABLE_TAG).
+        for tag in ["GSUB", "GPOS", "GDEF", "kern"] {
+            hb.setAdd(inputSet(input, 3), tag.utf8.reduce(0) { $0 << 8 | UInt32($1) })
+        }
         setFlags(input, 0x2)  // HB_SUBSET_FLAGS_RETAIN_GIDS
         guard let subset = subsetOrFail(font.face, input) else {
             throw NativeLibraryError("\(name): HarfBuzz could not subset it")

@@ -1,8 +1,9 @@
-import FormsPlugin
 import Foundation
 import SanadCore
 import SanadTestSupport
 import Testing
+
+@testable import FormsPlugin
 
 /// PDFs in any script: an Arabic session's form and checklist read back in Arabic by `pdftotext`, and its rendered
 /// page (`pdftoppm`) shows Arabic letters joined and right to left; without HarfBuzz or the font, one clear note.
@@ -14,7 +15,10 @@ struct FormPDFScriptTests {
 
     /// A DMV renewal answered in Arabic, the names written in Arabic letters.
     static func arabicSession() throws -> FormSession {
-        var s = try FormsFixture.session("dmv-renewal", language: "ar")
+        let store = try JSONFormStore(file: FormsFixture.temporaryDirectory().appendingPathComponent("forms.json"))
+        var s = try FormSession.start(
+            template: try FormsFixture.catalog().template("dmv-renewal"), store: store, language: "ar",
+            id: "dmv-ar-1", today: FormsFixture.today)  // a fixed id: the committed screenshot stays the same
         let names = ["Maria Lopez": "ماريا لوبيز", "Maria Garcia": "ماريا غارسيا"]
         try FormsFixture.answer(&s, FormsFixture.dmvAnswers.map { names[$0] ?? $0 })
         return s
@@ -200,7 +204,9 @@ struct FormPDFScriptTests {
         let docs = FormDocuments(s, fonts: noHarfBuzz)
         let notes = docs.notes.joined(separator: "\n")
         #expect(notes.contains("HarfBuzz") && notes.contains("apt-get install libharfbuzz0b"), "\(notes)")
-        #expect(docs.notes.filter { $0.contains("Courier") }.count == 1, "one note on the fallback: \(notes)")
+        #expect(
+            docs.notes.filter { $0.contains("Latin-only Courier") }.count == 1, "one note on the fallback: \(notes)")
+        #expect(notes.contains("form.pdf: ") && notes.contains("shown as '?'"), "\(notes)")
         let form = try #require(docs.files.first { $0.name == "form.pdf" }?.bytes)
         #expect(String(decoding: form.filter { $0 < 0x80 }, as: UTF8.self).contains("/BaseFont /Courier"))
         let noFont = TextPDF(title: "t", lines: [.init(.body, "اسم Name")]).render(
@@ -210,5 +216,39 @@ struct FormPDFScriptTests {
         let latin = TextPDF(title: "t", lines: [.init(.body, "Name: Maria")]).render(fonts: noHarfBuzz)
         #expect(latin.unrepresentable == 0 && latin.note != nil)
         if let text = try FormExportTests.pdfText(latin.bytes) { #expect(text.contains("Name: Maria")) }
+    }
+}
+
+/// The bidi layout's run order, without fonts: levels and visual order for Arabic, Latin, numbers and brackets.
+@Suite("bidi runs for the PDF lines")
+struct BidiLineTests {
+    /// The runs of `text` in visual order, each as its text in logical order.
+    static func visual(_ text: String) -> (rightToLeft: Bool, runs: [String]) {
+        let scalars = Array(text.unicodeScalars)
+        let line = BidiLine(scalars)
+        return (
+            line.rightToLeft,
+            line.visualRuns.map { String(String.UnicodeScalarView(scalars[$0.range])) }
+        )
+    }
+
+    @Test("a line whose first letter is Arabic reads right to left; Latin, numbers and dates inside keep their order")
+    func arabicParagraph() {
+        let name = Self.visual("الاسم: Maria Lopez")
+        #expect(name.rightToLeft && name.runs == ["Maria Lopez", "الاسم: "])
+        let date = Self.visual("تاريخ الميلاد: 1985-04-23")
+        #expect(date.runs == ["1985-04-23", "تاريخ الميلاد: "])
+        let state = Self.visual("الولاية: California (CA)")
+        #expect(state.runs == ["California (CA)", "الولاية: "])
+        let fee = Self.visual("الرسوم (USD)")
+        // Brackets around Latin after Arabic stay right to left (drawn mirrored): (USD) at the line's left end.
+        #expect(fee.runs == [")", "USD", "الرسوم ("])
+    }
+
+    @Test("a Latin line stays left to right; an Arabic name inside it is one right-to-left run")
+    func latinParagraph() {
+        let line = Self.visual("Full name: ماريا لوبيز")
+        #expect(!line.rightToLeft && line.runs == ["Full name: ", "ماريا لوبيز"])
+        #expect(Self.visual("Total: 47.00").runs == ["Total: 47.00"])
     }
 }

@@ -27,10 +27,9 @@ public struct FormDocuments: Sendable {
             let pdf = TextPDF(title: review.title, lines: lines, language: review.language).render(fonts: fonts)
             files.append((name, pdf.bytes))
             guard pdf.unrepresentable > 0 else { continue }
-            let text = name == "checklist.pdf" ? "checklist.txt" : "form.txt"
-            notes.append(
-                "\(name): \(pdf.unrepresentable) character(s) the PDF's font has no glyph for; \(text) has the full text"
-            )
+            let full = ["form.pdf": "form.txt", "checklist.pdf": "checklist.txt"][name] ?? "answers.json"
+            let how = pdf.note == nil ? "have no glyph in the embedded font" : "are outside Courier and shown as '?'"
+            notes.append("\(name): \(pdf.unrepresentable) character(s) \(how); \(full) has the full text")
             fallback = fallback ?? pdf.note
         }
         if let fallback { notes.append(fallback) }

@@ -80,7 +80,7 @@ public struct TextPDF: Sendable {
             return try renderEmbedded(regular: faces[0], bold: faces[1])
         } catch {
             return renderCourier(
-                note: "the PDF uses the Latin-only Courier font: \(error). "
+                note: "the PDFs use the Latin-only Courier font: \(error). "
                     + "(The fonts are Debian's fonts-dejavu-core; scripts/setup installs them and HarfBuzz.)")
         }
     }

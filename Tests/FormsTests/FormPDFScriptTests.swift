@@ -213,6 +213,10 @@ struct FormPDFScriptTests {
             fonts: .embedded(regular: "/nonexistent/font.ttf", bold: "/nonexistent/font.ttf", environment: [:]))
         #expect(noFont.unrepresentable == 3 && (noFont.note ?? "").contains("/nonexistent/font.ttf"))
         #expect((noFont.note ?? "").contains("fonts-dejavu-core"))
+        var english = try FormsFixture.session("dmv-renewal")
+        try FormsFixture.answer(&english, FormsFixture.dmvAnswers)
+        let plain = FormDocuments(english, fonts: noHarfBuzz).notes
+        #expect(plain.count == 1 && plain[0].contains("libharfbuzz0b"), "nothing lost, still said once: \(plain)")
         let latin = TextPDF(title: "t", lines: [.init(.body, "Name: Maria")]).render(fonts: noHarfBuzz)
         #expect(latin.unrepresentable == 0 && latin.note != nil)
         if let text = try FormExportTests.pdfText(latin.bytes) { #expect(text.contains("Name: Maria")) }

@@ -7,7 +7,8 @@ import SanadCore
 /// the template has English, and `reminder-FIELD.ics` for each answered date the template asks a reminder for.
 public struct FormDocuments: Sendable {
     public var files: [(name: String, bytes: [UInt8])]
-    /// What the person should know about the files (characters a PDF could not show, and why).
+    /// What the person should know about the files: characters a PDF could not show, and, once, why the PDFs fell
+    /// back to Courier (even when nothing was lost, so a missing HarfBuzz or font is never silent).
     public var notes: [String]
 
     public init(_ session: FormSession, fonts: TextPDF.Fonts = .system) {
@@ -26,11 +27,11 @@ public struct FormDocuments: Sendable {
         for (name, review, lines) in pdfs {
             let pdf = TextPDF(title: review.title, lines: lines, language: review.language).render(fonts: fonts)
             files.append((name, pdf.bytes))
+            fallback = fallback ?? pdf.note
             guard pdf.unrepresentable > 0 else { continue }
             let full = ["form.pdf": "form.txt", "checklist.pdf": "checklist.txt"][name] ?? "answers.json"
             let how = pdf.note == nil ? "have no glyph in the embedded font" : "are outside Courier and shown as '?'"
             notes.append("\(name): \(pdf.unrepresentable) character(s) \(how); \(full) has the full text")
-            fallback = fallback ?? pdf.note
         }
         if let fallback { notes.append(fallback) }
         let answers = session.storedAnswers

@@ -45,8 +45,8 @@ struct LaidOutLine {
     }
 
     /// The content-stream operators that draw the line at baseline `y`, from `left` or (right to left) flush with
-    /// `right`: one `TJ` of two-byte glyph ids whose adjustments make each glyph advance by HarfBuzz's amount and sit
-    /// at its offset (a mark over a letter).
+    /// `right`: `TJ` arrays of two-byte glyph ids whose adjustments make each glyph advance by HarfBuzz's amount and
+    /// sit at its horizontal offset, a text rise (`Ts`) for a glyph raised or lowered (a mark over or under a letter).
     func content(fontName: String, size: Double, y: Double, left: Double, right: Double) -> [UInt8] {
         let x = rightToLeft ? right - width : left
         var items: [String] = []
@@ -68,7 +68,15 @@ struct LaidOutLine {
             }
             let offset = Double(g.xOffset) * scale
             adjust(-offset)
+            if g.yOffset != 0 {  // raised or lowered (a mark): text rise, in points
+                flush()
+                operators.append("\(decimal(Double(g.yOffset) * size / Double(unitsPerEm))) Ts")
+            }
             items.append("<" + zeroPadded(String(g.glyph, radix: 16, uppercase: true), 4) + ">")
+            if g.yOffset != 0 {
+                flush()
+                operators.append("0 Ts")
+            }
             adjust(offset + Double(w) - Double(g.xAdvance) * scale)
             if clusters.contains(where: { $0.glyphs.upperBound == i + 1 }) {
                 flush()

@@ -126,6 +126,7 @@ struct FormPDFScriptTests {
         let latin = String(decoding: form.filter { $0 < 0x80 }, as: UTF8.self)
         #expect(latin.contains("/Subtype /CIDFontType2") && latin.contains("/Encoding /Identity-H"))
         #expect(latin.contains("/FontFile2 ") && latin.contains("/ToUnicode ") && latin.contains("+DejaVuSans"))
+        #expect(latin.contains("/Filter /FlateDecode"), "streams deflated with zlib")
         let review = FormReview(s)
         guard let text = try FormExportTests.pdfText(form) else { return }
         let flat = Self.words(text)

@@ -55,3 +55,22 @@ struct HarfBuzzTests {
         #expect(error.reason.contains("/nonexistent/libharfbuzz.so.0") && error.reason.contains("libharfbuzz0b"))
     }
 }
+
+/// zlib through dlopen, for the PDFs' `/FlateDecode` streams.
+@Suite("zlib through dlopen")
+struct ZlibTests {
+    @Test("deflate and inflate round trip; a missing zlib is refused with the package to install")
+    func roundTrip() throws {
+        let zlib = try ZlibLibrary.load().get()
+        let text = Array((0..<2000).map { "line \($0) of a PDF content stream\n" }.joined().utf8)
+        let packed = try #require(zlib.deflate(text))
+        #expect(packed.count < text.count / 4 && packed.first == 0x78, "the zlib format (RFC 1950)")
+        #expect(zlib.inflate(packed, size: text.count) == text)
+        #expect(zlib.inflate(packed, size: text.count - 1) == nil)
+        guard case .failure(let error) = ZlibLibrary.load(environment: ["SANAD_ZLIB": "/nonexistent/libz.so.1"]) else {
+            Issue.record("a missing file was accepted")
+            return
+        }
+        #expect(error.reason.contains("zlib1g"))
+    }
+}

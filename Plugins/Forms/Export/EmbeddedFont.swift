@@ -59,15 +59,13 @@ final class EmbeddedFont {
     /// The glyph's width as the PDF's `/W` gives it, in thousandths of an em.
     func width(_ glyph: UInt32) -> Int { (font.advance(glyph) * 1000 + unitsPerEm / 2) / unitsPerEm }
 
-    /// The PDF objects of this font: `add` appends one object and returns its number; the Type0 font's number is
-    /// returned.
-    func pdfObjects(add: (_ object: [UInt8]) -> Int) throws -> Int {
+    /// The PDF objects of this font, streams deflated when `deflate` is given: `add` appends one object and returns
+    /// its number; the Type0 font's number is returned.
+    func pdfObjects(add: (_ object: [UInt8]) -> Int, deflate: ZlibLibrary?) throws -> Int {
         let glyphs = Set(text.keys).union([0])
         let subset = try subsetter.subset(font, glyphs: glyphs, unicodes: unicodes, name: file)
         let name = "\(subsetTag(glyphs))+\(metrics.postScriptName)"
-        let fontFile = add(
-            Array("<< /Length \(subset.count) /Length1 \(subset.count) >>\nstream\n".utf8) + subset
-                + Array("\nendstream".utf8))
+        let fontFile = add(pdfStream(subset, entries: " /Length1 \(subset.count)", deflate: deflate))
         let scale = { (units: Int) in units * 1000 / self.unitsPerEm }
         let descriptor = add(
             Array(
@@ -81,7 +79,7 @@ final class EmbeddedFont {
                     + "/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> "
                     + "/FontDescriptor \(descriptor) 0 R /DW 1000 /W [\(widths)] /CIDToGIDMap /Identity >>").utf8))
         let cmap = Array(toUnicodeCMap(text).utf8)
-        let toUnicode = add(Array("<< /Length \(cmap.count) >>\nstream\n".utf8) + cmap + Array("endstream".utf8))
+        let toUnicode = add(pdfStream(cmap, deflate: deflate))
         return add(
             Array(
                 ("<< /Type /Font /Subtype /Type0 /BaseFont /\(name) /Encoding /Identity-H "

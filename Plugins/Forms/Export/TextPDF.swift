@@ -77,7 +77,8 @@ public struct TextPDF: Sendable {
             let subsetter = try HarfBuzzSubsetter.load(environment: environment).get()
             let fontFiles = FileManager.default.fileExists(atPath: bold) ? [regular, bold] : [regular, regular]
             let faces = try fontFiles.map { try EmbeddedFont(file: $0, library: hb, subsetter: subsetter) }
-            return try renderEmbedded(regular: faces[0], bold: faces[1])
+            let deflate = try? ZlibLibrary.load(environment: environment).get()  // without zlib: plain streams
+            return try renderEmbedded(regular: faces[0], bold: faces[1], deflate: deflate)
         } catch {
             return renderCourier(
                 note: "the PDFs use the Latin-only Courier font: \(error). "
@@ -125,8 +126,8 @@ public struct TextPDF: Sendable {
     }
 
     /// Pages of shaped text in the embedded fonts: each line laid out by `LaidOutLine`, wrapped by its measured
-    /// width, right-aligned when it reads right to left.
-    func renderEmbedded(regular: EmbeddedFont, bold: EmbeddedFont) throws -> Output {
+    /// width, right-aligned when it reads right to left; the streams deflated with zlib when it is there.
+    func renderEmbedded(regular: EmbeddedFont, bold: EmbeddedFont, deflate: ZlibLibrary?) throws -> Output {
         let width = Double(Self.pageWidth - 2 * Self.margin)
         let indent = 12.0
         var rows: [(font: EmbeddedFont, line: LaidOutLine, indent: Double)] = []
@@ -163,13 +164,13 @@ public struct TextPDF: Sendable {
             pages: contents,
             fonts: { add in
                 do {
-                    let f1 = try regular.pdfObjects(add: add)
-                    return ["F1": f1, "F2": regular === bold ? f1 : try bold.pdfObjects(add: add)]
+                    let f1 = try regular.pdfObjects(add: add, deflate: deflate)
+                    return ["F1": f1, "F2": regular === bold ? f1 : try bold.pdfObjects(add: add, deflate: deflate)]
                 } catch {
                     failure = error
                     return [:]
                 }
-            }, title: Array("<\(utf16Hex(title))>".utf8))
+            }, title: Array("<\(utf16Hex(title))>".utf8), deflate: deflate)
         if let failure { throw failure }
         return Output(bytes: bytes, unrepresentable: unrepresentable, note: nil)
     }
@@ -193,9 +194,9 @@ public struct TextPDF: Sendable {
 
 /// A whole PDF file: the catalog, the page tree, one page per content stream with the fonts `fonts` adds (resource
 /// name → object number), the document information with `title` (a PDF string, written as is), and the
-/// cross-reference table with each object's byte offset.
+/// cross-reference table with each object's byte offset. The content streams are deflated when `deflate` is given.
 func assemblePDF(
-    pages: [[UInt8]], fonts: (_ add: ([UInt8]) -> Int) -> [String: Int], title: [UInt8]
+    pages: [[UInt8]], fonts: (_ add: ([UInt8]) -> Int) -> [String: Int], title: [UInt8], deflate: ZlibLibrary? = nil
 ) -> [UInt8] {
     var objects: [[UInt8]] = []
     func add(_ body: [UInt8]) -> Int {
@@ -207,7 +208,7 @@ func assemblePDF(
     let resources = fonts(add).sorted { $0.key < $1.key }.map { "/\($0.key) \($0.value) 0 R" }.joined(separator: " ")
     var kids: [Int] = []
     for content in pages {
-        let contents = add(Array("<< /Length \(content.count) >>\nstream\n".utf8) + content + Array("endstream".utf8))
+        let contents = add(pdfStream(content, deflate: deflate))
         kids.append(
             add(
                 Array(
@@ -232,6 +233,16 @@ func assemblePDF(
         "trailer\n<< /Size \(objects.count + 1) /Root \(catalog) 0 R /Info \(info) 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
             .utf8)
     return out
+}
+
+/// A stream object: `entries` (` /Length1 N`) after its `/Length`, deflated (`/FlateDecode`) when `deflate` is given
+/// and it works.
+func pdfStream(_ body: [UInt8], entries: String = "", deflate: ZlibLibrary?) -> [UInt8] {
+    if let packed = deflate?.deflate(body) {
+        return Array("<< /Length \(packed.count)\(entries) /Filter /FlateDecode >>\nstream\n".utf8) + packed
+            + Array("\nendstream".utf8)
+    }
+    return Array("<< /Length \(body.count)\(entries) >>\nstream\n".utf8) + body + Array("\nendstream".utf8)
 }
 
 /// `text` as a PDF text string in hexadecimal: UTF-16BE after a byte-order mark.

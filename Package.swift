@@ -217,16 +217,23 @@ let package = Package(
             dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative", "SanadSigning"],
             path: "Plugins/CreditScoring",
             exclude: ["README.md", "CLI"]),
-        // The receiving side of credit records: PostgreSQL through libpq (dlopen), beside the database, not on the
-        // device; verifies each record before storing it.
+        // The receiving side of credit records: PostgreSQL through libpq (dlopen); the schema with its two roles,
+        // the receiver service that verifies each staged record before storing it, and the device's submission
+        // client (which can only stage documents and read their outcome).
         .target(
-            name: "CreditReceiver", dependencies: ["CreditScoringPlugin", "SanadNative"],
-            path: "Plugins/CreditReceiver", exclude: ["README.md"]),
+            name: "CreditReceiver", dependencies: ["CreditScoringPlugin", "SanadNative", "SanadCore"],
+            path: "Plugins/CreditReceiver", exclude: ["README.md", "CLI"]),
+        // `sanad credit receiver setup|serve|enroll|prune`: the receiving party's commands.
+        .target(
+            name: "CreditReceiverCLI",
+            dependencies: ["CreditReceiver", "CreditScoringPlugin", "SanadCommandLine", "SanadCore"],
+            path: "Plugins/CreditReceiver/CLI"),
         // `sanad credit`: the plugin's verbs, with the plugin (registered in the CLI's main.swift).
         .target(
             name: "CreditScoringCLI",
             dependencies: [
-                "CreditScoringPlugin", "CreditReceiver", "SanadCommandLine", "SanadHost", "SanadCore", "SanadChat",
+                "CreditScoringPlugin", "CreditReceiver", "CreditReceiverCLI", "SanadCommandLine", "SanadHost",
+                "SanadCore", "SanadChat",
             ],
             path: "Plugins/CreditScoring/CLI"),
 

@@ -1,43 +1,39 @@
 import CreditScoringPlugin
 import Foundation
+import SanadCore
 
-/// The receiving side (see README.md, "PostgreSQL"): Swift code that owns the database connection. In one
-/// transaction it reads the registered device keys, verifies the record (canonical bytes, fields, Ed25519
-/// signature, a registered key) and only then inserts it; a refused record is logged in `credit_rejections`
-/// (time, reason, key id, digest — no content). A record id seen before with the same digest is confirmed again
-/// (an outbox resend); with a different digest it is a replay and refused.
+/// The receiving side (see README.md): Swift code that owns the `sanad_receiver` connection, run by `sanad credit
+/// receiver serve` as a process of its own. For each staged submission (a device's `credit_submit`), in one
+/// transaction, it reads the registered device keys, verifies the document (canonical bytes, fields, Ed25519
+/// signature, a registered key) and only then inserts the record, or logs the refusal in `credit_rejections`
+/// (time, reason, key id, digest — no content), and writes the outcome back for the device to read. A record id
+/// seen before with the same digest is confirmed again (an outbox resend); with a different digest it is a replay
+/// and refused. A signed erasure request (`ErasureRequest`) deletes the records of its own key.
 public final class CreditReceiver: RecordReceiver {
     let db: PostgresConnection
     let crypto: LibCrypto
 
-    public static let schema = """
-        CREATE TABLE IF NOT EXISTS credit_device_keys (
-            key_id text PRIMARY KEY, public_key text NOT NULL UNIQUE, registered_at timestamptz NOT NULL DEFAULT now());
-        CREATE TABLE IF NOT EXISTS credit_records (
-            id bigserial PRIMARY KEY, record_id text NOT NULL UNIQUE,
-            key_id text NOT NULL REFERENCES credit_device_keys(key_id), digest text NOT NULL,
-            trustworthiness integer NOT NULL, record text NOT NULL, received_at timestamptz NOT NULL DEFAULT now());
-        CREATE TABLE IF NOT EXISTS credit_rejections (
-            id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), reason text NOT NULL, key_id text,
-            digest text);
-        """
-
     /// What the server answers for a stored record.
     public typealias Confirmation = RecordConfirmation
+
+    /// What became of one document.
+    public enum Outcome: Sendable, Equatable {
+        case stored(RecordConfirmation)
+        case rejected(RecordRejection)
+        /// An erasure request: how many records of the key went.
+        case erased(keyID: String, count: Int)
+    }
 
     /// Seconds a connection may take to open and a statement to run, unless `conninfo` sets its own
     /// (`connect_timeout`, `options`): a database that went silent is an error within them, the record kept in the
     /// outbox, never a hang.
     public static let defaultTimeout = 10
 
+    /// Connects with the receiver's credentials (the tables must exist: `ReceiverSchema`, `receiver setup`).
     public init(conninfo: String, crypto: LibCrypto, timeout: Int = CreditReceiver.defaultTimeout) throws {
         db = try PostgresConnection(Self.withTimeouts(conninfo, seconds: timeout), lib: try LibPQ.shared())
         self.crypto = crypto
         try db.query("SET client_min_messages TO warning")
-        for statement in Self.schema.split(separator: ";")
-        where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            try db.query(String(statement))
-        }
     }
 
     /// `conninfo` with libpq's `connect_timeout` and a server-side `statement_timeout` of `seconds` added where it
@@ -57,7 +53,7 @@ public final class CreditReceiver: RecordReceiver {
         return ([conninfo] + extra.map { "\($0)='\($1)'" }).joined(separator: " ")
     }
 
-    /// Registers a device's public key (64 hex digits); returns its key id.
+    /// Enrolls a device's public key (32 bytes; the operator's step, `receiver enroll`); returns its key id.
     @discardableResult
     public func register(publicKey: [UInt8]) throws -> String {
         let keyID = String(try SHA256Digest.hex(publicKey, lib: crypto).prefix(16))
@@ -67,59 +63,111 @@ public final class CreditReceiver: RecordReceiver {
         return keyID
     }
 
-    /// Verifies and stores `bytes`, or logs and throws the `RecordRejection`.
+    /// Verifies and stores `bytes` directly (the staging table bypassed: the receiver's own tests and tools),
+    /// or logs and throws the `RecordRejection`.
     public func receive(_ bytes: [UInt8]) throws -> Confirmation {
+        switch try transaction({ try decide(bytes) }) {
+        case .stored(let confirmation): return confirmation
+        case .rejected(let rejection): throw rejection
+        case .erased: throw CreditError.record("an erasure request is not a record")
+        }
+    }
+
+    /// Decides the oldest pending submission, writing its outcome back; nil when none waits. Submissions locked
+    /// by another receiver process are skipped.
+    public func processNext() throws -> Outcome? {
+        try transaction {
+            guard
+                let row = try db.query(
+                    "SELECT id, document FROM credit_submissions WHERE state = 'pending' ORDER BY id LIMIT 1 "
+                        + "FOR UPDATE SKIP LOCKED"
+                ).first, let id = row[0], let document = row[1]
+            else { return nil }
+            let outcome = try decide(Array(document.utf8))
+            let fields: (state: String, result: String?, digest: String?, reason: String?)
+            switch outcome {
+            case .stored(let c): fields = ("stored", String(c.id), c.digest, c.newlyStored ? nil : "already-stored")
+            case .rejected(let r): fields = ("rejected", nil, r.digest, r.reason)
+            case .erased(_, let count): fields = ("erased", String(count), nil, nil)
+            }
+            try db.query(
+                "UPDATE credit_submissions SET state = $2, result_id = $3::bigint, digest = $4, reason = $5, "
+                    + "decided_at = now() WHERE id = $1::bigint",
+                [id, fields.state, fields.result, fields.digest, fields.reason])
+            return outcome
+        }
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
         try db.query("BEGIN")
         do {
-            let keys = Set(
-                try db.query("SELECT public_key FROM credit_device_keys FOR SHARE").compactMap { $0.first ?? nil })
-            let verified: VerifiedRecord
-            do {
-                verified = try RecordVerifier.verify(bytes, lib: crypto, registeredKeys: keys)
-            } catch let rejection as RecordRejection {
-                try log(rejection)
-                throw rejection
-            }
-            if let row = try db.query(
-                "SELECT id, digest FROM credit_records WHERE record_id = $1 FOR UPDATE", [verified.recordID]
-            ).first {
-                guard row[1] == verified.digest else {
-                    let replay = RecordRejection(
-                        reason: "replay", detail: "record \(verified.recordID) was stored with different content",
-                        keyID: verified.keyID, digest: verified.digest)
-                    try log(replay)
-                    throw replay
-                }
-                try db.query("COMMIT")
-                return Confirmation(
-                    id: Int(row[0] ?? "") ?? 0, recordID: verified.recordID, digest: verified.digest, newlyStored: false
-                )
-            }
-            var text = bytes
-            if text.last == 10 { text.removeLast() }
-            let inserted = try db.query(
-                "INSERT INTO credit_records (record_id, key_id, digest, trustworthiness, record) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                [
-                    verified.recordID, verified.keyID, verified.digest, String(verified.trustworthiness),
-                    String(decoding: text, as: UTF8.self),
-                ])
+            let result = try body()
             try db.query("COMMIT")
-            return Confirmation(
-                id: Int(inserted.first?.first.flatMap { $0 } ?? "") ?? 0, recordID: verified.recordID,
-                digest: verified.digest, newlyStored: true)
+            return result
         } catch {
             _ = try? db.query("ROLLBACK")
             throw error
         }
     }
 
-    /// Logs a rejection and commits the log entry (the transaction holds nothing else).
+    /// Inside a transaction: verifies `bytes` against the registered keys and stores the record, erases the
+    /// records an erasure request's key signed, or logs the refusal.
+    func decide(_ bytes: [UInt8]) throws -> Outcome {
+        let keys = Set(
+            try db.query("SELECT public_key FROM credit_device_keys").compactMap { $0.first ?? nil })
+        var text = bytes
+        if text.last == 10 { text.removeLast() }
+        if let value = try? JSONValue.parse(Data(text)), ErasureRequest.claims(value) {
+            do {
+                let digest = try SHA256Digest.hex(text, lib: crypto)
+                let keyID = try ErasureRequest.verify(
+                    text, value: value, digest: digest, lib: crypto, registeredKeys: keys)
+                return .erased(keyID: keyID, count: try erase(keyID: keyID))
+            } catch let rejection as RecordRejection {
+                try log(rejection)
+                return .rejected(rejection)
+            }
+        }
+        let verified: VerifiedRecord
+        do {
+            verified = try RecordVerifier.verify(bytes, lib: crypto, registeredKeys: keys)
+        } catch let rejection as RecordRejection {
+            try log(rejection)
+            return .rejected(rejection)
+        }
+        if let row = try db.query(
+            "SELECT id, digest FROM credit_records WHERE record_id = $1", [verified.recordID]
+        ).first {
+            guard row[1] == verified.digest else {
+                let replay = RecordRejection(
+                    reason: "replay", detail: "record \(verified.recordID) was stored with different content",
+                    keyID: verified.keyID, digest: verified.digest)
+                try log(replay)
+                return .rejected(replay)
+            }
+            return .stored(
+                Confirmation(
+                    id: Int(row[0] ?? "") ?? 0, recordID: verified.recordID, digest: verified.digest,
+                    newlyStored: false))
+        }
+        let inserted = try db.query(
+            "INSERT INTO credit_records (record_id, key_id, digest, trustworthiness, record) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            [
+                verified.recordID, verified.keyID, verified.digest, String(verified.trustworthiness),
+                String(decoding: text, as: UTF8.self),
+            ])
+        return .stored(
+            Confirmation(
+                id: Int(inserted.first?.first.flatMap { $0 } ?? "") ?? 0, recordID: verified.recordID,
+                digest: verified.digest, newlyStored: true))
+    }
+
+    /// Logs a rejection (committed with the transaction that decided it).
     private func log(_ rejection: RecordRejection) throws {
         try db.query(
             "INSERT INTO credit_rejections (reason, key_id, digest) VALUES ($1, $2, $3)",
             [rejection.reason, rejection.keyID, rejection.digest])
-        try db.query("COMMIT")
-        try db.query("BEGIN")
     }
 
     /// The logged rejections, newest last: (reason, key id, digest).
@@ -150,14 +198,20 @@ public final class CreditReceiver: RecordReceiver {
         try prune(receivedBefore: Date().addingTimeInterval(-Double(days) * 86_400))
     }
 
-    /// Deletes the stored records received before `date`; returns how many went.
+    /// Deletes the stored records received before `date`, and the decided submissions (which hold the documents)
+    /// made before it; returns how many records went.
     @discardableResult
     public func prune(receivedBefore date: Date) throws -> Int {
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return try db.query(
-            "DELETE FROM credit_records WHERE received_at < $1::timestamptz RETURNING id", [iso.string(from: date)]
-        ).count
+        let cutoff = iso.string(from: date)
+        return try transaction {
+            try db.query(
+                "DELETE FROM credit_submissions WHERE state <> 'pending' AND submitted_at < $1::timestamptz", [cutoff])
+            return try db.query(
+                "DELETE FROM credit_records WHERE received_at < $1::timestamptz RETURNING id", [cutoff]
+            ).count
+        }
     }
 
     /// Every text value in every table of the public schema (for the test that no message text is stored).

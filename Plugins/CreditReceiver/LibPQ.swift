@@ -97,7 +97,8 @@ public final class PostgresConnection {
         defer { for c in cStrings { free(c) } }
         let pointers = cStrings.map { UnsafePointer<CChar>($0) }
         guard let result = lib.execParams(handle, sql, Int32(parameters.count), nil, pointers, nil, nil, 0) else {
-            throw CreditError.io("PostgreSQL: \(lib.errorMessage(handle).map { String(cString: $0) } ?? "no result")")
+            let message = lib.errorMessage(handle).map { String(cString: $0) } ?? "no result"
+            throw CreditError.io("PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         defer { lib.clear(result) }
         let status = lib.resultStatus(result)

@@ -170,9 +170,24 @@ public final class CreditScoringPlugin: FeaturePlugin {
                     schema: .object([
                         "type": .string("string"), "enum": .array([.string("all"), .string("loved-ones")]),
                     ])),
+                // The person's consent, needed once before the first analysis (kept in the store after that).
+                ToolArgument("consent", schema: .object(["type": .string("boolean")])),
             ]
         ) { [self] args in
             var settings = AnalysisSettings(reader: ReaderSettings(me: me))
+            if let kept = Consent.load(store) {
+                settings.consent = kept
+            } else {
+                guard args.values["consent"]?.boolValue == true else {
+                    throw ToolError(
+                        tool: "credit_analyze",
+                        "the person's consent is needed before the first analysis: ask them, then call with "
+                            + "\"consent\": true")
+                }
+                let consent = Consent(givenAt: now(), how: "tool")
+                try consent.save(in: store)
+                settings.consent = consent
+            }
             if args.values["scope"] != nil {
                 let text = try args.string("scope")
                 guard let scope = AnalysisScope(rawValue: text) else {

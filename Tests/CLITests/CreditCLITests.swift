@@ -39,7 +39,8 @@ struct CreditCLITests {
         let dir = Self.temporary()
         let env = ["SANAD_DATA": dir]
         let r = try SanadCLI.run(
-            ["credit", "analyze", "-", "--json", "--out", dir + "/r.json"], stdin: Self.messages, environment: env)
+            ["credit", "analyze", "--consent", "-", "--json", "--out", dir + "/r.json"], stdin: Self.messages,
+            environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let out = try JSONValue.parse(r.stdout)
         #expect(out["record"]?["counts"]?["promisesKept"]?.intValue == 1)
@@ -48,13 +49,14 @@ struct CreditCLITests {
         let contacts = dir + "/contacts.json"
         try #"{"Mom": "mother"}"#.write(toFile: contacts, atomically: true, encoding: .utf8)
         let stated = try SanadCLI.run(
-            ["credit", "analyze", "-", "--json", "--contacts", contacts], stdin: Self.messages, environment: env)
+            ["credit", "analyze", "--consent", "-", "--json", "--contacts", contacts], stdin: Self.messages,
+            environment: env)
         let record = try #require(try JSONValue.parse(stated.stdout)["record"])
         #expect(record["settings"]?["contactsSHA256"]?.stringValue?.count == 64, "\(stated.stderr)")
         #expect(record["lovedOnes"]?.arrayValue?.first?["signal"]?.stringValue == "stated", "\(record)")
         try #"{"Mom": 3}"#.write(toFile: contacts, atomically: true, encoding: .utf8)
         let badContacts = try SanadCLI.run(
-            ["credit", "analyze", "-", "--contacts", contacts], stdin: Self.messages, environment: env)
+            ["credit", "analyze", "--consent", "-", "--contacts", contacts], stdin: Self.messages, environment: env)
         #expect(
             badContacts.status == 64 && badContacts.stderr.contains("contacts.json: \"Mom\" must map"),
             "\(badContacts.stderr)")
@@ -64,12 +66,12 @@ struct CreditCLITests {
         #expect(tampered != text)
         let bad = try SanadCLI.run(["credit", "verify", "-"], stdin: tampered, environment: env)
         #expect(bad.status == 1 && bad.stderr.contains("bad-signature"))
-        let malformed = try SanadCLI.run(["credit", "analyze", "-"], stdin: "hello\n", environment: env)
+        let malformed = try SanadCLI.run(["credit", "analyze", "--consent", "-"], stdin: "hello\n", environment: env)
         #expect(malformed.status == 1 && malformed.stderr.contains("line 1"))
     }
 
     @Test(
-        "a database that accepts the connection and never answers is an error within its connect_timeout; the record waits"
+        "a database that accepts the connection and never answers is an error after --timeout; the record waits"
     )
     func silentDatabase() throws {
         // A listening socket nobody accepts from: the kernel completes the handshake, PostgreSQL never answers.
@@ -88,19 +90,25 @@ struct CreditCLITests {
         let port = Int(UInt16(bigEndian: address.sin_port))
         let dir = Self.temporary()
         let env = ["SANAD_DATA": dir]
-        #expect(try SanadCLI.run(["credit", "analyze", "-"], stdin: Self.messages, environment: env).status == 0)
-        let db = "host=127.0.0.1 port=\(port) dbname=credit user=device connect_timeout=2"
-        let sent = try SanadCLI.run(["credit", "send", "--db", db], environment: env)
-        #expect(sent.status == 1 && sent.stdout.contains("database unreachable"), "\(sent.stdout)\(sent.stderr)")
+        #expect(
+            try SanadCLI.run(["credit", "analyze", "--consent", "-"], stdin: Self.messages, environment: env).status
+                == 0)
+        let db = "host=127.0.0.1 port=\(port) dbname=credit user=sanad_device"
+        let sent = try SanadCLI.run(["credit", "send", "--db", db, "--timeout", "2"], environment: env)
+        #expect(sent.status == 1 && sent.stdout.contains("not confirmed"), "\(sent.stdout)\(sent.stderr)")
         #expect(sent.stdout.lowercased().contains("timeout"), "\(sent.stdout)")
         #expect(sent.stdout.contains("1 record(s) wait in the outbox"), "\(sent.stdout)")
+        let status = try SanadCLI.run(["credit", "status", "--db", db, "--timeout", "2", "--json"], environment: env)
+        #expect(try JSONValue.parse(status.stdout)["database"]?["reachable"]?.boolValue == false, "\(status.stdout)")
     }
 
     @Test("privacy --erase leaves no file of the plugin: records, keys, jobs, log")
     func eraseLeavesNothing() throws {
         let dir = Self.temporary()
         let env = ["SANAD_DATA": dir]
-        #expect(try SanadCLI.run(["credit", "analyze", "-"], stdin: Self.messages, environment: env).status == 0)
+        #expect(
+            try SanadCLI.run(["credit", "analyze", "--consent", "-"], stdin: Self.messages, environment: env).status
+                == 0)
         let store = URL(fileURLWithPath: dir).appendingPathComponent("credit-scoring")
         #expect(FileManager.default.fileExists(atPath: store.appendingPathComponent("keys").path))
         let erased = try SanadCLI.run(["credit", "privacy", "--erase"], environment: env)
@@ -113,7 +121,8 @@ struct CreditCLITests {
     func forgedRecords() throws {
         let dir = Self.temporary()
         let env = ["SANAD_DATA": dir]
-        let r = try SanadCLI.run(["credit", "analyze", "-", "--json"], stdin: Self.messages, environment: env)
+        let r = try SanadCLI.run(
+            ["credit", "analyze", "--consent", "-", "--json"], stdin: Self.messages, environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let history = try JSONValue.parse(try SanadCLI.run(["credit", "history", "--json"], environment: env).stdout)
         let good = try #require(history.arrayValue?.first)
@@ -169,7 +178,7 @@ struct CreditCLITests {
             try JSONValue.parse(try credit(["jobs", "--json"]).stdout).arrayValue ?? []
         }
 
-        let started = try credit(["analyze", input, "--background"])
+        let started = try credit(["analyze", input, "--background", "--consent"])
         #expect(started.status == 0 && started.stdout.hasPrefix("job job-"), "\(started.stdout)\(started.stderr)")
         let id = try #require(try jobs().first?["id"]?.stringValue)
         let cancelled = try credit(["cancel", id])
@@ -211,14 +220,16 @@ struct CreditCLITests {
         #expect(try credit(["verify", file]).status == 0)
         // Resumed from the checkpoint, the record is the one an uninterrupted run writes.
         let whole = try JSONValue.parse(
-            try SanadCLI.run(["credit", "analyze", input, "--json"], environment: ["SANAD_DATA": Self.temporary()])
-                .stdout)
+            try SanadCLI.run(
+                ["credit", "analyze", input, "--json", "--consent"], environment: ["SANAD_DATA": Self.temporary()]
+            )
+            .stdout)
         let resumedRecord = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: file)))
         for key in ["trustworthiness", "traits", "counts", "input", "explanations", "prioritisedMessageIds"] {
             #expect(resumedRecord[key] == whole["record"]?[key], "\(key)")
         }
         #expect(try credit(["resume", id]).status == 64)
-        #expect(try credit(["analyze", "-", "--background"]).status == 64)
+        #expect(try credit(["analyze", "--consent", "-", "--background"]).status == 64)
         #expect(try credit(["cancel", "job-none"]).status != 0)
     }
 }

@@ -98,7 +98,8 @@ struct ReceiptCLITests {
         let receipt = try Self.makeReceipt(["--temp", "0"], in: dir, includeText: false)
         let receiptKey = try JSONValue.parse(try String(contentsOfFile: receipt, encoding: .utf8))["device"]?["keyId"]
         let credit = try SanadCLI.run(
-            ["credit", "analyze", "-", "--json"], stdin: "2024-03-01T10:15 | Mom | Good morning\n", environment: env)
+            ["credit", "analyze", "--consent", "-", "--json"], stdin: "2024-03-01T10:15 | Mom | Good morning\n",
+            environment: env)
         #expect(credit.status == 0, "\(credit.stderr)")
         let recordKey = try JSONValue.parse(credit.stdout)["record"]?["device"]?["keyId"]
         let shown = try JSONValue.parse(try SanadCLI.run(["keys", "show", "--json"], environment: env).stdout)

@@ -144,3 +144,25 @@ struct AnalysisTests {
         }
     }
 }
+
+@Suite("credit: the large-input offer's decision")
+struct LargeInputOfferTests {
+    @Test("asked only for a large file on a terminal without --scope, --background or a job; answers read")
+    func decision() {
+        func offer(
+            path: String = "m.txt", size: Int = 100, interactive: Bool = true, scope: Bool = false,
+            background: Bool = false, job: Bool = false
+        ) -> Bool {
+            LargeInputOffer.shouldOffer(
+                path: path, sizeBytes: size, thresholdBytes: 100, interactive: interactive, scopeGiven: scope,
+                backgroundGiven: background, isJob: job)
+        }
+        #expect(offer())
+        #expect(!offer(path: "-") && !offer(size: 99) && !offer(interactive: false))
+        #expect(!offer(scope: true) && !offer(background: true) && !offer(job: true))
+        #expect(LargeInputOffer.choice("") == .all && LargeInputOffer.choice(" A ") == .all)
+        #expect(LargeInputOffer.choice("l") == .lovedOnes && LargeInputOffer.choice("loved-ones") == .lovedOnes)
+        #expect(LargeInputOffer.choice("B") == .background && LargeInputOffer.choice("maybe") == nil)
+        #expect(LargeInputOffer.defaultThresholdBytes == 16 << 20)
+    }
+}

@@ -49,7 +49,8 @@ struct ModelPassTests {
         for _ in 0..<2 {
             let r = try SanadCLI.run(
                 [
-                    "credit", "analyze", input.path, "--model", TestPaths.smolLM2, "--backend", "pure-swift", "--tier",
+                    "credit", "analyze", "--consent", input.path, "--model", TestPaths.smolLM2, "--backend",
+                    "pure-swift", "--tier",
                     "4gb", "--json",
                 ],
                 environment: ["SANAD_DATA": dir.path])

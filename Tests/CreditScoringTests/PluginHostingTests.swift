@@ -27,8 +27,13 @@ struct PluginHostingTests {
             context: PluginContext(
                 options: ["me": .array([.string("Maria")])], dataDirectory: dir.appendingPathComponent("data"),
                 now: { Date(timeIntervalSince1970: 1_795_327_200) }))
+        // No analysis before the person's consent; given once, it is kept and recorded.
+        await #expect(throws: (any Error).self) {
+            _ = try await tool(plugin, "credit_analyze").call(.object(["file": .string(messages.path)]))
+        }
         let out = try await tool(plugin, "credit_analyze").call(
-            .object(["file": .string(messages.path), "scope": .string("all")]))
+            .object(["file": .string(messages.path), "scope": .string("all"), "consent": .bool(true)]))
+        #expect(out["record"]?["consent"]?["how"]?.stringValue == "tool")
         let file = try #require(out["file"]?.stringValue)
         #expect(file.hasPrefix(dir.appendingPathComponent("data/records").path))
         #expect(out["record"]?["counts"]?["fromMe"]?.intValue == 2)

@@ -114,7 +114,7 @@ struct FormStoreTests {
         #expect(try plan(text).replaces)
         try store.delete(session: "b1")
         let p = try plan(text)
-        #expect(!p.replaces && p.summary.contains("20 answers"))
+        #expect(!p.replaces && p.summary.contains("22 answers"))
         #expect(try store.session("b1") == nil, "planning writes nothing")
         try SessionBackup.restore(p, into: store)
         #expect(try Self.sqlite(dir).session("b1") == original)

@@ -1,10 +1,11 @@
 /// Scripted answers for the shipped form templates (Plugins/Forms), shared by the engine tests and the CLI tests.
 public enum FormScripts {
-    /// A complete DMV renewal in California with a name change, REAL ID and the organ-donation contribution.
+    /// A complete DMV renewal in California with a name change, REAL ID and the organ-donation contribution (not
+    /// suspended, no veteran designation).
     public static let dmv = [
         "yes", "California", "Maria Lopez", "04/23/1985", "D1234567", "yes", "Maria Garcia", "1200 Main Street",
-        "Sacramento", "95814", "no", "maria@example.com", "+1 916 555 0100", "no", "yes", "yes", "yes", "card",
-        "12/15/2026", "yes",
+        "Sacramento", "95814", "no", "maria@example.com", "+1 916 555 0100", "no", "no", "yes", "yes", "no", "yes",
+        "card", "12/15/2026", "yes",
     ]
 
     /// A complete DS-160: married, no previous travel or refusal, both parents named and not in the U.S., no

@@ -1,4 +1,5 @@
 import CreditReceiver
+import CreditReceiverCLI
 import CreditScoringPlugin
 import Foundation
 import SanadCommandLine
@@ -14,17 +15,19 @@ public enum CreditCommand: VerbCommand {
     public static let help = """
         Usage: sanad credit analyze [FILE|-] [--me NAMES] [--date-order dmy|mdy] [--skip-bad] [--scope all|loved-ones] [--contacts FILE]
                                     [--model MODEL [--backend ID]] [--threads N] [--out FILE] [--progress]
-                                    [--background] [--json]
+                                    [--background] [--consent] [--json]
                sanad credit jobs [--json]
                sanad credit cancel JOB-ID
                sanad credit resume JOB-ID
                sanad credit verify FILE|- [--json]
-               sanad credit send [RECORD-ID|latest] --db CONNINFO [--json]
-               sanad credit register-key --db CONNINFO
+               sanad credit send [RECORD-ID|latest] --db CONNINFO [--timeout SECONDS] [--json]
                sanad credit history [--json]
-               sanad credit status [--db CONNINFO] [--json]
-               sanad credit privacy [--erase [--db CONNINFO] | --export FILE|-] [--json]
-               sanad credit prune --days N --db CONNINFO
+               sanad credit status [--db CONNINFO] [--timeout SECONDS] [--json]
+               sanad credit privacy [--erase [--db CONNINFO] [--timeout SECONDS] | --export FILE|-] [--json]
+               sanad credit receiver setup --db ADMIN-CONNINFO
+               sanad credit receiver serve --db RECEIVER-CONNINFO [--interval-ms MS] [--retention-days N] [--once]
+               sanad credit receiver enroll PUBLIC-KEY --db RECEIVER-CONNINFO
+               sanad credit receiver prune --days N --db RECEIVER-CONNINFO
 
         'analyze' reads messages (standard input when FILE is '-' or missing) in a documented line format
         ('2024-03-01T10:15 | Sender | text'), a WhatsApp export ('[01/03/2024, 10:15:00] Name: text' or
@@ -32,20 +35,29 @@ public enum CreditCommand: VerbCommand {
         them with bounded memory; computes features on the device; prints the loved ones, Big Five traits, the
         trustworthiness score and explanations (message ids and feature names, never text); and writes a record
         signed with the device's Ed25519 key (created on first use, owner-only) to the store. A malformed line is
-        an error naming its line number, unless --skip-bad (each skipped line is reported).
+        an error naming its line number, unless --skip-bad (each skipped line is reported). The first analysis asks
+        for your consent on a terminal (piped: --consent); it is kept in the store and recorded in each record. A
+        large FILE (16 MiB or more) on a terminal, without --scope or --background, offers: all, loved ones only, or
+        in the background.
         'verify' checks a record offline (canonical RFC 8785 bytes, fields, Ed25519 signature).
-        'send' puts the record (default: the latest) in the outbox and sends the whole outbox to PostgreSQL: the
-        receiving code verifies each record against the registered device keys before it inserts it, in one
-        transaction, logs refused records (time, reason, key id, digest) and answers a confirmation (id, digest)
-        that is saved and shown. When the database cannot be reached the record stays in the outbox for the next
-        'send'. 'register-key' registers this device's public key with the database (the operator's step).
+        'send' puts the record (default: the latest) in the outbox and submits the whole outbox to PostgreSQL as
+        the device role, which can only stage documents (credit_submit) and read their outcome; the separate
+        receiver service ('receiver serve') verifies each against the enrolled device keys, stores it or logs the
+        refusal (time, reason, key id, digest), and the confirmation (id, digest) is saved and shown. When the
+        database cannot be reached, or no decision comes within --timeout seconds, the record stays in the outbox
+        for the next 'send'.
         'status' shows the store, the key, the counts, the last sends (confirmations, rejections, an unreachable
         database) and, with --db (or SANAD_CREDIT_DB), the database: reachable or why not, connect and round-trip times.
         'privacy' says what is processed, stored and sent; --erase deletes every file the plugin wrote (records, outbox,
         confirmations, background jobs and their checkpoints, the event log, the device key), and with --db first
-        every record the server stores for this device's key (when the server cannot be reached, nothing is erased);
-        --export FILE (or - for standard output) writes everything stored about you as JSON first. 'prune' is the
-        receiver's retention: records it received more than --days N days ago are deleted.
+        asks the receiver, in a request signed by the device key, to delete every record of that key (when it
+        cannot be reached or does not answer, nothing is erased); --export FILE (or - for standard output) writes
+        everything stored about you as JSON first.
+        'receiver' is the receiving party's side, run by its operator with the receiver's credentials, never on a
+        device: 'setup' creates the tables, the roles sanad_device and sanad_receiver, their grants and the two
+        functions devices may call (with the database owner's CONNINFO); 'serve' is the receiver service, a
+        process of its own that decides staged submissions; 'enroll' registers a device's public key ('status' on
+        the device shows it); 'prune' deletes records received more than --days N days ago (retention).
 
         Options:
           --me NAMES          comma-separated sender names that are you in line formats (default: me,أنا)
@@ -69,14 +81,22 @@ public enum CreditCommand: VerbCommand {
           --store DIR         the store folder (default: SANAD_DATA/credit-scoring, else
                               ~/.local/share/sanad/plugins/credit-scoring); the key folder is SANAD_CREDIT_KEYS,
                               else DIR/keys
-          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB), e.g. 'host=/run/pg dbname=credit';
-                              a connection may take 10 s to open and a statement 10 s to run (connect_timeout
-                              and statement_timeout, unless CONNINFO sets its own), then the record waits in
-                              the outbox
+          --db CONNINFO       a libpq connection string (default: SANAD_CREDIT_DB; the device role sanad_device),
+                              e.g. 'host=/run/pg dbname=credit user=sanad_device'; for 'receiver' verbs the
+                              receiver's (default: SANAD_RECEIVER_DB)
+          --timeout SECONDS   how long a connection may take to open, a statement to run and the receiver to
+                              decide a submission (default 10; connect_timeout and statement_timeout unless
+                              CONNINFO sets its own), then the record waits in the outbox
           --erase             privacy: delete the local records, outbox and confirmations (with --db, first the
-                              server's records of this device's key)
+                              server's records of this device's key, by a signed request)
           --export FILE       privacy: write everything stored about you as JSON to FILE ('-' = standard output)
-          --days N            prune: delete the records the receiver got more than N days ago
+          --interval-ms MS    receiver serve: how often to look for staged submissions when none waits (default 100)
+          --retention-days N  receiver serve: prune records older than N days at start and every hour
+          --once              receiver serve: decide what is staged, then exit
+          --days N            receiver prune: delete the records received more than N days ago (default:
+                              SANAD_CREDIT_RETENTION_DAYS)
+          --consent           analyze: you consent to the analysis of your messages on this device (needed once,
+                              before the first analysis, when no terminal can ask; recorded in the record)
           --json              machine-readable output
         \(PluginHost.clockHelp)
         Exit status: 0 success (a record verified), 1 failure (unreadable or malformed input, a record that does
@@ -90,8 +110,8 @@ public enum CreditCommand: VerbCommand {
 
     public static var verbs: [any CommandVerb.Type] {
         [
-            Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, RegisterKey.self, History.self,
-            Status.self, Privacy.self, Prune.self,
+            Analyze.self, Jobs.self, Cancel.self, Resume.self, Verify.self, Send.self, History.self, Status.self,
+            Privacy.self, ReceiverVerb.self,
         ]
     }
 
@@ -100,6 +120,11 @@ public enum CreditCommand: VerbCommand {
         let option = try arguments.option("--store")
         return RecordStore(
             directory: try option.map { URL(fileURLWithPath: $0) } ?? PluginHost.dataDirectory(for: "credit-scoring"))
+    }
+
+    /// `--timeout SECONDS` (1…3600), else `CreditReceiver.defaultTimeout`.
+    static func timeout(_ arguments: inout Arguments) throws -> Int {
+        try arguments.int("--timeout", range: 1...3600) ?? CreditReceiver.defaultTimeout
     }
 
     /// `--db CONNINFO`, else `SANAD_CREDIT_DB`.
@@ -137,6 +162,7 @@ public enum CreditCommand: VerbCommand {
         let json: Bool
         let showProgress: Bool
         let background: Bool
+        let consentGiven: Bool
         let job: String?
         let me: [String]?
         let dateOrderText: String?
@@ -155,6 +181,7 @@ public enum CreditCommand: VerbCommand {
             let skipBad = arguments.flag("--skip-bad")
             showProgress = arguments.flag("--progress")
             background = arguments.flag("--background")
+            consentGiven = arguments.flag("--consent")
             job = try arguments.option("--job")
             me = try arguments.list("--me")
             dateOrderText = try arguments.option("--date-order")
@@ -189,12 +216,25 @@ public enum CreditCommand: VerbCommand {
         }
 
         func run() async throws -> Int32 {
+            let interactive = job == nil && AnalysisPrompts.interactive(path: path)
+            var settings = self.settings
+            settings.consent = try AnalysisPrompts.consent(
+                store: store, given: consentGiven, interactive: interactive, now: clock())
+            var background = self.background
+            switch AnalysisPrompts.largeInput(
+                path: path, interactive: interactive, scopeGiven: scopeText != nil, backgroundGiven: background,
+                isJob: job != nil)
+            {
+            case .lovedOnes?: settings.scope = .lovedOnes
+            case .background?: background = true
+            case .all?, nil: break
+            }
             if background {
                 var options: [String] = ["--now", CreditJobs.iso(clock()), "--threads", "\(settings.threads)"]
                 if settings.reader.skipBad { options.append("--skip-bad") }
                 if let me { options += ["--me", me.joined(separator: ",")] }
                 if let dateOrderText { options += ["--date-order", dateOrderText] }
-                if let scopeText { options += ["--scope", scopeText] }
+                if settings.scope != .all { options += ["--scope", settings.scope.rawValue] }
                 if let contactsPath {
                     options += ["--contacts", URL(fileURLWithPath: contactsPath).standardizedFileURL.path]
                 }
@@ -290,9 +330,11 @@ public enum CreditCommand: VerbCommand {
     struct Delivery {
         let store: RecordStore
         let db: String
+        let timeout: Int
 
         init(parsing arguments: inout Arguments) throws {
             store = try CreditCommand.store(&arguments)
+            timeout = try CreditCommand.timeout(&arguments)
             guard let db = try CreditCommand.database(&arguments) else {
                 throw UsageError("missing --db CONNINFO (or SANAD_CREDIT_DB)")
             }
@@ -314,21 +356,8 @@ public enum CreditCommand: VerbCommand {
         }
 
         func run() async throws -> Int32 {
-            try send(delivery.store, recordID: recordID, db: delivery.db, json: json)
+            try send(delivery.store, recordID: recordID, db: delivery.db, timeout: delivery.timeout, json: json)
         }
-    }
-
-    /// `register-key --db CONNINFO`: the operator's step.
-    struct RegisterKey: CommandVerb {
-        static let name = "register-key"
-        let delivery: Delivery
-
-        init(parsing arguments: inout Arguments) throws {
-            delivery = try Delivery(parsing: &arguments)
-            try arguments.finish()
-        }
-
-        func run() async throws -> Int32 { try registerKey(delivery.store, db: delivery.db) }
     }
 
     /// `history`: the stored records and their confirmations.
@@ -344,16 +373,18 @@ public enum CreditCommand: VerbCommand {
         static let name = "status"
         let store: RecordStore
         let db: String?
+        let timeout: Int
         let json: Bool
 
         init(parsing arguments: inout Arguments) throws {
             json = arguments.flag("--json")
             store = try CreditCommand.store(&arguments)
             db = try CreditCommand.database(&arguments)
+            timeout = try CreditCommand.timeout(&arguments)
             try arguments.finish()
         }
 
-        func run() async throws -> Int32 { try status(store, db: db, json: json) }
+        func run() async throws -> Int32 { try status(store, db: db, timeout: timeout, json: json) }
     }
 
     /// `privacy [--erase [--db CONNINFO]]`: what is processed, stored and sent; erasure.
@@ -363,6 +394,7 @@ public enum CreditCommand: VerbCommand {
         let erase: Bool
         let export: String?
         let db: String?
+        let timeout: Int
         let json: Bool
         let clock: @Sendable () -> Date
 
@@ -372,6 +404,7 @@ public enum CreditCommand: VerbCommand {
             export = try arguments.option("--export")
             store = try CreditCommand.store(&arguments)
             clock = try PluginHost.clock(&arguments)
+            timeout = try CreditCommand.timeout(&arguments)
             let db = try arguments.option("--db")
             if db != nil, !erase { throw UsageError("'--db' applies to 'privacy' with --erase only") }
             if erase && export != nil { throw UsageError("--erase and --export exclude each other: export first") }
@@ -391,30 +424,7 @@ public enum CreditCommand: VerbCommand {
                 }
                 return ExitCode.success
             }
-            return try privacy(store, erase: erase, db: db, json: json)
-        }
-    }
-
-    /// `prune --days N --db CONNINFO`: the receiver's retention, an operator's step like `register-key`.
-    struct Prune: CommandVerb {
-        static let name = "prune"
-        let delivery: Delivery
-        let days: Int
-
-        init(parsing arguments: inout Arguments) throws {
-            guard let days = try arguments.int("--days", range: 1...36500) else {
-                throw UsageError("missing --days N (records received more than N days ago are deleted)")
-            }
-            self.days = days
-            delivery = try Delivery(parsing: &arguments)
-            try arguments.finish()
-        }
-
-        func run() async throws -> Int32 {
-            let removed = try CreditReceiver(conninfo: delivery.db, crypto: try LibCrypto.shared())
-                .prune(olderThanDays: days)
-            print("pruned \(removed) record(s) received more than \(days) days ago")
-            return ExitCode.success
+            return try privacy(store, erase: erase, db: db, timeout: timeout, now: clock(), json: json)
         }
     }
 
@@ -547,15 +557,7 @@ public enum CreditCommand: VerbCommand {
         return data
     }
 
-    static func registerKey(_ store: RecordStore, db: String) throws -> Int32 {
-        let lib = try LibCrypto.shared()
-        let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
-        let id = try CreditReceiver(conninfo: db, crypto: lib).register(publicKey: key.publicKey)
-        print("registered device key \(id)")
-        return ExitCode.success
-    }
-
-    static func send(_ store: RecordStore, recordID: String, db: String, json: Bool) throws -> Int32 {
+    static func send(_ store: RecordStore, recordID: String, db: String, timeout: Int, json: Bool) throws -> Int32 {
         let lib = try LibCrypto.shared()
         // The record is verified before anything is sent; "latest" is the newest verified record by its own time.
         let records = StoredRecord.all(in: store, lib: lib)
@@ -599,7 +601,7 @@ public enum CreditCommand: VerbCommand {
             }
         }
         let start = Date()
-        let report = Outbox.flush(store) { try CreditReceiver(conninfo: db, crypto: lib) }
+        let report = Outbox.flush(store) { try SubmissionClient(conninfo: db, timeout: timeout) }
         let milliseconds = Int(Date().timeIntervalSince(start) * 1000)
         for c in report.confirmed {
             store.log([
@@ -641,7 +643,7 @@ public enum CreditCommand: VerbCommand {
             }
             for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
             if let reason = report.unreachable {
-                print("database unreachable (\(reason)); \(report.waiting) record(s) wait in the outbox")
+                print("not confirmed (\(reason)); \(report.waiting) record(s) wait in the outbox")
             }
             print("round trip: \(milliseconds) ms")
         }
@@ -663,14 +665,14 @@ public enum CreditCommand: VerbCommand {
         return ExitCode.success
     }
 
-    static func status(_ store: RecordStore, db: String?, json: Bool) throws -> Int32 {
+    static func status(_ store: RecordStore, db: String?, timeout: Int, json: Bool) throws -> Int32 {
         var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
         let records = CreditScoring.history(store)
         let latest = records.last { $0.verified != nil }?.fileID
         fields.append(("processing", .string("idle; last analysis \(latest ?? "none")")))
         switch LibCrypto.load() {
         case .success(let lib):
-            if let db { fields.append(("database", databaseProbe(db, lib: lib))) }
+            if let db { fields.append(("database", databaseProbe(db, timeout: timeout))) }
             fields.append(("libcrypto", .string("\(lib.version) — \(lib.path)")))
             let keyFile = keyDirectory(store).appendingPathComponent(DeviceKey.fileName)
             if FileManager.default.fileExists(atPath: keyFile.path) {
@@ -702,10 +704,10 @@ public enum CreditCommand: VerbCommand {
 
     /// The database as the debug status shows it: reachable or why not, the connection time and the median of
     /// three `SELECT 1` round trips, the server's version.
-    static func databaseProbe(_ db: String, lib: LibCrypto) -> JSONValue {
+    static func databaseProbe(_ db: String, timeout: Int) -> JSONValue {
         let start = Date()
         do {
-            let receiver = try CreditReceiver(conninfo: db, crypto: lib)
+            let receiver = try SubmissionClient(conninfo: db, timeout: timeout)
             let connect = Date().timeIntervalSince(start) * 1000
             var trips: [Double] = []
             for _ in 0..<3 {
@@ -733,14 +735,18 @@ public enum CreditCommand: VerbCommand {
         Sent: only a signed record, and only by 'send'. No message text, sender name or chat name is in a record.
         """
 
-    static func privacy(_ store: RecordStore, erase: Bool, db: String?, json: Bool) throws -> Int32 {
+    static func privacy(_ store: RecordStore, erase: Bool, db: String?, timeout: Int, now: Date, json: Bool) throws
+        -> Int32
+    {
         var removed = 0
         var removedOnServer: Int?
         if erase, let db {
-            // The server first: when it cannot be reached, nothing is erased and the person is told.
+            // The server first, by a request signed with the device key (the device may not delete rows itself):
+            // when the receiver cannot be reached or does not answer, nothing is erased and the person is told.
             let lib = try LibCrypto.shared()
             let key = try DeviceKey.loadOrCreate(directory: keyDirectory(store), lib: lib)
-            removedOnServer = try CreditReceiver(conninfo: db, crypto: lib).erase(keyID: key.keyID)
+            let request = try ErasureRequest.sign(key: key, lib: lib, now: now)
+            removedOnServer = try SubmissionClient(conninfo: db, timeout: timeout).erase(request)
         }
         if erase { removed = try store.eraseAll() }
         if json {
@@ -757,7 +763,16 @@ public enum CreditCommand: VerbCommand {
             if let removedOnServer {
                 print("erased \(removedOnServer) record(s) stored by the server for this device's key")
             }
-            if erase { print("erased \(removed) local record file(s); the device key is kept") }
+            if erase {
+                // The key goes with the store; one kept elsewhere (SANAD_CREDIT_KEYS) stays.
+                let keyFile = keyDirectory(store).appendingPathComponent(DeviceKey.fileName)
+                let kept = FileManager.default.fileExists(atPath: keyFile.path)
+                print(
+                    "erased \(removed) local record file(s), the consent and the send log; "
+                        + (kept
+                            ? "the device key outside the store (\(keyFile.path)) is kept"
+                            : "the device key too (the next analysis makes a new one for the receiver to enroll)"))
+            }
         }
         return ExitCode.success
     }

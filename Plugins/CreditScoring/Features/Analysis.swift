@@ -16,6 +16,8 @@ public struct AnalysisSettings: Sendable, Equatable {
     /// Relationships the person states (`--contacts FILE`: a contact's name or number → `mother`, `brother`, …):
     /// they override the guess and make the contact a loved one.
     public var contacts: [String: String] = [:]
+    /// The person's consent, recorded in the record (`consent`); nil records `null`.
+    public var consent: Consent?
 
     public init(scope: AnalysisScope = .all, reader: ReaderSettings = ReaderSettings(), threads: Int = 2) {
         self.scope = scope

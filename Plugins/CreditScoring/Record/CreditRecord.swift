@@ -83,6 +83,7 @@ public enum CreditRecord {
                     ])
                 }),
             "prioritisedMessageIds": .array(r.prioritised.map(JSONValue.string)),
+            "consent": r.settings.consent?.json ?? .null,
             "counts": .object(r.counts.mapValues { number($0) }),
             "createdAt": .string(CivilTime.isoString(Int64(createdAt.timeIntervalSince1970.rounded(.down)))),
         ]
@@ -152,12 +153,8 @@ public enum RecordVerifier {
                 analyzer["lexiconSHA256"]?.stringValue?.count == 64
             else { throw reject("malformed", "no analyzer {formulas, lexiconSHA256} (version 2)") }
         }
-        guard SignedDocument.isCanonical(value, bytes: bytes) else {
-            throw reject("not-canonical", "the bytes are not the record's RFC 8785 canonical form")
-        }
-        let signer: DocumentSigner
-        do { signer = try SignedDocument.signer(of: record, lib: lib) } catch let problem as SignatureProblem {
-            throw reject(problem.reason, problem.detail, key: problem.keyID)
+        let signer = try signer(of: value, object: record, bytes: bytes, noun: "record", lib: lib) {
+            reject($0, $1, key: $2)
         }
         let keyID = signer.keyID
         for (field, kind) in requiredFields where record[field]?.kindName != kind {
@@ -166,15 +163,40 @@ public enum RecordVerifier {
         guard let recordID = record["recordId"]?.stringValue, let score = record["trustworthiness"]?.intValue,
             (0...100).contains(score), let createdAt = record["createdAt"]?.stringValue
         else { throw reject("malformed", "recordId, trustworthiness 0–100 and createdAt are required", key: keyID) }
-        if let registeredKeys, !registeredKeys.contains(signer.publicKeyHex) {
-            throw reject("unknown-key", "the device key \(keyID) is not registered", key: keyID)
-        }
-        do { try SignedDocument.checkSignature(record, signer: signer, lib: lib) } catch is SignatureProblem {
-            throw reject("bad-signature", "the Ed25519 signature does not match the record", key: keyID)
+        try checkSignature(record, signer: signer, noun: "record", registeredKeys: registeredKeys, lib: lib) {
+            reject($0, $1, key: $2)
         }
         return VerifiedRecord(
             recordID: recordID, keyID: keyID, publicKey: signer.publicKeyHex, digest: digest, trustworthiness: score,
             createdAt: createdAt, record: value)
+    }
+
+    /// The signer of a signed document (`noun`: record, request) whose bytes are its canonical form; refusals are
+    /// made by `reject(reason, detail, keyID)`.
+    static func signer(
+        of value: JSONValue, object: [String: JSONValue], bytes: [UInt8], noun: String, lib: LibCrypto,
+        reject: (String, String, String?) -> RecordRejection
+    ) throws -> DocumentSigner {
+        guard SignedDocument.isCanonical(value, bytes: bytes) else {
+            throw reject("not-canonical", "the bytes are not the \(noun)'s RFC 8785 canonical form", nil)
+        }
+        do { return try SignedDocument.signer(of: object, lib: lib) } catch let problem as SignatureProblem {
+            throw reject(problem.reason, problem.detail, problem.keyID)
+        }
+    }
+
+    /// The signer's key must be one of `registeredKeys` (when given; checked first, so an unknown key is reported as
+    /// such) and its signature must match `object`.
+    static func checkSignature(
+        _ object: [String: JSONValue], signer: DocumentSigner, noun: String, registeredKeys: Set<String>?,
+        lib: LibCrypto, reject: (String, String, String?) -> RecordRejection
+    ) throws {
+        if let registeredKeys, !registeredKeys.contains(signer.publicKeyHex) {
+            throw reject("unknown-key", "the device key \(signer.keyID) is not registered", signer.keyID)
+        }
+        do { try SignedDocument.checkSignature(object, signer: signer, lib: lib) } catch is SignatureProblem {
+            throw reject("bad-signature", "the Ed25519 signature does not match the \(noun)", signer.keyID)
+        }
     }
 
     static let requiredFields: [(String, String)] = [

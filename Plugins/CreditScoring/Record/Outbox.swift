@@ -24,7 +24,8 @@ public protocol RecordReceiver {
 }
 
 /// Sends the outbox: each record to the receiver; a confirmed record's confirmation is saved and the outbox entry
-/// removed; when the database cannot be reached, everything stays for the next `send`; a rejected record is moved
+/// removed; when the database cannot be reached or the receiver does not answer in time, the rest stays for the
+/// next `send`; a rejected record is moved
 /// out of the outbox into `rejected/` with its reason.
 public enum Outbox {
     public struct Report: Sendable {
@@ -45,7 +46,7 @@ public enum Outbox {
             report.waiting = files.count
             return report
         }
-        for file in files {
+        for (index, file) in files.enumerated() {
             let recordID = file.deletingPathExtension().lastPathComponent
             guard let data = try? [UInt8](contentsOf: file) else { continue }
             do {
@@ -59,8 +60,10 @@ public enum Outbox {
                 store.remove(recordID: recordID, from: store.outbox)
                 report.rejected.append((recordID, rejection.reason))
             } catch {
+                // Unreachable, or no decision in time: this and the rest wait for the next send.
                 report.unreachable = "\(error)"
-                report.waiting += 1
+                report.waiting = files.count - index
+                break
             }
         }
         return report

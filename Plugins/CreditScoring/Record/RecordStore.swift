@@ -41,11 +41,14 @@ public struct RecordStore: Sendable {
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("\(recordID).json"))
     }
 
+    /// The person's consent to analyse (`Consent`).
+    public var consent: URL { directory.appendingPathComponent("consent.json") }
+
     /// Records the server refused: `<data>/rejected/<recordId>.json`.
     public var rejected: URL { directory.appendingPathComponent("rejected") }
 
     /// Erases every file the plugin wrote in the store: records, confirmations, the outbox, rejected records,
-    /// background jobs with their checkpoints, the event log and the device key (a later analysis makes a new
+    /// background jobs with their checkpoints, the event log, the consent and the device key (a later analysis makes a new
     /// one); folders it made are removed when empty. Returns how many records, confirmations and outbox entries
     /// went (the figure `privacy` reports).
     public func eraseAll() throws -> Int {
@@ -60,6 +63,7 @@ public struct RecordStore: Sendable {
             try FileManager.default.removeItem(at: folder)
         }
         try? FileManager.default.removeItem(at: events)
+        try? FileManager.default.removeItem(at: consent)
         for folder in [records, outbox, confirmations, rejected, directory] {
             if (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
                 try? FileManager.default.removeItem(at: folder)

@@ -15,6 +15,9 @@ public struct Countries: Sendable {
     /// Where the table comes from and its version, for messages and the README.
     public let source: String
     public let asOf: String
+    /// Alpha-3, alpha-2 and ICAO codes, upper case, to the alpha-3 code.
+    let byCode: [String: String]
+    /// Names by `placeNameKey`.
     let byKey: [String: String]
 
     /// The shipped table, read once; nil when the resource is missing or damaged (`loadError` says why).
@@ -40,6 +43,7 @@ public struct Countries: Sendable {
         else { throw bad("expected 'countries', 'source' and 'asOf'") }
         var countries: [String: Country] = [:]
         var byKey: [String: String] = [:]
+        var byCode: [String: String] = [:]
         for (i, item) in list.enumerated() {
             guard let code = item["code"]?.stringValue, code.count == 3, let en = item["en"]?.stringValue else {
                 throw bad("countries[\(i)]: expected 'code' (3 letters) and 'en'")
@@ -47,39 +51,29 @@ public struct Countries: Sendable {
             var names = ["en": en]
             for lang in ["ar", "es"] { names[lang] = item[lang]?.stringValue }
             countries[code] = Country(code: code, names: names)
-            var keys: [String] = [code, item["alpha2"]?.stringValue ?? ""]
-            keys.append(contentsOf: names.values)
+            byCode[code] = code
+            if let alpha2 = item["alpha2"]?.stringValue { byCode[alpha2] = code }
+            var keys = Array(names.values)
             keys.append(contentsOf: item["aliases"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-            for key in keys where !key.isEmpty { byKey[Self.key(key)] = code }
+            for key in keys where !key.isEmpty { byKey[placeNameKey(key)] = code }
         }
-        if let icao = root["icaoCodes"]?["codes"]?.objectValue {
-            for (mrz, code) in icao { if let c = code.stringValue, countries[c] != nil { byKey[Self.key(mrz)] = c } }
+        for (mrz, code) in root["icaoCodes"]?["codes"]?.objectValue ?? [:] {
+            if let c = code.stringValue, countries[c] != nil { byCode[mrz] = c }
         }
         self.countries = countries
+        self.byCode = byCode
         self.byKey = byKey
         self.source = source
         self.asOf = asOf
     }
 
     /// The alpha-3 code `text` names, or nil.
-    public func code(_ text: String) -> String? { byKey[Self.key(text)] }
+    public func code(_ text: String) -> String? {
+        byCode[text.trimmingCharacters(in: .whitespaces).uppercased()] ?? byKey[placeNameKey(text)]
+    }
 
     /// The country's name in `language` (English when the table has none).
     public func name(_ code: String, language: String) -> String? {
         countries[code].flatMap { $0.names[language] ?? $0.names["en"] }
-    }
-
-    static let articles: Set<String> = ["the", "of", "de", "la", "el"]
-
-    /// Names compared: Arabic letter forms and marks folded, case and accents folded, punctuation dropped, and a
-    /// leading article (`the`, `ال`) dropped from each word.
-    static func key(_ text: String) -> String {
-        let folded = normalizeArabic(text).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        var words: [Substring] = []
-        for word in folded.split(whereSeparator: { !$0.isLetter && !$0.isNumber }) {
-            if Self.articles.contains(String(word)) { continue }
-            words.append(word.hasPrefix("ال") && word.count > 3 ? word.dropFirst(2) : word)
-        }
-        return words.joined(separator: " ")
     }
 }

@@ -188,6 +188,23 @@ public struct FieldValidator: Sendable {
             }
             return .success(field.validation.latinOnly ? text.uppercased() : text)
         case .date:
+            if let p = Self.readDate(text), CivilDate(year: p.year, month: p.month, day: p.day) == nil {
+                let days = (1...12).contains(p.month) ? CivilDate.daysIn(month: p.month, year: p.year) : 0
+                return bad(
+                    days == 0
+                        ? t(
+                            "'\(text)' is not a real date: there is no month \(p.month).",
+                            "'\(text)' ليس تاريخاً صحيحاً: لا يوجد شهر \(p.month).",
+                            "'\(text)' no es una fecha real: no existe el mes \(p.month).")
+                        : t(
+                            "'\(text)' is not a real date: month \(p.month) of \(p.year) has \(days) days.",
+                            "'\(text)' ليس تاريخاً صحيحاً: الشهر \(p.month) من عام \(p.year) فيه \(days) يوماً.",
+                            "'\(text)' no es una fecha real: el mes \(p.month) de \(p.year) tiene \(days) días."),
+                    t(
+                        "Check the day and the month (day/month order: 15/08/1990 or 08/15/1990).",
+                        "تحقق من اليوم والشهر (15/08/1990 أو 08/15/1990).",
+                        "Revise el día y el mes (15/08/1990 o 08/15/1990)."))
+            }
             guard let d = Self.parseDate(text) else {
                 return bad(
                     t(
@@ -357,29 +374,33 @@ public struct FieldValidator: Sendable {
     /// A date in a common format: `1990-08-15`, `1990/08/15`, `08/15/1990` or `08-15-1990` (US order; `15/08/1990` when the first
     /// number cannot be a month), `15.08.1990`, `15 Aug 1990`, `Aug 15, 1990`, `15 de agosto de 1990`.
     public static func parseDate(_ text: String) -> CivilDate? {
+        readDate(text).flatMap { CivilDate(year: $0.year, month: $0.month, day: $0.day) }
+    }
+
+    /// The year, month and day a date answer is written with (four-digit year), whether or not they make a real
+    /// date (`31/02/1985` reads as 1985, 2, 31); nil when the text is not written like a date.
+    static func readDate(_ text: String) -> (year: Int, month: Int, day: Int)? {
         let t = text.lowercased().replacingOccurrences(of: ",", with: " ").replacingOccurrences(of: " de ", with: " ")
         let numbers = t.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         let words = t.split(whereSeparator: { !$0.isLetter }).map(String.init)
         let separators = t.filter { !$0.isNumber && !$0.isLetter && $0 != " " }
+        func parts(_ year: Int, _ month: Int, _ day: Int) -> (year: Int, month: Int, day: Int)? {
+            (1000...9999).contains(year) && (1...31).contains(day) ? (year, month, day) : nil
+        }
         if words.isEmpty, numbers.count == 3, Set(separators).count == 1 {
-            let parts = t.split(whereSeparator: { !$0.isNumber })
-            guard parts.allSatisfy({ $0.count <= 4 }) else { return nil }
+            let pieces = t.split(whereSeparator: { !$0.isNumber })
+            guard pieces.allSatisfy({ $0.count <= 4 }) else { return nil }
             let (a, b, c) = (numbers[0], numbers[1], numbers[2])
-            if parts[0].count == 4 { return fourDigitYearDate(a, b, c) }
-            guard parts[2].count == 4 else { return nil }
-            if separators.first == "." { return fourDigitYearDate(c, b, a) }
-            return a > 12 ? fourDigitYearDate(c, b, a) : fourDigitYearDate(c, a, b)
+            if pieces[0].count == 4 { return parts(a, b, c) }
+            guard pieces[2].count == 4 else { return nil }
+            if separators.first == "." { return parts(c, b, a) }
+            return a > 12 ? parts(c, b, a) : parts(c, a, b)
         }
         guard words.count == 1, numbers.count == 2, let month = monthNames[words[0]] else { return nil }
         let year = numbers.first { $0 >= 1000 }
         let day = numbers.first { $0 < 1000 }
         guard let year, let day else { return nil }
-        return fourDigitYearDate(year, month, day)
-    }
-
-    /// A date answer: a real date with a four-digit year.
-    private static func fourDigitYearDate(_ year: Int, _ month: Int, _ day: Int) -> CivilDate? {
-        (1000...9999).contains(year) ? CivilDate(year: year, month: month, day: day) : nil
+        return parts(year, month, day)
     }
 }
 

@@ -15,7 +15,8 @@ public struct FormReview: Sendable {
     public struct Fee: Sendable {
         public var id: String
         public var label: String
-        public var amount: Double
+        /// nil when the lookup entry marks the amount `"unknown"`: shown as unknown, never guessed.
+        public var amount: Double?
     }
 
     public var title: String
@@ -29,7 +30,11 @@ public struct FormReview: Sendable {
     public var checklist: [(title: String, items: [String])]
     public var guidance: String
 
-    public var feeTotal: Double { fees.reduce(0) { $0 + $1.amount } }
+    /// The sum of the known amounts (`fees` may hold unknown ones: `hasUnknownFees`).
+    public var feeTotal: Double { fees.reduce(0) { $0 + ($1.amount ?? 0) } }
+    public var hasUnknownFees: Bool { fees.contains { $0.amount == nil } }
+    /// How an unknown fact reads, in the session's language.
+    public var unknownWord: String
 
     public init(_ s: FormSession) {
         let t = s.template
@@ -62,23 +67,47 @@ public struct FormReview: Sendable {
         problems += s.ruleProblems.map { ($0.isWarning ? "note: " : "") + $0.message }
         self.problems = problems
         let answers = flow.answers
+        let lookupKey = t.metadata.lookup.flatMap { answers[$0.keyField] }
         fees = (t.review.feeInfo?.items ?? []).compactMap { item in
-            guard item.when?.holds(answers) ?? true, let x = s.amount(item.amount, answers) else { return nil }
+            guard item.when?.holds(answers) ?? true else { return nil }
+            if case .lookup(let path) = item.amount, t.metadata.lookup?.isUnknown(path, key: lookupKey) == true {
+                return Fee(id: item.id, label: item.label.text(lang), amount: nil)
+            }
+            guard let x = s.amount(item.amount, answers) else { return nil }
             return Fee(id: item.id, label: item.label.text(lang), amount: x)
         }
         currency = t.review.feeInfo?.currency
-        let lookupKey = t.metadata.lookup.flatMap { answers[$0.keyField] }
+        unknownWord = s.validator.t("unknown", "غير معروف", "desconocido")
         checklist = t.review.checklists.filter { $0.when?.holds(answers) ?? true }.map { list in
             let items = list.items.flatMap { item -> [String] in
                 switch item {
                 case .text(let text, let when): return when?.holds(answers) ?? true ? [text.text(lang)] : []
                 case .fromLookup(let path, let when):
                     guard when?.holds(answers) ?? true else { return [] }
+                    if t.metadata.lookup?.isUnknown(path, key: lookupKey) == true {
+                        return [
+                            s.validator.t(
+                                "Not in this form's data: see the official page below.",
+                                "غير موجود في بيانات هذا النموذج: راجع الصفحة الرسمية أدناه.",
+                                "No está en los datos de este formulario: consulte la página oficial abajo.")
+                        ]
+                    }
                     let v = t.metadata.lookup?.value(path, key: lookupKey)
                     return v?.arrayValue?.compactMap(\.stringValue) ?? v?.stringValue.map { [$0] } ?? []
                 }
             }
             return (list.title.text(lang), items)
+        }
+        if let lookup = t.metadata.lookup, case let unknown = lookup.unknownFacts(key: lookupKey), !unknown.isEmpty {
+            let page = lookup.value("officialUrl", key: lookupKey)?.stringValue ?? lookup.file
+            checklist.append(
+                (
+                    s.validator.t(
+                        "Not in this form's data (nobody could source it here): check \(page)",
+                        "غير موجود في بيانات هذا النموذج (لم يُعثر له على مصدر): راجع \(page)",
+                        "No está en los datos de este formulario (sin fuente): consulte \(page)"),
+                    unknown.map { lookup.factLabels[$0]?[lang] ?? lookup.factLabels[$0]?["en"] ?? $0 }
+                ))
         }
         guidance = t.review.submissionGuidance.text(lang)
     }
@@ -97,7 +126,7 @@ public struct FormReview: Sendable {
         case .yesNo:
             let words = yesNoWords[language] ?? yesNoWords["en"] ?? ("Yes", "No")
             return value == "yes" ? words.yes : words.no
-        case .usState: return USStates.names[value].map { "\($0) (\(value))" } ?? value
+        case .usState: return USStates.name(value, language: language).map { "\($0) (\(value))" } ?? value
         default: return value
         }
     }
@@ -130,7 +159,10 @@ public struct FormReview: Sendable {
                 "currency": currency.map(JSONValue.string) ?? .null,
                 "items": .array(
                     fees.map {
-                        .object(["id": .string($0.id), "label": .string($0.label), "amount": .number($0.amount)])
+                        .object([
+                            "id": .string($0.id), "label": .string($0.label),
+                            "amount": $0.amount.map(JSONValue.number) ?? .string("unknown"),
+                        ])
                     }),
                 "total": .number(feeTotal),
             ]),
@@ -158,8 +190,9 @@ public struct FormReview: Sendable {
         }
         if !fees.isEmpty, let currency {
             lines += [.init(.body, ""), .init(.heading, "Fees (\(currency))")]
-            lines += fees.map { .init(.body, "\($0.label): \(Self.money($0.amount))") }
-            lines.append(.init(.body, "Total: \(Self.money(feeTotal))"))
+            lines += fees.map { .init(.body, "\($0.label): \($0.amount.map(Self.money) ?? unknownWord)") }
+            lines.append(
+                .init(.body, "Total: \(Self.money(feeTotal))\(hasUnknownFees ? " + \(unknownWord)" : "")"))
         }
         if !problems.isEmpty {
             lines += [.init(.body, ""), .init(.heading, "Problems")] + problems.map { .init(.body, "! \($0)") }

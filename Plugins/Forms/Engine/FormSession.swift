@@ -236,21 +236,37 @@ public struct FormSession {
 
     // MARK: Rules
 
-    /// The rules of every step whose fields are all answered, against the answers in the flow.
+    /// The rules of every step in the flow that do not hold. A rule is checked as soon as the answers it reads are
+    /// there (an age as soon as the birth date is), not when its whole step is; `{date}` in a message is the date a
+    /// `validUntil` rule asks for, `{lookup:PATH}` a fact of the lookup entry.
     public var ruleProblems: [RuleProblem] {
         let f = flow
         var out: [RuleProblem] = []
-        for s in f.steps where s.fields.allSatisfy({ f.answers[$0.id] != nil }) {
+        for s in f.steps {
             for rule in s.step.validationRules where !holds(rule, f.answers) {
-                let required = self.required(rule, f.answers)?.description ?? ""
                 out.append(
                     RuleProblem(
-                        stepID: s.step.id, field: rule.field,
-                        message: rule.message.text(language).replacingOccurrences(of: "{date}", with: required),
+                        stepID: s.step.id, field: rule.field, message: message(rule, f.answers),
                         isWarning: rule.isWarning))
             }
         }
         return out
+    }
+
+    /// A rule's message in the session's language with its placeholders filled.
+    func message(_ rule: FormTemplate.StepRule, _ answers: [String: String]) -> String {
+        var text = rule.message.text(language).replacingOccurrences(
+            of: "{date}", with: required(rule, answers)?.description ?? "")
+        while let open = text.range(of: "{lookup:"),
+            let close = text.range(of: "}", range: open.upperBound..<text.endIndex)
+        {
+            let path = String(text[open.upperBound..<close.lowerBound])
+            let value = template.metadata.lookup.flatMap { $0.value(path, key: answers[$0.keyField]) }
+            text.replaceSubrange(
+                open.lowerBound..<close.upperBound,
+                with: value?.stringValue ?? value?.doubleValue.map { String(format: "%g", $0) } ?? "?")
+        }
+        return text
     }
 
     /// Reopens the field of each error rule that does not hold; returns those problems.
@@ -262,8 +278,25 @@ public struct FormSession {
 
     /// Whether `rule` holds; a rule whose answers or lookup values are missing holds (nothing to check yet).
     func holds(_ rule: FormTemplate.StepRule, _ answers: [String: String]) -> Bool {
-        guard let value = answers[rule.field], let date = CivilDate(iso: value) else { return true }
+        guard let value = answers[rule.field], !value.isEmpty else { return true }
+        let fact = { (path: String) -> JSONValue? in
+            self.template.metadata.lookup.flatMap { $0.value(path, key: answers[$0.keyField]) }
+        }
         switch rule.kind {
+        case .lookupPattern(let path):
+            guard let pattern = fact(path)?.stringValue, pattern != "unknown" else { return true }
+            return value.range(of: "^(?:\(pattern))$", options: .regularExpression) != nil
+        case .lookupPrefixRanges(let path):
+            guard let ranges = fact(path)?.arrayValue, let prefix = Int(value.prefix(3)) else { return true }
+            return ranges.contains { range in
+                let ends = (range.stringValue ?? "").split(separator: "-").compactMap { Int($0) }
+                return ends.count == 2 && (ends[0]...max(ends[0], ends[1])).contains(prefix)
+            }
+        default: break
+        }
+        guard let date = CivilDate(iso: value) else { return true }
+        switch rule.kind {
+        case .lookupPattern, .lookupPrefixRanges: return true
         case .dateAfter(let other):
             guard let o = answers[other].flatMap(CivilDate.init(iso:)) else { return true }
             return date > o

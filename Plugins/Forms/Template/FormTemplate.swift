@@ -26,6 +26,18 @@ public struct FormTemplate: Sendable {
         public var file: String
         public var keyField: String
         public var entries: [String: JSONValue]
+        /// What each fact is, by its path, per language (the file's `factLabels`): how the review names a fact the
+        /// entry marks `"unknown"`.
+        public var factLabels: [String: [String: String]] = [:]
+
+        /// The facts the entry for `key` marks `"unknown"` that `factLabels` names, in `factLabels`' path order.
+        public func unknownFacts(key: String?) -> [String] {
+            factLabels.keys.sorted().filter { isUnknown($0, key: key) }
+        }
+
+        /// True when the entry for `key` says the fact at `path` is not known (the string `"unknown"`: nobody could
+        /// source it), as opposed to absent (the state has no such thing).
+        public func isUnknown(_ path: String, key: String?) -> Bool { value(path, key: key)?.stringValue == "unknown" }
 
         /// The value at `path` (`fees.realId`) in the entry for `key`, or nil.
         public func value(_ path: String, key: String?) -> JSONValue? {
@@ -122,6 +134,12 @@ public struct FormTemplate: Sendable {
             /// `field` (a date) is on or after `from` (a date) plus the days answered in `plusDays` and `months`
             /// calendar months, unless `exempt` holds.
             case validUntil(from: String, plusDays: String?, months: Int, exempt: Exemption?)
+            /// `field` matches, whole, the regular expression at `path` in the lookup entry (no check when the
+            /// entry has none or it is `"unknown"`).
+            case lookupPattern(path: String)
+            /// The number in `field`'s first three digits is in one of the ranges at `path` in the lookup entry
+            /// (`["900-961"]`: ZIP code prefixes; no check when the entry has none or they are `"unknown"`).
+            case lookupPrefixRanges(path: String)
         }
         public var kind: Kind
         public var field: String

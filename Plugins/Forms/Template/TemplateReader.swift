@@ -103,7 +103,7 @@ public struct TemplateReader {
                 case .dateAfter(let other), .dateBefore(let other): named.append(other)
                 case .validUntil(let from, let plusDays, _, let exempt):
                     named += [from] + [plusDays, exempt?.field].compactMap { $0 }
-                case .ageBetween: break
+                case .ageBetween, .lookupPattern, .lookupPrefixRanges: break
                 }
                 for f in named where fieldPaths[f] == nil {
                     throw fail("\(path).validationRules[\(r)]", "no field '\(f)' in schema.sections")
@@ -200,7 +200,16 @@ public struct TemplateReader {
         guard let entries = table["entries"]?.objectValue, !entries.isEmpty else {
             throw fail(path + ".file", "\(name): needs an object \"entries\" of keys to facts")
         }
-        return .init(file: name, keyField: try identifier(o.required("keyField"), path + ".keyField"), entries: entries)
+        var labels: [String: [String: String]] = [:]
+        for (fact, texts) in table["factLabels"]?.objectValue ?? [:] {
+            guard let byLanguage = texts.objectValue?.compactMapValues(\.stringValue), byLanguage["en"] != nil else {
+                throw fail(path + ".file", "\(name): factLabels.\(fact): expected {\"en\": …, …}")
+            }
+            labels[fact] = byLanguage
+        }
+        return .init(
+            file: name, keyField: try identifier(o.required("keyField"), path + ".keyField"), entries: entries,
+            factLabels: labels)
     }
 
     func readSection(_ value: JSONValue, _ path: String, _ c: inout Context) throws -> FormTemplate.Section {
@@ -332,7 +341,8 @@ public struct TemplateReader {
         let o = try object(
             value, path,
             keys: [
-                "rule", "field", "other", "min", "max", "from", "plusDays", "months", "unless", "message", "severity",
+                "rule", "field", "other", "min", "max", "from", "plusDays", "months", "unless", "lookup", "message",
+                "severity",
             ])
         let name = try string(o.required("rule"), path + ".rule")
         let kind: FormTemplate.StepRule.Kind
@@ -356,15 +366,22 @@ public struct TemplateReader {
                 from: try identifier(o.required("from"), path + ".from"),
                 plusDays: try o.optional("plusDays").map { try identifier($0, path + ".plusDays") },
                 months: months ?? 0, exempt: try o.optional("unless").map { try readExemption($0, path + ".unless") })
+        case "lookupPattern": kind = .lookupPattern(path: try string(o.required("lookup"), path + ".lookup"))
+        case "lookupPrefixRanges": kind = .lookupPrefixRanges(path: try string(o.required("lookup"), path + ".lookup"))
         default:
-            throw fail(path + ".rule", "unknown rule '\(name)'; rules: dateAfter, dateBefore, ageBetween, validUntil")
+            throw fail(
+                path + ".rule",
+                "unknown rule '\(name)'; rules: dateAfter, dateBefore, ageBetween, validUntil, lookupPattern, "
+                    + "lookupPrefixRanges")
         }
-        for key in ["other", "min", "max", "from", "plusDays", "months", "unless"] where o.values[key] != nil {
+        for key in ["other", "min", "max", "from", "plusDays", "months", "unless", "lookup"] where o.values[key] != nil
+        {
             let allowed: Bool
             switch kind {
             case .dateAfter, .dateBefore: allowed = key == "other"
             case .ageBetween: allowed = key == "min" || key == "max"
             case .validUntil: allowed = ["from", "plusDays", "months", "unless"].contains(key)
+            case .lookupPattern, .lookupPrefixRanges: allowed = key == "lookup"
             }
             if !allowed { throw fail("\(path).\(key)", "not a key of the '\(name)' rule") }
         }

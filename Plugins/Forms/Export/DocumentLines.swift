@@ -23,8 +23,11 @@ struct DocumentLines {
         }
         if !review.fees.isEmpty, let currency = review.currency {
             form += [.init(.body, ""), .init(.heading, "\(words.fees) (\(currency))")]
-            form += review.fees.map { .init(.body, "\($0.label): \(FormReview.money($0.amount))") }
-            form.append(.init(.body, "\(words.total): \(FormReview.money(review.feeTotal))"))
+            form += review.fees.map {
+                .init(.body, "\($0.label): \($0.amount.map(FormReview.money) ?? review.unknownWord)")
+            }
+            let unknown = review.hasUnknownFees ? " + \(review.unknownWord)" : ""
+            form.append(.init(.body, "\(words.total): \(FormReview.money(review.feeTotal))\(unknown)"))
         }
         if !review.problems.isEmpty {
             form +=

@@ -245,6 +245,7 @@ struct BidiLineTests {
         #expect(date.runs == ["1985-04-23", "تاريخ الميلاد: "])
         let state = Self.visual("الولاية: California (CA)")
         #expect(state.runs == ["California (CA)", "الولاية: "])
+        #expect(Self.visual("طلب تأشيرة DS-160").runs == ["DS-160", "طلب تأشيرة "], "a number after Latin is Latin")
         let fee = Self.visual("الرسوم (USD)")
         // Brackets around Latin after Arabic stay right to left (drawn mirrored): (USD) at the line's left end.
         #expect(fee.runs == [")", "USD", "الرسوم ("])

@@ -1,7 +1,7 @@
 /// A simple bidirectional layout for one line of a form document (a subset of the Unicode Bidirectional
 /// Algorithm, UAX #9, enough for labels and answers): the paragraph's direction from its first strong letter,
 /// Arabic and Hebrew letters right to left, Latin letters and numbers left to right, a separator between two digits
-/// (`1985-04-23`, `47.00`) part of the number, spaces and punctuation taking the direction of the letters around
+/// (`1985-04-23`, `47.00`) part of the number, a number after Latin letters part of them (`DS-160`), spaces and punctuation taking the direction of the letters around
 /// them (numbers count as right-to-left there, as in UAX #9 N1) or else the paragraph's, and the runs put in visual
 /// order by reversing from the highest level down (L2). No explicit embeddings or isolates.
 struct BidiLine {
@@ -97,6 +97,17 @@ func resolvedLevels(_ input: [BidiClass], rightToLeft: Bool) -> [Int] {
     for i in classes.indices.dropFirst().dropLast()
     where classes[i] == .separator && classes[i - 1] == .number && classes[i + 1] == .number {
         classes[i] = .number
+    }
+    // A number after a Latin letter (or at the start of a left-to-right line) is part of the Latin text (W7):
+    // `DS-160` stays whole inside Arabic.
+    var previousLeft = !rightToLeft
+    for i in classes.indices {
+        switch classes[i] {
+        case .strongLeft: previousLeft = true
+        case .strongRight: previousLeft = false
+        case .number where previousLeft: classes[i] = .strongLeft
+        default: break
+        }
     }
     // Neutrals (separators left over included) between two letters of one direction take it, numbers counting as
     // right to left (N1); the others take the paragraph's direction (N2).

@@ -214,6 +214,11 @@ struct FormPDFScriptTests {
             fonts: .embedded(regular: "/nonexistent/font.ttf", bold: "/nonexistent/font.ttf", environment: [:]))
         #expect(noFont.unrepresentable == 3 && (noFont.note ?? "").contains("/nonexistent/font.ttf"))
         #expect((noFont.note ?? "").contains("fonts-dejavu-core"))
+        let garbage = FormsFixture.temporaryDirectory().appendingPathComponent("not-a-font.ttf")
+        try Data(repeating: 0x41, count: 4096).write(to: garbage)
+        let badFont = TextPDF(title: "t", lines: [.init(.body, "Name")]).render(
+            fonts: .embedded(regular: garbage.path, bold: garbage.path, environment: [:]))
+        #expect(badFont.unrepresentable == 0 && (badFont.note ?? "").contains(garbage.path), "\(badFont.note ?? "")")
         var english = try FormsFixture.session("dmv-renewal")
         try FormsFixture.answer(&english, FormsFixture.dmvAnswers)
         let plain = FormDocuments(english, fonts: noHarfBuzz).notes

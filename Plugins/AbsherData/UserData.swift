@@ -27,12 +27,22 @@ public struct UserData: Sendable, Equatable {
     public var documents: [UserDocument]
     /// The `dependents` array as it is in the file.
     public var dependents: [JSONValue]
+    /// The complete dependents and every worker, with the documents they hold.
+    public var household: [HouseholdMember]
+    public var vehicles: [Vehicle]
+    public var violations: [TrafficViolation]
 
-    public init(file: URL, userName: String? = nil, documents: [UserDocument], dependents: [JSONValue] = []) {
+    public init(
+        file: URL, userName: String? = nil, documents: [UserDocument], dependents: [JSONValue] = [],
+        household: [HouseholdMember] = [], vehicles: [Vehicle] = [], violations: [TrafficViolation] = []
+    ) {
         self.file = file
         self.userName = userName
         self.documents = documents
         self.dependents = dependents
+        self.household = household
+        self.vehicles = vehicles
+        self.violations = violations
     }
 
     /// Reads and validates `url`; errors are `PluginError.invalidData` naming `plugin`, the file and the key path.
@@ -62,7 +72,7 @@ public struct UserData: Sendable, Equatable {
             .invalidData(plugin: plugin, file: file.path, keyPath: path, problem: problem)
         }
         guard case .object(let root) = json else { throw fail("", "expected an object, found \(json.kindName)") }
-        let rootKeys = ["note", "user", "documents", "dependents"]
+        let rootKeys = ["note", "user", "documents", "dependents", "workers", "vehicles", "violations"]
         for key in root.keys.sorted() where !rootKeys.contains(key) {
             throw fail(key, "unknown key; valid keys here: \(rootKeys.joined(separator: ", "))")
         }
@@ -126,12 +136,15 @@ public struct UserData: Sendable, Equatable {
                     id: id, type: type, number: try string("number", required: false), expiryDate: expiry,
                     renewalFeeSAR: fee))
         }
-        var dependents: [JSONValue] = []
-        if let d = root["dependents"], d != .null {
-            guard case .array(let a) = d else { throw fail("dependents", "expected an array, found \(d.kindName)") }
-            dependents = a
-        }
-        return UserData(file: file, userName: userName, documents: documents, dependents: dependents)
+        let top = try StrictObject(json, path: "", keys: rootKeys, fail: fail)
+        let dependents = try top.array("dependents")
+        let household = try Self.household(
+            dependents: dependents, workers: try top.array("workers"), seen: &seen, fail: fail)
+        let vehicles = try Self.vehicles(try top.array("vehicles"), seen: &seen, fail: fail)
+        return UserData(
+            file: file, userName: userName, documents: documents, dependents: dependents, household: household,
+            vehicles: vehicles,
+            violations: try Self.violations(try top.array("violations"), vehicles: vehicles, seen: &seen, fail: fail))
     }
 }
 

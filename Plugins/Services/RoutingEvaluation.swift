@@ -139,7 +139,9 @@ public enum RoutingEvaluation {
                 Outcome(
                     question: q, reply: reply.content, service: service, subject: subject,
                     routed: service == q.service && subject == q.subject,
-                    facetsAnswered: q.facets.filter { answers($0, reply.content, in: language) }.count,
+                    // A facet answered about another service is not answered.
+                    facetsAnswered: service != q.service
+                        ? 0 : q.facets.filter { answers($0, reply.content, in: language) }.count,
                     languageRight: ChatLanguage.of(reply.content) == language,
                     foreignNumbers: digitRuns(normalizeArabic(reply.content)).filter {
                         !allowed.contains(String(Int($0) ?? -1))

@@ -119,7 +119,7 @@ public enum ServiceAnswer {
         return arabic
             ? "المخالفات غير المسددة في بياناتك: \(arabicCount(unpaid.count, .violation))، مجموعها \(total) ريال: "
                 + items.joined(separator: "، و") + "."
-            : "Your \(englishCount(unpaid.count, .unpaidViolation)) total \(total) SAR: "
+            : "Your \(englishCount(unpaid.count, .unpaidViolation)) \(unpaid.count == 1 ? "totals" : "total") \(total) SAR: "
                 + items.joined(separator: "; ")
                 + "."
     }
@@ -222,13 +222,15 @@ public enum ServiceAnswer {
         let arabic = language == .arabic
         let service = route.service
         var name = service.name(in: language)
-        switch route.subject {
-        case .member(let m): name += " — " + owner(m, in: language)
-        case .vehicle(let v):
-            name += " — " + ([v.make(in: language), "(\(v.plate))"].compactMap { $0 }.joined(separator: " "))
-        case .user: break
-        }
         let lines = sentences(route, doc: doc, data: data, today: today, in: language)
+        // Whose service it is, unless the answer already says it.
+        switch route.subject {
+        case .member(let m) where !lines.contains(where: { $0.contains(m.name(in: language)) }):
+            name += " — " + owner(m, in: language)
+        case .vehicle(let v) where !lines.contains(where: { $0.contains(v.plate) }):
+            name += " — " + ([v.make(in: language), "(\(v.plate))"].compactMap { $0 }.joined(separator: " "))
+        default: break
+        }
         let fallback =
             "\(name): " + lines.joined(separator: " ")
             + (arabic ? " تقدر تبدأ من الرابط أدناه." : " You can start from the link below.")

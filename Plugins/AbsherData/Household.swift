@@ -289,3 +289,16 @@ extension UserData {
         }
     }
 }
+
+/// `ولدك` → `ولد`, `بنتك` → `بنت`, `سائقك` → `سائق`: a relationship as said to the person, without the second-person
+/// suffix (its first word), so `ولدي` matches it as `ولد*`.
+public func relationshipStem(_ relationship: String) -> String {
+    let first = String(relationship.split(separator: " ").first ?? "")
+    let trimmed = first.hasSuffix("ك") ? String(first.dropLast()) : first
+    return trimmed.count >= 2 ? trimmed : first
+}
+
+/// `text` with its first letter in upper case (`your son` → `Your son`).
+public func capitalized(_ text: String) -> String {
+    text.prefix(1).uppercased() + text.dropFirst()
+}

@@ -161,8 +161,3 @@ extension String {
         return String(s)
     }
 }
-
-/// `text` with its first letter in upper case (`your son` → `Your son`).
-func capitalized(_ text: String) -> String {
-    text.prefix(1).uppercased() + text.dropFirst()
-}

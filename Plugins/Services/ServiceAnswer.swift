@@ -55,7 +55,7 @@ public enum ServiceAnswer {
     static func owner(_ m: HouseholdMember, in language: ChatLanguage) -> String {
         language == .arabic
             ? "\(m.relationship) \(m.name)"
-            : capitalizedFirst("\(m.relationship(in: language)) \(m.name(in: language))")
+            : capitalized("\(m.relationship(in: language)) \(m.name(in: language))")
     }
 
     /// The expiry sentence for the route's subject: the user's or a member's document, the vehicle's registration.
@@ -274,9 +274,6 @@ func isoDates(in text: String) -> [String] {
         CivilDate(iso: $0) != nil
     }
 }
-
-/// `text` with its first letter in upper case.
-func capitalizedFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
 
 extension String {
     /// The text with its first letter in lower case (`Your driver` → `your driver`).

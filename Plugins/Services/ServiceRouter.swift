@@ -200,14 +200,6 @@ public struct ServiceRouter: Sendable {
     }
 }
 
-/// `ولدك` → `ولد`, `بنتك` → `بنت`, `سائقك` → `سائق`: the relationship without the second-person suffix, so `ولدي`
-/// matches it.
-func relationshipStem(_ relationship: String) -> String {
-    let first = String(relationship.split(separator: " ").first ?? "")
-    let trimmed = first.hasSuffix("ك") ? String(first.dropLast()) : first
-    return trimmed.count >= 2 ? trimmed : first
-}
-
 extension ServiceInfo {
     /// Whether the service is about a vehicle (its subject is the user's car).
     public var isVehicleService: Bool {

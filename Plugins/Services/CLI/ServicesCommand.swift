@@ -12,13 +12,14 @@ public enum ServicesCommand: SanadCommand {
     public static let summary = "Evaluate how typed questions are routed to a service, facet and subject"
     public static let help = """
         Usage: sanad services eval [--method keywords|embeddings|model|all] [--questions FILE] [-m MODEL]
-                                   [--embedding-model MODEL] [--now DATE] [--misses]
+                                   [--embedding-model MODEL] [--now DATE] [--user FILE] [--misses]
 
-        Runs every question of the routing evaluation set (default: Plugins/Services/Evaluation/questions.json)
-        through a chat with the config's plugins (the services plugin routed by METHOD; templates, so the engine
-        never phrases) and scores what the person reads: the service (the reply's link) and whose it is (the names
-        the reply states), every facet asked answered, the reply in the asker's language, and no number that is
-        not in the person's data. Prints a Markdown table per method and language.
+        Runs every question of the routing evaluation set (default: Plugins/Services/Evaluation/questions.json of
+        the source tree this program was built from) through a chat with the config's plugins (the services plugin
+        routed by METHOD; templates, so the engine never phrases) and scores what the person reads: the service
+        (the reply's link) and whose it is (the names the reply states), every facet asked answered, the reply in
+        the asker's language, and no number that is not in the person's data. Prints a Markdown table per method
+        and language.
           keywords     the keyword router (what the chat uses)
           embeddings   the nearest service by the tier's sentence embeddings (all-MiniLM-L6-v2) of the question
                        and of each service's names, keywords and description; facets and subject by keywords

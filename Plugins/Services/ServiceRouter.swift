@@ -106,6 +106,8 @@ public struct ServiceRouter: Sendable {
     ]
     /// Words that name a worker without saying which (the first worker is meant).
     static let workerWords = ["عامل", "العامل", "عمال*", "عاملي", "worker*"]
+    /// Other words for a relationship stem (`ابني` for `ولد`), exact so that `ابنتي` does not match `ابن`.
+    static let relationshipSynonyms = ["ولد": ["ابني", "ابنه"], "بنت": ["ابنتي", "ابنته"]]
     /// Words that name the user's own vehicle (`a car` names none).
     static let vehicleWords = ["سيارتي", "سيارتنا", "مركبتي", "my car", "my vehicle", "our car"]
 
@@ -126,8 +128,9 @@ public struct ServiceRouter: Sendable {
     func subjectMatch(of q: TypedQuestion) -> (subject: ServiceSubject, general: Bool) {
         for m in userData.household {
             let names = [m.name, m.english["name"]].compactMap { $0 }
+            let stem = relationshipStem(m.relationship)
             let rel =
-                [relationshipStem(m.relationship) + "*"]
+                [stem + "*"] + (Self.relationshipSynonyms[normalizedStem(stem)] ?? [])
                 + (m.english["relationship"].map { [String($0.split(separator: " ").last ?? "") + "*"] } ?? [])
             if names.contains(where: q.mentions) || q.mentions(rel) { return (.member(m), false) }
         }
@@ -148,6 +151,9 @@ public struct ServiceRouter: Sendable {
         }
         return (.user, false)
     }
+
+    /// `stem` as `TypedQuestion` matches it (hamza and ta marbuta folded).
+    func normalizedStem(_ stem: String) -> String { TypedQuestion(stem).words.first ?? stem }
 
     /// Whether `subject` is one `service` answers about: a member holding its document, or a vehicle for a vehicle
     /// service.

@@ -235,7 +235,7 @@ public enum GenerationReceipt {
     static func idArray(_ ids: [Int32]) -> JSONValue { .array(ids.map { .number(Double($0)) }) }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` (gmtime_r: no formatter to build for one receipt).
-    static func isoTime(_ date: Date) -> String {
+    public static func isoTime(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var t = tm()
         gmtime_r(&seconds, &t)

@@ -317,7 +317,9 @@ let package = Package(
             path: "Tests/CreditScoringTests"),
         .testTarget(
             name: "SanadReceiptsTests",
-            dependencies: ["SanadReceipts", "SanadSigning", "SanadCore", "GGUF", "SanadTestSupport"],
+            dependencies: [
+                "SanadReceipts", "SanadSigning", "SanadCore", "SanadStructured", "GGUF", "SanadTestSupport",
+            ],
             path: "Tests/SanadReceiptsTests"),
         .testTarget(
             name: "CLITests", dependencies: ["SanadCore", "SanadCommandLine", "SanadTestSupport", "GGUF"],

@@ -73,14 +73,27 @@ public final class ReceiptIssuer: Sendable {
     /// Seconds hashing the model file and its tokenizer took.
     public let hashingSeconds: Double
 
-    public init(modelFile: URL, engine: ReceiptEngine, sanadVersion: String, key: DeviceKey, lib: LibCrypto) throws {
+    public convenience init(
+        modelFile: URL, engine: ReceiptEngine, sanadVersion: String, key: DeviceKey, lib: LibCrypto
+    ) throws {
         let start = Date()
+        let model = try Self.receiptModel(file: modelFile, lib: lib)
+        self.init(
+            model: model, engine: engine, sanadVersion: sanadVersion, key: key, lib: lib,
+            hashingSeconds: Date().timeIntervalSince(start))
+    }
+
+    /// An issuer for a model already described (hashed).
+    public init(
+        model: ReceiptModel, engine: ReceiptEngine, sanadVersion: String, key: DeviceKey, lib: LibCrypto,
+        hashingSeconds: Double = 0
+    ) {
         self.lib = lib
         self.key = key
+        self.model = model
         self.engine = engine
         self.sanadVersion = sanadVersion
-        model = try Self.receiptModel(file: modelFile, lib: lib)
-        hashingSeconds = Date().timeIntervalSince(start)
+        self.hashingSeconds = hashingSeconds
     }
 
     /// The model as a receipt names it: the file's SHA-256 (read whole), its tokenizer's and chat template's.

@@ -109,11 +109,7 @@ public final class ReceiptIssuer: Sendable {
     /// What a receipt of `record` states.
     public func facts(_ record: GenerationRecord, includeText: Bool, createdAt: Date = Date()) -> GenerationFacts {
         GenerationFacts(
-            sanadVersion: sanadVersion, model: model, engine: engine, maxTokens: record.maxTokens,
-            sampling: record.sampling, stopStrings: record.stopStrings, truncatePrompt: record.truncatePrompt,
-            chatTemplate: record.chatTemplate, constraint: record.constraint, promptText: record.promptText,
-            promptTokens: record.promptTokens, outputTokens: record.outputTokens, outputText: record.outputText,
-            stopReason: record.stopReason ?? .cancelled, stats: record.stats, createdAt: createdAt,
+            sanadVersion: sanadVersion, model: model, engine: engine, generation: record, createdAt: createdAt,
             includeText: includeText)
     }
 

@@ -20,7 +20,17 @@ struct ReceiptTests {
     }
 
     static func facts(includeText: Bool = true) -> GenerationFacts {
-        GenerationFacts(
+        let parameters = GenerationParameters(
+            maxTokens: 16, sampling: SamplingParameters(temperature: 0.8, seed: UInt64.max), stopStrings: ["\n\n"],
+            truncatePrompt: false, constraint: try? SchemaConstraint(schema: .object(["type": .string("object")])))
+        var generation = GenerationRecord(
+            prompt: "Hello \"world\" é", promptTokens: [1, 2, 3], parameters: parameters, chatTemplate: "model")
+        generation.outputTokens = [4, 5]
+        generation.outputText = " there"
+        generation.stopReason = .maxTokens
+        generation.stats = GenerationStats(
+            promptTokens: 3, generatedTokens: 2, promptSeconds: 0.01, generationSeconds: 0.02)
+        return GenerationFacts(
             sanadVersion: "0.1.0",
             model: ReceiptModel(
                 file: "m.gguf", sha256: String(repeating: "a", count: 64), bytes: 1234, architecture: "llama",
@@ -28,12 +38,7 @@ struct ReceiptTests {
             engine: ReceiptEngine(
                 id: "pure-swift", build: "kernels portable", notReplayable: nil, threads: 2, batchSize: 512,
                 contextLength: 2048),
-            maxTokens: 16, sampling: SamplingParameters(temperature: 0.8, seed: UInt64.max), stopStrings: ["\n\n"],
-            truncatePrompt: false, chatTemplate: "model",
-            constraint: .jsonSchema(.object(["type": .string("object")])), promptText: "Hello \"world\" é",
-            promptTokens: [1, 2, 3], outputTokens: [4, 5], outputText: " there", stopReason: .maxTokens,
-            stats: GenerationStats(promptTokens: 3, generatedTokens: 2, promptSeconds: 0.01, generationSeconds: 0.02),
-            createdAt: Date(timeIntervalSince1970: 1_800_000_000), includeText: includeText)
+            generation: generation, createdAt: Date(timeIntervalSince1970: 1_800_000_000), includeText: includeText)
     }
 
     @Test("a signed receipt verifies and states its parameters exactly (a 64-bit seed, float sampling values)")
@@ -116,8 +121,8 @@ struct ReceiptTests {
         // The receipt itself (digests of ids and text, canonical form, Ed25519) beyond hashing the model, measured
         // and printed for the README (no timing threshold: the machines are shared); it must make a valid receipt.
         var facts = Self.facts()
-        facts.outputTokens = Array(0..<Int32(256))
-        facts.outputText = String(repeating: "word ", count: 256)
+        facts.generation.outputTokens = Array(0..<Int32(256))
+        facts.generation.outputText = String(repeating: "word ", count: 256)
         let runs = 500
         for includeText in [true, false] {
             facts.includeText = includeText

@@ -30,16 +30,11 @@ public struct DeviceKey: Sendable {
             throw SigningError.io("cannot create the key folder \(directory.path): \(error.localizedDescription)")
         }
         let seed = try lib.random(32)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { return try load(file: file, lib: lib) }  // another process made it first
-            throw SigningError.io("cannot create \(file.path): \(String(cString: strerror(errno)))")
+        do {
+            try writeOwnerOnly(file, Array((Hex.encode(seed) + "\n").utf8), exclusive: true)
+        } catch SigningError.io(_) where FileManager.default.fileExists(atPath: file.path) {
+            return try load(file: file, lib: lib)  // another process made it first
         }
-        let text = Array((Hex.encode(seed) + "\n").utf8)
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == text.count, synced == 0 else { throw SigningError.io("cannot write \(file.path)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
     }
 

@@ -179,12 +179,17 @@ struct ReceiptCLITests {
         #expect(entries.filter { $0["receipt"] != nil }.count == 1, "\(saved)")
         let transcript = try SanadCLI.run(["receipt", "verify", history], environment: env)
         #expect(transcript.status == 0 && transcript.stdout.hasPrefix("valid: message "), "\(transcript.stderr)")
-        let changed = try String(contentsOfFile: history, encoding: .utf8)
-        let answer = try #require(entries.first { $0["receipt"] != nil }?["content"]?.stringValue)
-        let edited = changed.replacingOccurrences(
-            of: JSONValue.string(answer).jsonString, with: JSONValue.string(answer + " (edited)").jsonString)
-        #expect(edited != changed)
-        let tampered = try SanadCLI.run(["receipt", "verify", "-"], stdin: edited, environment: env)
+        // Laid out again (a receipt held as an object is checked in its canonical form), then with the answer edited.
+        var list = entries
+        let index = try #require(list.firstIndex { $0["receipt"] != nil })
+        let relaid = try SanadCLI.run(
+            ["receipt", "verify", "-"], stdin: JSONValue.array(list).jsonString, environment: env)
+        #expect(relaid.status == 0, "\(relaid.stderr)")
+        var message = try #require(list[index].objectValue)
+        message["content"] = .string((message["content"]?.stringValue ?? "") + " (edited)")
+        list[index] = .object(message)
+        let tampered = try SanadCLI.run(
+            ["receipt", "verify", "-"], stdin: JSONValue.array(list).prettyString, environment: env)
         #expect(tampered.status == 1 && tampered.stderr.contains("(inconsistent)"), "\(tampered.stderr)")
     }
 

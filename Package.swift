@@ -80,7 +80,8 @@ let package = Package(
             exclude: ["README.md"]),
         // Signed generation receipts: what they state, their verification, the replay comparison.
         .target(
-            name: "SanadReceipts", dependencies: ["SanadSigning", "SanadCore", "GGUF"], path: "Sources/SanadReceipts",
+            name: "SanadReceipts", dependencies: ["SanadSigning", "SanadCore", "SanadStructured", "GGUF"],
+            path: "Sources/SanadReceipts",
             exclude: ["README.md"]),
 
         // The engine contract: backends, sessions, generation parameters, chat messages and templates, JSON values,
@@ -163,7 +164,7 @@ let package = Package(
             path: "Sources/SanadCommandLine", exclude: ["README.md"]),
         // `sanad serve`: an HTTP/1.1 server on POSIX sockets, the OpenAI-compatible API, slots, metrics, the web chat.
         .target(
-            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured", "SanadChat"],
+            name: "SanadServer", dependencies: ["SanadCore", "SanadStructured", "SanadChat", "SanadReceipts"],
             path: "Sources/SanadServer", exclude: ["README.md"]),
 
         // MARK: Feature plugins: one target per folder under Plugins/ (see Plugins/README.md).
@@ -307,7 +308,8 @@ let package = Package(
             name: "SanadHostTests", dependencies: ["SanadCore", "SanadHost", "SanadTestSupport"],
             path: "Tests/SanadHostTests"),
         .testTarget(
-            name: "SanadServerTests", dependencies: ["SanadServer", "SanadCore", "SanadTestSupport"],
+            name: "SanadServerTests",
+            dependencies: ["SanadServer", "SanadCore", "SanadReceipts", "SanadSigning", "SanadTestSupport"],
             path: "Tests/SanadServerTests"),
         .testTarget(
             name: "PluginTests",
@@ -332,7 +334,9 @@ let package = Package(
             path: "Tests/CreditScoringTests"),
         .testTarget(
             name: "SanadReceiptsTests",
-            dependencies: ["SanadReceipts", "SanadSigning", "SanadCore", "GGUF", "SanadTestSupport"],
+            dependencies: [
+                "SanadReceipts", "SanadSigning", "SanadCore", "SanadStructured", "GGUF", "SanadTestSupport",
+            ],
             path: "Tests/SanadReceiptsTests"),
         .testTarget(
             name: "CLITests", dependencies: ["SanadCore", "SanadCommandLine", "SanadTestSupport", "GGUF"],

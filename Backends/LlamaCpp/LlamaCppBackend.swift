@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import SanadCore
 
 /// llama.cpp's libllama (build b11434) loaded at run time with `dlopen`, behind an ABI guard.
@@ -35,6 +36,13 @@ public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
         case .failure(let error):
             return .unavailable(reason: error.reason)
         }
+    }
+
+    /// libllama reads every architecture and type llama.cpp b11434 implements; which those are is its business, so
+    /// an available library tells when the file loads.
+    public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
+        if case .unavailable(let reason) = availability(options: options) { return .cannot(reason: reason) }
+        return .atLoad(detail: "libllama \(LlamaABIGuard.expectedBuild) reads the architectures and types it implements")
     }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {

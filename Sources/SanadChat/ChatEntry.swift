@@ -4,8 +4,8 @@ import SanadCore
 /// One message of a chat as the user sees it (the role/content pairs a model's template takes are `ChatMessage`).
 ///
 /// JSON: `{"id": "…", "content": "…", "isUser": true, "timestamp": "2026-11-22T09:30:00Z", "deepLink": {…},
-/// "check": {"verified": false, "note": "⚠ …"}}`; the timestamp is ISO-8601 in UTC (fractional seconds written only
-/// when the time has them), `deepLink` and `check` are left out when there is none. Decoding then encoding gives the
+/// "check": {"verified": false, "note": "⚠ …"}, "receipt": {…}}`; the timestamp is ISO-8601 in UTC (fractional
+/// seconds written only when the time has them), `deepLink`, `check` and `receipt` are left out when there is none. Decoding then encoding gives the
 /// same JSON, and encoding then decoding the same value.
 public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
     public var id: String
@@ -17,6 +17,9 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
     public var deepLink: DeepLink?
     /// How a grounded reply's text was checked; nil for text there was nothing to check against.
     public var check: ReplyCheck?
+    /// The signed receipt of the generation that wrote this reply (`sanad chat --receipts`; README.md "Receipts"),
+    /// as its JSON object; nil for every other message.
+    public var receipt: JSONValue?
 
     public init(
         id: String = UUID().uuidString, content: String, isUser: Bool, timestamp: Date, deepLink: DeepLink? = nil,
@@ -31,7 +34,7 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, content, isUser, timestamp, deepLink, check
+        case id, content, isUser, timestamp, deepLink, check, receipt
     }
 
     public init(from decoder: Decoder) throws {
@@ -48,6 +51,7 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
         timestamp = date
         deepLink = try c.decodeIfPresent(DeepLink.self, forKey: .deepLink)
         check = try c.decodeIfPresent(ReplyCheck.self, forKey: .check)
+        receipt = try c.decodeIfPresent(JSONValue.self, forKey: .receipt)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -58,6 +62,7 @@ public struct ChatEntry: Sendable, Codable, Equatable, Identifiable {
         try c.encode(formatISO8601(timestamp), forKey: .timestamp)
         try c.encodeIfPresent(deepLink, forKey: .deepLink)
         try c.encodeIfPresent(check, forKey: .check)
+        try c.encodeIfPresent(receipt, forKey: .receipt)
     }
 
     /// A chat history as JSON: an array of messages, keys sorted, indented.

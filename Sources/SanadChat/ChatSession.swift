@@ -643,6 +643,15 @@ public actor ChatSession {
         presented = nil
     }
 
+    /// Keeps `receipt` with the message `id` (the CLI's `--receipts` signs each model answer); false when there is no
+    /// such message.
+    @discardableResult
+    public func attachReceipt(_ receipt: JSONValue, toMessage id: String) -> Bool {
+        guard let index = messages.lastIndex(where: { $0.id == id }) else { return false }
+        messages[index].receipt = receipt
+        return true
+    }
+
     /// Replaces the history with `entries` (suggestions and the engine are kept).
     public func restore(_ entries: [ChatEntry]) {
         messages = entries

@@ -39,6 +39,16 @@ public struct ModelLoadOptions: Sendable, Equatable {
     }
 }
 
+/// Whether an engine can run a model file, judged from the file's metadata without loading it (`sanad models`).
+public enum ModelSupport: Sendable, Equatable {
+    /// It can: the architecture, every tensor type and the tokenizer are ones it implements.
+    case runs(detail: String)
+    /// It cannot, and why (the architecture, tensor type or tokenizer it lacks, or that it is unavailable here).
+    case cannot(reason: String)
+    /// It can tell only by loading the file.
+    case atLoad(detail: String)
+}
+
 /// An inference engine: identity, availability, and a factory of model sessions.
 public protocol InferenceBackend: Sendable {
     /// The id configs and `--backend` use (`pure-swift`, `blas`, `llama`).
@@ -62,6 +72,9 @@ public protocol InferenceBackend: Sendable {
     /// Memory the engine needs for `model` with `options` beyond `MemoryEstimate`'s weights, KV cache and scratch
     /// (the BLAS engine's F32 weights, for example); nil when none. Default: nil.
     func additionalMemory(model: GGUFFile, options: [String: JSONValue]) -> EngineMemory?
+    /// Whether this engine, with a host config's `options`, can run `model`. Default: unavailable engines cannot;
+    /// others tell at load.
+    func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport
 }
 
 extension InferenceBackend {
@@ -73,6 +86,10 @@ extension InferenceBackend {
     public var sharesForwardPasses: Bool { false }
     public func availability(options: [String: JSONValue]) -> BackendAvailability { availability }
     public func additionalMemory(model: GGUFFile, options: [String: JSONValue]) -> EngineMemory? { nil }
+    public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
+        if case .unavailable(let reason) = availability(options: options) { return .cannot(reason: reason) }
+        return .atLoad(detail: "checked when it loads")
+    }
 }
 
 /// Memory an engine adds to a model's estimate, and what it holds.

@@ -66,50 +66,26 @@ public enum ReceiptConstraint: Sendable, Equatable {
     case grammar(String)
 }
 
-/// Everything a receipt states about one generation (`GenerationReceipt.body` writes it).
+/// Everything a receipt states about one generation (`GenerationReceipt.body` writes it): who computed it and the
+/// generation's record.
 public struct GenerationFacts: Sendable {
     public var sanadVersion: String
     public var model: ReceiptModel
     public var engine: ReceiptEngine
-    public var maxTokens: Int
-    public var sampling: SamplingParameters
-    public var stopStrings: [String]
-    public var truncatePrompt: Bool
-    /// nil without a chat template; `model` for the model's own, else the template family's name.
-    public var chatTemplate: String?
-    public var constraint: ReceiptConstraint?
-    /// The text given to the tokenizer (after the chat template).
-    public var promptText: String
-    public var promptTokens: [Int32]
-    public var outputTokens: [Int32]
-    public var outputText: String
-    public var stopReason: StopReason
-    public var stats: GenerationStats
+    /// The prompt, the parameters and the output.
+    public var generation: GenerationRecord
     public var createdAt: Date
     /// Whether prompt and output text and token ids (and a schema) are written, not only their digests.
     public var includeText: Bool
 
     public init(
-        sanadVersion: String, model: ReceiptModel, engine: ReceiptEngine, maxTokens: Int, sampling: SamplingParameters,
-        stopStrings: [String], truncatePrompt: Bool, chatTemplate: String?, constraint: ReceiptConstraint?,
-        promptText: String, promptTokens: [Int32], outputTokens: [Int32], outputText: String, stopReason: StopReason,
-        stats: GenerationStats, createdAt: Date, includeText: Bool
+        sanadVersion: String, model: ReceiptModel, engine: ReceiptEngine, generation: GenerationRecord,
+        createdAt: Date, includeText: Bool
     ) {
         self.sanadVersion = sanadVersion
         self.model = model
         self.engine = engine
-        self.maxTokens = maxTokens
-        self.sampling = sampling
-        self.stopStrings = stopStrings
-        self.truncatePrompt = truncatePrompt
-        self.chatTemplate = chatTemplate
-        self.constraint = constraint
-        self.promptText = promptText
-        self.promptTokens = promptTokens
-        self.outputTokens = outputTokens
-        self.outputText = outputText
-        self.stopReason = stopReason
-        self.stats = stats
+        self.generation = generation
         self.createdAt = createdAt
         self.includeText = includeText
     }
@@ -144,9 +120,10 @@ public enum GenerationReceipt {
     public static func body(_ facts: GenerationFacts, receiptID: String, lib: LibCrypto) throws -> [String: JSONValue] {
         func number(_ v: Int) -> JSONValue { .number(Double(v)) }
         func float(_ v: Float) -> JSONValue { .number(Double(v)) }
-        let s = facts.sampling
+        let g = facts.generation
+        let s = g.sampling
         var constraint: JSONValue = .null
-        if let c = facts.constraint {
+        if let c = g.constraint {
             var object: [String: JSONValue] = [
                 "sha256": .string(try constraintSHA256(c, lib: lib)),
                 "kind": .string(c.kind),
@@ -160,25 +137,25 @@ public enum GenerationReceipt {
             constraint = .object(object)
         }
         var prompt: [String: JSONValue] = [
-            "tokens": number(facts.promptTokens.count),
-            "tokenIdsSHA256": .string(try tokenIDsSHA256(facts.promptTokens, lib: lib)),
-            "textSHA256": .string(try textSHA256(facts.promptText, lib: lib)),
+            "tokens": number(g.promptTokens.count),
+            "tokenIdsSHA256": .string(try tokenIDsSHA256(g.promptTokens, lib: lib)),
+            "textSHA256": .string(try textSHA256(g.promptText, lib: lib)),
         ]
         var output: [String: JSONValue] = [
-            "tokens": number(facts.outputTokens.count),
-            "tokenIdsSHA256": .string(try tokenIDsSHA256(facts.outputTokens, lib: lib)),
-            "textSHA256": .string(try textSHA256(facts.outputText, lib: lib)),
-            "stop": .string(facts.stopReason.rawValue),
+            "tokens": number(g.outputTokens.count),
+            "tokenIdsSHA256": .string(try tokenIDsSHA256(g.outputTokens, lib: lib)),
+            "textSHA256": .string(try textSHA256(g.outputText, lib: lib)),
+            "stop": .string((g.stopReason ?? .cancelled).rawValue),
         ]
         if facts.includeText {
-            prompt["text"] = .string(facts.promptText)
-            prompt["tokenIds"] = idArray(facts.promptTokens)
-            output["text"] = .string(facts.outputText)
-            output["tokenIds"] = idArray(facts.outputTokens)
+            prompt["text"] = .string(g.promptText)
+            prompt["tokenIds"] = idArray(g.promptTokens)
+            output["text"] = .string(g.outputText)
+            output["tokenIds"] = idArray(g.outputTokens)
         }
         let m = facts.model
         let e = facts.engine
-        let st = facts.stats
+        let st = g.stats
         return [
             "format": .string(format), "version": number(version), "receiptId": .string(receiptID),
             "sanad": .object(["version": .string(facts.sanadVersion)]),
@@ -194,7 +171,7 @@ public enum GenerationReceipt {
                 "batchSize": number(e.batchSize), "contextLength": number(e.contextLength),
             ]),
             "parameters": .object([
-                "maxTokens": number(facts.maxTokens),
+                "maxTokens": number(g.maxTokens),
                 "sampling": .object([
                     "temperature": float(s.temperature), "topK": number(s.topK), "topP": float(s.topP),
                     "minP": float(s.minP), "repetitionPenalty": float(s.repetitionPenalty),
@@ -203,9 +180,9 @@ public enum GenerationReceipt {
                     // A string: a 64-bit seed does not fit a JSON number exactly.
                     "seed": .string(String(s.seed)),
                 ]),
-                "stopStrings": .array(facts.stopStrings.map(JSONValue.string)),
-                "truncatePrompt": .bool(facts.truncatePrompt),
-                "chatTemplate": facts.chatTemplate.map(JSONValue.string) ?? .null,
+                "stopStrings": .array(g.stopStrings.map(JSONValue.string)),
+                "truncatePrompt": .bool(g.truncatePrompt),
+                "chatTemplate": g.chatTemplate.map(JSONValue.string) ?? .null,
                 "constraint": constraint,
             ]),
             "prompt": .object(prompt),
@@ -235,7 +212,7 @@ public enum GenerationReceipt {
     static func idArray(_ ids: [Int32]) -> JSONValue { .array(ids.map { .number(Double($0)) }) }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` (gmtime_r: no formatter to build for one receipt).
-    static func isoTime(_ date: Date) -> String {
+    public static func isoTime(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var t = tm()
         gmtime_r(&seconds, &t)

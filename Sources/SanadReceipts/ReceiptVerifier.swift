@@ -88,9 +88,12 @@ public enum ReceiptVerifier {
         for (field, kind) in requiredFields where document[field]?.kindName != kind {
             throw SignatureProblem(reason: "malformed", detail: "\"\(field)\" must be \(kind)", keyID: signer.keyID)
         }
-        if let trustedKeys, !trustedKeys.contains(signer.publicKeyHex) {
+        if let trustedKeys, !trustedKeys.contains(signer.publicKeyHex), !trustedKeys.contains(signer.keyID) {
             throw SignatureProblem(
-                reason: "untrusted-key", detail: "the device key \(signer.keyID) is not in the trusted keys",
+                reason: "untrusted-key",
+                detail: "it is signed by device key \(signer.keyID) (public key \(signer.publicKeyHex)), which is not "
+                    + "one of the \(trustedKeys.count) trusted keys; if you trust that device, add the line 'sanad "
+                    + "keys export-public' prints there to the list",
                 keyID: signer.keyID)
         }
         try SignedDocument.checkSignature(document, signer: signer, lib: lib)
@@ -128,17 +131,32 @@ public enum ReceiptVerifier {
         ("createdAt", "a string"), ("textIncluded", "a boolean"),
     ]
 
-    /// Public keys (64 hex digits), one per line: the first word of each line; blank lines and `#` comments are
-    /// skipped (`sanad keys export-public` writes such a line).
+    /// A receipt held as a JSON object (in a server response, a chat transcript): verified in its canonical form,
+    /// which is what was signed; every check of `verify` but the byte layout of a file applies.
+    public static func verify(object: JSONValue, lib: LibCrypto, trustedKeys: Set<String>? = nil) throws
+        -> VerifiedReceipt
+    {
+        let bytes: [UInt8]
+        do { bytes = try CanonicalJSON.bytes(object) } catch {
+            throw SignatureProblem(reason: "malformed", detail: "\(error)")
+        }
+        return try verify(bytes, lib: lib, trustedKeys: trustedKeys)
+    }
+
+    /// Trusted keys, one per line: the first word of each line, a public key (64 hex digits) or a key id (16 hex
+    /// digits, the start of the public key's SHA-256); blank lines and `#` comments are skipped (`sanad keys
+    /// export-public` writes such lines, the retired keys' too).
     public static func trustedKeys(_ text: String) throws -> Set<String> {
         var keys: Set<String> = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
             let word = String(trimmed.prefix { !$0.isWhitespace })
-            guard let key = Hex.decode(word), key.count == 32 else {
+            guard let key = Hex.decode(word), key.count == 32 || key.count == 8 else {
                 throw SignatureProblem(
-                    reason: "malformed", detail: "line \(index + 1): not a public key (64 lower-case hex digits)")
+                    reason: "malformed",
+                    detail: "line \(index + 1): '\(word)' is not a public key (64 lower-case hex digits) or a key id "
+                        + "(16)")
             }
             keys.insert(word)
         }
@@ -179,5 +197,49 @@ public enum ModelLookup {
             if (try? SHA256Digest.hex(file: file, lib: lib)) == sha256 { return (file, looked) }
         }
         return (nil, looked)
+    }
+}
+
+/// Where a file keeps its receipts: it is one (`sanad generate --receipt`, `/receipt FILE`), or it holds them as
+/// JSON objects: a server response's `receipt`, a saved chat transcript's messages' `receipt`.
+public enum ReceiptContainer: Sendable, Equatable {
+    /// The bytes are one receipt (checked byte for byte).
+    case file
+    /// The receipts a response or transcript holds, each with what names it (`response`, `message <id>`).
+    case embedded([EmbeddedReceipt])
+
+    /// What `bytes` are; anything that is not a response or a transcript holding receipts is read as a receipt
+    /// file (whose verification then says what is wrong with it).
+    public static func of(_ bytes: [UInt8]) -> ReceiptContainer {
+        guard let value = try? StrictJSON(maximumBytes: 64 << 20, maximumDepth: 64).parse(bytes) else { return .file }
+        switch value {
+        case .object(let object) where object["format"] == nil:
+            guard let receipt = object["receipt"], receipt != .null else { return .file }
+            return .embedded([EmbeddedReceipt(label: "response", receipt: receipt)])
+        case .array(let entries):
+            return .embedded(
+                entries.compactMap { entry in
+                    guard let receipt = entry["receipt"], receipt != .null else { return nil }
+                    return EmbeddedReceipt(
+                        label: "message \(entry["id"]?.stringValue ?? "?")", receipt: receipt,
+                        content: entry["content"]?.stringValue)
+                })
+        default:
+            return .file
+        }
+    }
+}
+
+/// A receipt held in a response or a transcript.
+public struct EmbeddedReceipt: Sendable, Equatable {
+    public var label: String
+    public var receipt: JSONValue
+    /// The transcript message's text (a receipt with text must state it, surrounding whitespace aside).
+    public var content: String?
+
+    public init(label: String, receipt: JSONValue, content: String? = nil) {
+        self.label = label
+        self.receipt = receipt
+        self.content = content
     }
 }

@@ -21,6 +21,8 @@ public struct CompletionRequest: Sendable {
     public var choicesPerPrompt: Int = 1
     /// How many alternatives each token's log-probability entry lists; nil: no log-probabilities.
     public var logprobs: Int? = nil
+    /// `receipt`: whether the answer carries a signed receipt (nil: as the server's `--receipts` says).
+    public var receipt: ReceiptRequest? = nil
 
     /// The first (for a chat, the only) prompt.
     public var prompt: Prompt { prompts[0] }
@@ -33,6 +35,7 @@ public let maximumChoices = 16
 let generationFields: Set<String> = [
     "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "repeat_penalty", "repeat_last_n",
     "presence_penalty", "frequency_penalty", "seed", "stop", "n", "stream", "stream_options", "logprobs", "user",
+    "receipt",
 ]
 /// `POST /v1/chat/completions`'s fields; any other is a 400 naming it.
 public let chatFields: Set<String> = generationFields.union([
@@ -176,7 +179,7 @@ public func decodeChatRequest(_ body: [String: JSONValue], defaultMaxTokens: Int
     return CompletionRequest(
         prompts: [.chat(messages)], parameters: parameters, stream: body["stream"]?.boolValue ?? false,
         includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, tools: tools,
-        choicesPerPrompt: n, logprobs: logprobs)
+        choicesPerPrompt: n, logprobs: logprobs, receipt: try decodeReceipt(body["receipt"]))
 }
 
 /// `n`: 1…`maximumChoices` (the default 1).
@@ -314,7 +317,7 @@ public func decodeCompletionRequest(_ body: [String: JSONValue], defaultMaxToken
         parameters: try decodeGenerationParameters(body, defaultMaxTokens: defaultMaxTokens),
         stream: body["stream"]?.boolValue ?? false,
         includeUsage: body["stream_options"]?["include_usage"]?.boolValue ?? false, choicesPerPrompt: n,
-        logprobs: logprobs)
+        logprobs: logprobs, receipt: try decodeReceipt(body["receipt"]))
 }
 
 /// A message's text: a string, or an array of `{"type":"text","text":…}` parts.

@@ -1,5 +1,6 @@
 import Foundation
 import SanadCore
+import SanadReceipts
 
 /// The OpenAI-compatible API over a pool of loaded sessions and an optional embedding model: routes, checks the
 /// key, answers every request (errors in OpenAI's shape) and counts what it did.
@@ -21,14 +22,18 @@ public final class OpenAIService: Sendable {
     private let properties: ServerProperties
     /// `--chat-template`: applied instead of each model's own template; nil = the model's.
     private let chatTemplate: ChatPromptTemplate?
+    /// Signed receipts of answers (`--receipts`, or a request's `receipt`); nil: this server signs none.
+    private let receipts: ServerReceipts?
 
     public init(
         modelID: String, pool: SlotPool<any InferenceSession>, embedding: (any EmbeddingModel)?,
         embeddingModelID: String?,
         apiKey: String?, metrics: ServerMetrics, defaultMaxTokens: Int, maximumBodyBytes: Int,
         webChat: WebChatService? = nil, browserPolicy: BrowserPolicy = BrowserPolicy(bindHost: "127.0.0.1"),
-        properties: ServerProperties = ServerProperties(), chatTemplate: ChatPromptTemplate? = nil
+        properties: ServerProperties = ServerProperties(), chatTemplate: ChatPromptTemplate? = nil,
+        receipts: ServerReceipts? = nil
     ) {
+        self.receipts = receipts
         self.properties = properties
         self.chatTemplate = chatTemplate
         self.webChat = webChat
@@ -297,6 +302,11 @@ public final class OpenAIService: Sendable {
     /// in turn on it (prompt by prompt, `n` each), and answers in one body or as server-sent events.
     private func complete(_ request: CompletionRequest, _ channel: ResponseChannel) -> Int {
         let start = ContinuousClock.now
+        let receiptText: Bool?
+        do { receiptText = try receiptWanted(request) } catch {
+            channel.send(error.response)
+            return error.status
+        }
         let session: any InferenceSession
         switch pool.acquire(abandon: { channel.clientGone }) {
         case .slot(let s): session = s
@@ -358,6 +368,17 @@ public final class OpenAIService: Sendable {
                 }
                 if k == 0 { usage.promptTokens += outcome.stats.promptTokens }
                 usage.generatedTokens += outcome.stats.generatedTokens
+                if let receiptText {
+                    do {
+                        reply.receipt = try signReceipt(
+                            prompt: prompt, chat: reply.chat, parameters: parameters, outcome: outcome,
+                            finish: finish, session: session, includeText: receiptText)
+                    } catch {
+                        giveBack()
+                        return reply.fail(
+                            APIError(500, "the receipt could not be signed: \(error)", type: "server_error"))
+                    }
+                }
                 if request.tools != nil {
                     giveBack()
                     return answerTools(outcome, finish: finish, maxTokens: parameters.maxTokens, reply)
@@ -369,6 +390,35 @@ public final class OpenAIService: Sendable {
         }
         giveBack()
         return reply.end(usage)
+    }
+
+    /// Whether `request`'s answer carries a receipt, and with text (nil: none).
+    private func receiptWanted(_ request: CompletionRequest) throws(APIError) -> Bool? {
+        guard let receipts else {
+            guard request.receipt?.wanted != true else {
+                throw APIError(
+                    400, "this server signs no receipts (it has no device key); remove 'receipt'", param: "receipt",
+                    code: "unsupported_value")
+            }
+            return nil
+        }
+        return try receipts.wanted(by: request)
+    }
+
+    /// The signed receipt of one finished generation, as a JSON object.
+    private func signReceipt(
+        prompt: String, chat: Bool, parameters: GenerationParameters, outcome: GenerationOutcome, finish: StopReason,
+        session: any InferenceSession, includeText: Bool
+    ) throws -> JSONValue {
+        guard let receipts else { return .null }
+        var record = try GenerationRecord(
+            prompt: prompt, session: session, parameters: parameters,
+            chatTemplate: chat ? chatTemplate?.description ?? "model" : nil)
+        record.outputTokens = outcome.tokenIDs
+        record.outputText = outcome.text
+        record.stopReason = finish
+        record.stats = outcome.stats
+        return try receipts.issuer().signedObject(record, includeText: includeText)
     }
 
     /// One choice's generation on `session`: its pieces streamed as they come (unless `streamed` is false: a tool
@@ -386,7 +436,8 @@ public final class OpenAIService: Sendable {
             do {
                 for try await event in session.generate(.text(prompt, parseSpecial: true), parameters: parameters) {
                     switch event {
-                    case .token(_, let piece):
+                    case .token(let id, let piece):
+                        outcome.tokenIDs.append(id)
                         let now = ContinuousClock.now
                         let gap = last.duration(to: now)
                         if outcome.tokens == 0 {
@@ -489,6 +540,8 @@ func generationError(_ error: any Error, constrained: Bool, logprobs: Bool = fal
 struct GenerationOutcome: Sendable {
     var text = ""
     var tokens = 0
+    /// The generated token ids (what a receipt states).
+    var tokenIDs: [Int32] = []
     var finish: StopReason?
     var stats = GenerationStats()
     var error: (any Error)?
@@ -526,6 +579,8 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
     private var choices: [Int: JSONValue] = [:]
     /// Text completions: the byte offset of the next token's text in each choice (`text_offset`).
     private var offsets: [Int: Int] = [:]
+    /// The answer's signed receipt: in the one body, or in a stream's last event before `[DONE]`.
+    var receipt: JSONValue?
 
     init(chat: Bool, model: String, stream: Bool, includeUsage: Bool, channel: ResponseChannel) {
         self.chat = chat
@@ -538,12 +593,13 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
 
     private var object: String { chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion" }
 
-    private func envelope(_ choices: JSONValue, usage: JSONValue? = nil) -> String {
+    private func envelope(_ choices: JSONValue, usage: JSONValue? = nil, receipt: JSONValue? = nil) -> String {
         var o: [String: JSONValue] = [
             "id": .string(id), "object": .string(object), "created": .number(Double(created)),
             "model": .string(model), "choices": choices,
         ]
         if let usage { o["usage"] = usage }
+        if let receipt { o["receipt"] = receipt }
         return JSONValue.object(o).jsonString
     }
 
@@ -663,7 +719,7 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
     func end(_ stats: GenerationStats) -> Int {
         guard stream else {
             let list = choices.keys.sorted().compactMap { choices[$0] }
-            channel.send(.json(200, envelope(.array(list), usage: usage(stats))))
+            channel.send(.json(200, envelope(.array(list), usage: usage(stats), receipt: receipt)))
             return 200
         }
         startIfNeeded(0)
@@ -685,7 +741,7 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
             let choice: JSONValue = .object([
                 "index": .number(0), "finish_reason": .string("tool_calls"), "message": message, "logprobs": .null,
             ])
-            channel.send(.json(200, envelope(.array([choice]), usage: usage(stats))))
+            channel.send(.json(200, envelope(.array([choice]), usage: usage(stats), receipt: receipt)))
             return 200
         }
         startIfNeeded(0)
@@ -703,6 +759,7 @@ final class CompletionReply: @unchecked Sendable {  // used by the one task gene
 
     private func endStream(_ stats: GenerationStats) -> Int {
         if includeUsage { channel.write(serverSentEvent(envelope(.array([]), usage: usage(stats)))) }
+        if let receipt { channel.write(serverSentEvent(envelope(.array([]), receipt: receipt))) }
         channel.write(serverSentEvent("[DONE]"))
         channel.endStream()
         return 200

@@ -66,6 +66,8 @@ public enum CanonicalJSON {
     public static func number(_ value: Double) throws -> String {
         guard value.isFinite else { throw SigningError.value("a number in a signed document is not finite (\(value))") }
         if value == 0 { return "0" }
+        // An integer below 2^53 is its digits (token ids, counts): the general path below gives the same text.
+        if abs(value) < 9_007_199_254_740_992, value == value.rounded(.towardZero) { return String(Int64(value)) }
         if value < 0 { return "-" + (try number(-value)) }
         // Swift writes the shortest digits as `d.ddde±x`, `ddd.ddd` or `0.000ddd`; take the digits and exponent.
         let text = "\(value)"

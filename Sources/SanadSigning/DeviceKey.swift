@@ -30,16 +30,11 @@ public struct DeviceKey: Sendable {
             throw SigningError.io("cannot create the key folder \(directory.path): \(error.localizedDescription)")
         }
         let seed = try lib.random(32)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { return try load(file: file, lib: lib) }  // another process made it first
-            throw SigningError.io("cannot create \(file.path): \(String(cString: strerror(errno)))")
+        do {
+            try writeOwnerOnly(file, Array((Hex.encode(seed) + "\n").utf8), exclusive: true)
+        } catch SigningError.io(_) where FileManager.default.fileExists(atPath: file.path) {
+            return try load(file: file, lib: lib)  // another process made it first
         }
-        let text = Array((Hex.encode(seed) + "\n").utf8)
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == text.count, synced == 0 else { throw SigningError.io("cannot write \(file.path)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
     }
 
@@ -58,6 +53,50 @@ public struct DeviceKey: Sendable {
             seed.count == 32
         else { throw SigningError.io("\(file.path) is not a device key (64 lower-case hex digits)") }
         return try DeviceKey(privateKey: seed, file: file, lib: lib)
+    }
+
+    /// The public keys this device signed with before (`rotate`): `retired-keys.txt` in the key folder, one line
+    /// each, `PUBLICKEY KEYID retired YYYY-MM-DDTHH:MM:SSZ` (a verifier's trusted keys file takes such lines).
+    public static let retiredFileName = "retired-keys.txt"
+
+    /// The lines of `retired-keys.txt` in `directory` (none when there is no such file).
+    public static func retiredKeys(directory: URL) -> [String] {
+        let file = directory.appendingPathComponent(retiredFileName)
+        guard let data = FileManager.default.contents(atPath: file.path) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    }
+
+    /// Replaces the device key in `directory` by a new one: the old public key is appended to `retired-keys.txt`
+    /// first (so documents it signed still verify against a trusted list that holds it), then the new seed replaces
+    /// the old file in one rename; the old private key is gone. `retiredAt` is the line's time
+    /// (`YYYY-MM-DDTHH:MM:SSZ`).
+    public static func rotate(directory: URL, retiredAt: String, lib: LibCrypto) throws
+        -> (retired: DeviceKey, current: DeviceKey)
+    {
+        let old = try loadOrCreate(directory: directory, lib: lib)
+        let seed = try lib.random(32)
+        let staged = directory.appendingPathComponent(fileName + ".new")
+        unlink(staged.path)
+        try writeOwnerOnly(staged, Array((Hex.encode(seed) + "\n").utf8), exclusive: true)
+        let retired = directory.appendingPathComponent(retiredFileName)
+        var lines = retiredKeys(directory: directory)
+        lines.append("\(Hex.encode(old.publicKey)) \(old.keyID) retired \(retiredAt)")
+        try writeOwnerOnly(retired, Array((lines.joined(separator: "\n") + "\n").utf8), exclusive: false)
+        guard rename(staged.path, old.file.path) == 0 else {
+            throw SigningError.io(
+                "cannot replace \(old.file.path) with the new key: \(String(cString: strerror(errno)))")
+        }
+        return (old, try DeviceKey(privateKey: seed, file: old.file, lib: lib))
+    }
+
+    /// Writes `bytes` to a 0600 file and syncs it (`exclusive`: it must not exist yet).
+    static func writeOwnerOnly(_ file: URL, _ bytes: [UInt8], exclusive: Bool) throws {
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | (exclusive ? O_EXCL : 0), 0o600)
+        guard fd >= 0 else { throw SigningError.io("cannot create \(file.path): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == bytes.count, synced == 0 else { throw SigningError.io("cannot write \(file.path)") }
     }
 
     init(privateKey: [UInt8], file: URL, lib: LibCrypto) throws {

@@ -12,12 +12,17 @@ import SanadCore
 /// shortest document is refused before generation starts.
 public final class SchemaConstraint: GrammarConstraint {
     public let schema: CompiledSchema
+    /// The JSON Schema it was compiled from (nil when made from a compiled schema): what a receipt names.
+    public let source: JSONValue?
     public var summary: String { "JSON schema" }
 
-    public init(_ schema: CompiledSchema) { self.schema = schema }
+    public init(_ schema: CompiledSchema, source: JSONValue? = nil) {
+        self.schema = schema
+        self.source = source
+    }
 
     public convenience init(schema: JSONValue) throws(SchemaError) {
-        self.init(try CompiledSchema(schema: schema))
+        self.init(try CompiledSchema(schema: schema), source: schema)
     }
 
     /// The bytes of the shortest document the schema accepts in the matcher's layout: the fewest tokens a

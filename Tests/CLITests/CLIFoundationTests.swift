@@ -1,4 +1,6 @@
 import Foundation
+import GGUF
+import SanadCore
 import SanadTestSupport
 import Testing
 
@@ -83,5 +85,36 @@ struct CLIFoundationTests {
         #expect(r.stdout.contains("text.gguf\n  error:         '") && r.stdout.contains("is not a GGUF file"))
         let good = try SanadCLI.run(["models", "--json", source.path])
         #expect(good.status == 0 && good.stdout.contains("\"architecture\" : \"llama\""))
+    }
+
+    @Test("models says per file which engines can run it: an architecture or pre-tokenizer the engine lacks is named")
+    func enginesPerModel() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        try PlausibleModel.writer().write(to: dir.appendingPathComponent("a-llama.gguf"))
+        var qwen = PlausibleModel.writer()
+        qwen.setLlama(
+            .init(
+                architecture: "qwen2", layers: PlausibleModel.layers, width: PlausibleModel.dim,
+                feedForward: PlausibleModel.ffn, heads: PlausibleModel.heads, kvHeads: PlausibleModel.kvHeads))
+        try qwen.write(to: dir.appendingPathComponent("b-qwen2.gguf"))
+        var pre = PlausibleModel.writer()
+        pre.set("tokenizer.ggml.pre", .string("qwen2"))
+        try pre.write(to: dir.appendingPathComponent("c-pre.gguf"))
+        let r = try SanadCLI.run(["models", "--models", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = r.stdout.components(separatedBy: "\n").split { $0.hasSuffix(".gguf") }.map { $0.joined(separator: "\n") }
+        #expect(files.count == 3, "\(r.stdout)")
+        guard files.count == 3 else { return }
+        #expect(files[0].contains("engines:       blas:") || files[0].contains("pure-swift: runs"), "\(files[0])")
+        #expect(files[0].contains("pure-swift: runs (exact vs llama.cpp"), "\(files[0])")
+        #expect(
+            files[1].contains("pure-swift: cannot: architecture 'qwen2' is not supported by the pure-Swift engine")
+                && files[1].contains("--backend llama"), "\(files[1])")
+        #expect(files[2].contains("pure-swift: cannot:") && files[2].contains("'qwen2'"), "\(files[2])")
+        for file in files { #expect(file.contains("llama: "), "every engine has a line: \(file)") }
+        let json = try JSONValue.parse(try SanadCLI.run(["models", "--json", "--models", dir.path]).stdout)
+        let rows = json.arrayValue ?? []
+        #expect(rows.count == 3 && rows[1]["engines"]?["pure-swift"]?["runs"] == .bool(false), "\(json)")
+        #expect(rows.first?["engines"]?["pure-swift"]?["runs"] == .bool(true), "\(json)")
     }
 }

@@ -13,7 +13,7 @@ enum ChatCommand: SanadCommand {
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--chat-template NAME|FILE] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
                           [--allow-long-context] [--show-drafts] [--phrasing model|template] [--lang ar|en]
-                          [--user FILE]
+                          [--user FILE] [--receipts] [--receipt-include-text]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -26,6 +26,9 @@ enum ChatCommand: SanadCommand {
           /history        every message with its time and link
           /save FILE      save the history as JSON; /load FILE restores it
           /retry          load the engine again after it failed
+          /receipt [FILE] sign the last model answer with the device key and write the receipt to FILE (or print
+                          it); a reply the model did not write (a template sentence, a draft that failed its check)
+                          has none, and it says so
           /tools on|off   with on, typed text goes to the model with every plugin's tools offered: it picks one
                           (constrained to the tools' argument schemas), Sanad runs it and shows the call and its
                           result, then the model answers from the result (free text, not checked)
@@ -64,6 +67,7 @@ enum ChatCommand: SanadCommand {
                                  letters; a chip's reply and a message without letters in the chat's language
           --show-drafts          also print each grounded reply's model draft (checked, usually rejected) and
                                  keep it in the history's 'check'; for debugging, never for the people served
+        \(ChatReceipts.help)
         \(phrasingHelp)
         \(PluginHost.clockHelp)
         \(PluginHost.userHelp)
@@ -83,6 +87,8 @@ enum ChatCommand: SanadCommand {
         let timeout = try arguments.double("--timeout") ?? ChatConfiguration.defaultReplyTimeout
         let minimumFree = try arguments.int("--min-free", range: 0...(1 << 30)) ?? 128
         let showDrafts = arguments.flag("--show-drafts")
+        let receipts = ChatReceipts(
+            includeText: arguments.flag("--receipt-include-text"), always: arguments.flag("--receipts"))
         let phrasing = try parsePhrasing(&arguments)
         let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
@@ -115,7 +121,7 @@ enum ChatCommand: SanadCommand {
             let backend = plan.backend
             printError("[loading \(plan.url.lastPathComponent) with backend \(backend.id), tier \(host.config.tier)]")
             let start = Date()
-            let session = try await host.opener.open(plan)
+            let session = receipts.wrap(try await host.opener.open(plan), plan: plan, template: template)
             printError(
                 "[ready: \(session.model.name), \(backend.id), context \(session.model.contextLength), "
                     + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s]")
@@ -125,7 +131,10 @@ enum ChatCommand: SanadCommand {
         let tools = ToolsMode(offered: host.tools(plugins).map(\.tool))
         let printer = ChatPrinter(
             linkFormat: configuration.linkFormat, words: host.product.terminal(for: configuration.language))
-        let handler: ChatEventHandler = { printer.handle($0) }
+        let handler: ChatEventHandler = {
+            printer.handle($0)
+            receipts.observe($0)
+        }
         await session.open(onEvent: handler)
 
         // The first SIGINT/SIGTERM during a reply stops it and returns to the prompt; at the prompt it exits (130).
@@ -139,7 +148,8 @@ enum ChatCommand: SanadCommand {
             if line.isEmpty { continue }
             do {
                 if line.hasPrefix("/") {
-                    if try await command(line, session: session, printer: printer, tools: tools, handler: handler)
+                    if try await command(
+                        line, session: session, printer: printer, tools: tools, receipts: receipts, handler: handler)
                         == false
                     {
                         break
@@ -162,6 +172,7 @@ enum ChatCommand: SanadCommand {
                     try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
                 }
                 if Interruption.shared.interrupted { print(printer.words.stopped) }
+                if !line.hasPrefix("/") { try await receipts.attachAfterTurn(session) }
             } catch ChatError.navigationFailed, ChatError.invalidDeepLink {
                 // Already shown: the session adds an error message to the chat.
             } catch {
@@ -174,7 +185,7 @@ enum ChatCommand: SanadCommand {
 
     /// Runs a `/command`; false means quit.
     static func command(
-        _ line: String, session: ChatSession, printer: ChatPrinter, tools: ToolsMode,
+        _ line: String, session: ChatSession, printer: ChatPrinter, tools: ToolsMode, receipts: ChatReceipts,
         handler: @escaping ChatEventHandler
     ) async throws -> Bool {
         let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
@@ -220,6 +231,8 @@ enum ChatCommand: SanadCommand {
             let messages = await session.messages
             printer.reset(links: messages.compactMap(\.deepLink))
             print(printer.words.loaded(argument, messages.count))
+        case "/receipt":
+            try receipts.command(argument)
         case "/retry":
             guard await session.canRetry else {
                 print(
@@ -238,7 +251,7 @@ enum ChatCommand: SanadCommand {
             print(tools.on ? printer.words.toolsOn(tools.offered.count) : printer.words.toolsOff)
         case "/help":
             print(
-                "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /retry · /tools on|off · /quit"
+                "N = tap suggestion N · text = send · /open N · /back · /chips · /history · /save FILE · /load FILE · /receipt [FILE] · /retry · /tools on|off · /quit"
             )
         default:
             print("! unknown command '\(parts[0])'; /help lists them")

@@ -3,7 +3,6 @@ import SanadChat
 import SanadCommandLine
 import SanadCore
 import SanadHost
-import SanadReceipts
 import SanadStructured
 
 /// `sanad generate`: stream a model's continuation of a prompt.
@@ -110,7 +109,7 @@ enum GenerateCommand: SanadCommand {
             stopStrings: stops, truncatePrompt: truncate, constraint: constraint)
         let receipt = try receiptFlags.recorder(
             session: session, plan: plan, prompt: text, parameters: parameters,
-            chatTemplate: chat ? template?.description ?? "model" : nil, constraint: constraintSource?.receipt)
+            chatTemplate: chat ? template?.description ?? "model" : nil)
         // The first SIGINT/SIGTERM stops generation: the line is ended, statistics printed, exit 130.
         Interruption.shared.install()
         let input = GenerationInput.text(text, parseSpecial: true)
@@ -227,14 +226,6 @@ enum ConstraintSource {
     func grammar() -> GBNFGrammar? {
         guard case .grammar(let text, _) = self else { return nil }
         return GBNFGrammar(text)
-    }
-
-    /// What a receipt states of it.
-    var receipt: ReceiptConstraint {
-        switch self {
-        case .schema(let schema, _): return .jsonSchema(schema)
-        case .grammar(let text, _): return .grammar(text)
-        }
     }
 }
 

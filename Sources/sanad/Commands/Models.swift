@@ -13,7 +13,9 @@ enum ModelsCommand: SanadCommand {
         Usage: sanad models [--models DIR] [--tier NAME | --config FILE] [-c CTX] [--json] [FILE...]
 
         Reads every .gguf file in the models folder (or the files given) without loading weights and shows its
-        architecture, parameter count, quantization mix, size, training context length, chat template family and the
+        architecture, parameter count, quantization mix, size, training context length, chat template family, which
+        engines can run it (the pure-Swift and BLAS engines judge the architecture, tensor types and tokenizer from
+        the file; llama.cpp tells when it loads; an unavailable engine says why) and the
         memory estimate (weights + KV cache + scratch) at the tier's context length. A damaged file is reported with
         what is wrong; the listing goes on.
 
@@ -55,6 +57,9 @@ enum ModelsCommand: SanadCommand {
                 let s = try ModelSummary(file: file)
                 let e = MemoryEstimate(model: s, contextLength: context, batchSize: host.config.batchSize)
                 let fits = e.totalBytes <= saturatingProduct(host.config.memoryBudgetMiB, 1_048_576)
+                let engines = host.registry.inferenceIDs.compactMap { id -> (id: String, support: ModelSupport)? in
+                    (try? host.registry.backend(id)).map { (id, $0.support(for: file, options: host.engineOptions(id))) }
+                }
                 if json {
                     rows.append(
                         .object([
@@ -69,6 +74,8 @@ enum ModelsCommand: SanadCommand {
                                     })),
                             "contextLength": s.trainingContextLength.map { .number(Double($0)) } ?? .null,
                             "chatTemplate": .string(s.chatTemplateText),
+                            "engines": .object(
+                                Dictionary(uniqueKeysWithValues: engines.map { ($0.id, Self.supportJSON($0.support)) })),
                             "estimate": .object([
                                 "contextLength": .number(Double(context)),
                                 "weightBytes": .number(Double(e.weightBytes)),
@@ -86,6 +93,9 @@ enum ModelsCommand: SanadCommand {
                     print("  quantization:  \(s.quantizationText)")
                     print("  context:       \(s.trainingContextLength.map(String.init) ?? "unknown") (training)")
                     print("  chat template: \(s.chatTemplateText)")
+                    for (i, engine) in engines.enumerated() {
+                        print("  \(i == 0 ? "engines:" : "        ")       \(engine.id): \(Self.supportText(engine.support))")
+                    }
                     print(
                         "  estimate:      \(e.text) — \(fits ? "fits" : "exceeds") tier '\(host.config.tier)' budget \(host.config.memoryBudgetMiB) MiB"
                     )
@@ -102,5 +112,22 @@ enum ModelsCommand: SanadCommand {
         }
         if json { print(JSONValue.array(rows).prettyString) }
         return failures == 0 ? ExitCode.success : ExitCode.failure
+    }
+
+    /// `runs (…)`, `cannot: …` or `at load (…)`.
+    static func supportText(_ support: ModelSupport) -> String {
+        switch support {
+        case .runs(let detail): return "runs (\(detail))"
+        case .cannot(let reason): return "cannot: \(reason)"
+        case .atLoad(let detail): return "unknown until it loads (\(detail))"
+        }
+    }
+
+    static func supportJSON(_ support: ModelSupport) -> JSONValue {
+        switch support {
+        case .runs(let detail): return .object(["runs": .bool(true), "detail": .string(detail)])
+        case .cannot(let reason): return .object(["runs": .bool(false), "detail": .string(reason)])
+        case .atLoad(let detail): return .object(["runs": .null, "detail": .string(detail)])
+        }
     }
 }

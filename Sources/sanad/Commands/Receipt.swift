@@ -30,96 +30,80 @@ struct ReceiptFlags {
     /// A recorder for this generation when `--receipt` was given: the model and tokenizer are hashed now.
     func recorder(
         session: any InferenceSession, plan: ModelPlan, prompt: String, parameters: GenerationParameters,
-        chatTemplate: String?, constraint: ReceiptConstraint?
+        chatTemplate: String?
     ) throws -> ReceiptRecorder? {
         guard let file else { return nil }
         return try ReceiptRecorder(
-            file: file, includeText: includeText, session: session, plan: plan, prompt: prompt, parameters: parameters,
-            chatTemplate: chatTemplate, constraint: constraint)
+            file: file, includeText: includeText, issuer: try receiptIssuer(plan),
+            record: try GenerationRecord(
+                prompt: prompt, session: session, parameters: parameters, chatTemplate: chatTemplate))
     }
 }
 
+/// The receipt issuer for `plan`'s model (hashed now) and engine, with the device key.
+func receiptIssuer(_ plan: ModelPlan) throws -> ReceiptIssuer {
+    let lib = try LibCrypto.shared()
+    return try ReceiptIssuer(
+        modelFile: plan.url, engine: Wiring.receiptEngine(plan), sanadVersion: sanadVersion,
+        key: try deviceKey(lib), lib: lib)
+}
+
+/// The device key every signed document uses (credit records too): `SANAD_CREDIT_KEYS`, else the key folder under
+/// the credit plugin's data folder, where it was first created; made on first use.
+func deviceKey(_ lib: LibCrypto) throws -> DeviceKey {
+    try DeviceKey.loadOrCreate(directory: try deviceKeyDirectory(), lib: lib)
+}
+
+/// The folder of the device key (and of `retired-keys.txt`).
+func deviceKeyDirectory() throws -> URL {
+    DeviceKey.directory(dataDirectory: try PluginHost.dataDirectory(for: DeviceKey.homeDataFolderID))
+}
+
+/// Writes a receipt file: its canonical bytes and one final newline.
+func writeReceipt(_ bytes: [UInt8], to file: String) throws {
+    do {
+        try Data(bytes + [10]).write(to: URL(fileURLWithPath: file), options: .atomic)
+    } catch {
+        throw SigningError.io("cannot write the receipt \(file): \(error.localizedDescription)")
+    }
+}
+
+/// Milliseconds since `start`.
+func milliseconds(since start: DispatchTime) -> Double {
+    Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+}
+
 /// Collects what a receipt states while a generation runs (`recorded(by:)`), then signs and writes it.
-final class ReceiptRecorder: @unchecked Sendable {  // events arrive one at a time; the lock guards `facts`
+final class ReceiptRecorder: @unchecked Sendable {  // events arrive one at a time; the lock guards `record`
     let file: String
-    let lib: LibCrypto
-    let key: DeviceKey
-    /// The random end of the receipt's id, drawn before the generation.
-    let nonce: [UInt8]
-    /// Seconds spent hashing the model file and its tokenizer before the generation.
-    let hashingSeconds: Double
-    private var facts: GenerationFacts
-    private var finished = false
+    let includeText: Bool
+    let issuer: ReceiptIssuer
+    private var record: GenerationRecord
     private let lock = NSLock()
 
-    init(
-        file: String, includeText: Bool, session: any InferenceSession, plan: ModelPlan, prompt: String,
-        parameters: GenerationParameters, chatTemplate: String?, constraint: ReceiptConstraint?
-    ) throws {
-        let start = Date()
+    init(file: String, includeText: Bool, issuer: ReceiptIssuer, record: GenerationRecord) {
         self.file = file
-        lib = try LibCrypto.shared()
-        key = try ReceiptRecorder.deviceKey(lib)
-        nonce = try GenerationReceipt.newNonce(lib: lib)
-        let gguf = try GGUFFile(path: plan.url.path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: plan.url.path)[.size] as? Int) ?? 0
-        let model = ReceiptModel(
-            file: plan.url.lastPathComponent, sha256: try SHA256Digest.hex(file: plan.url, lib: lib), bytes: size,
-            architecture: gguf.architecture, tokenizerSHA256: try TokenizerDigest.sha256(gguf, lib: lib),
-            chatTemplateSHA256: try TokenizerDigest.chatTemplateSHA256(gguf, lib: lib))
-        hashingSeconds = Date().timeIntervalSince(start)
-        // The prompt as the generation loop tokenizes it in a fresh session (BOS as the model adds it, special
-        // tokens parsed); a replay starts from these ids.
-        let promptTokens = try session.tokenize(prompt, addSpecial: true, parseSpecial: true)
-        facts = GenerationFacts(
-            sanadVersion: sanadVersion, model: model, engine: Wiring.receiptEngine(plan),
-            maxTokens: parameters.maxTokens,
-            sampling: parameters.sampling, stopStrings: parameters.stopStrings,
-            truncatePrompt: parameters.truncatePrompt,
-            chatTemplate: chatTemplate, constraint: constraint, promptText: prompt, promptTokens: promptTokens,
-            outputTokens: [], outputText: "", stopReason: .cancelled, stats: GenerationStats(), createdAt: Date(),
-            includeText: includeText)
-    }
-
-    /// The device key every signed document uses (credit records too): `SANAD_CREDIT_KEYS`, else the key folder
-    /// under the credit plugin's data folder, where it was first created; made on first use.
-    static func deviceKey(_ lib: LibCrypto) throws -> DeviceKey {
-        let data = try PluginHost.dataDirectory(for: DeviceKey.homeDataFolderID)
-        return try DeviceKey.loadOrCreate(directory: DeviceKey.directory(dataDirectory: data), lib: lib)
+        self.includeText = includeText
+        self.issuer = issuer
+        self.record = record
     }
 
     func record(_ event: GenerationEvent) {
-        lock.lock()
-        defer { lock.unlock() }
-        switch event {
-        case .token(let id, let text):
-            facts.outputTokens.append(id)
-            facts.outputText += text
-        case .finished(let reason, let stats):
-            facts.stopReason = reason
-            facts.stats = stats
-            finished = reason != .cancelled
-        }
+        lock.withLock { record.record(event) }
     }
 
     /// Signs and writes the receipt when the generation finished (not when it was interrupted); says so on standard
     /// error with the time signing took.
     func write() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard finished else { return }
-        facts.createdAt = Date()
+        let record = lock.withLock { self.record }
+        guard record.finished else { return }
         let start = DispatchTime.now()
-        let bytes = try GenerationReceipt.sign(facts, nonce: nonce, key: key, lib: lib)
-        let signing = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
-        do {
-            try Data(bytes + [10]).write(to: URL(fileURLWithPath: file), options: .atomic)
-        } catch {
-            throw SigningError.io("cannot write the receipt \(file): \(error.localizedDescription)")
-        }
+        let bytes = try issuer.sign(record, includeText: includeText)
+        let signing = milliseconds(since: start)
+        try writeReceipt(bytes, to: file)
         printError(
-            "receipt: \(file), signed by device key \(key.keyID) (receipt \(String(format: "%.3f", signing)) ms, "
-                + "hashing the model and tokenizer \(String(format: "%.0f", hashingSeconds * 1000)) ms)")
+            "receipt: \(file), signed by device key \(issuer.key.keyID) (receipt \(String(format: "%.3f", signing)) "
+                + "ms, hashing the model and tokenizer \(String(format: "%.0f", issuer.hashingSeconds * 1000)) ms)")
     }
 }
 
@@ -138,15 +122,19 @@ enum ReceiptCommand: VerbCommand {
     static let name = "receipt"
     static let summary = "Verify a signed generation receipt and replay it bit for bit"
     static let help = """
-        Usage: sanad receipt verify FILE [--replay] [--trusted-keys FILE] [-m MODEL]
+        Usage: sanad receipt verify FILE [--replay] [--trusted FILE] [-m MODEL]
 
-        Checks a receipt written by 'sanad generate --receipt FILE' (FILE '-' reads standard input): its bytes must
-        be its RFC 8785 canonical form, its fields present, the text and token ids it includes must match its
-        digests, and its Ed25519 signature must verify for the device key it names. Exit 0 valid, 1 invalid.
+        Checks a receipt written by 'sanad generate --receipt FILE' or the chat's '/receipt FILE' (FILE '-' reads
+        standard input): its bytes must be its RFC 8785 canonical form, its fields present, the text and token ids it
+        includes must match its digests, and its Ed25519 signature must verify for the device key it names. FILE may
+        also be a server response holding a "receipt" object, or a chat transcript saved with 'sanad chat
+        --receipts' (each message's receipt is checked, in its canonical form, and a message's text must be the
+        output its receipt states). Exit 0 valid, 1 invalid.
 
         Options:
-          --trusted-keys FILE    the signing key must be one of the public keys in FILE (one per line, the first
-                                 word; 'sanad keys export-public' prints such a line)
+          --trusted FILE         the signing key must be one of FILE's trusted keys (one per line, the first word:
+                                 a public key or a key id; 'sanad keys export-public [--with-retired]' prints such
+                                 lines); a receipt signed by any other key is refused (--trusted-keys is an alias)
           --replay               run the generation again on this machine with the pure-swift engine (bit-exact on
                                  every CPU and kernel build; SANAD_KERNELS picks the build): from the receipt's
                                  prompt token ids and parameters, with the model found in the models folder by its
@@ -171,7 +159,7 @@ enum ReceiptCommand: VerbCommand {
 
         init(parsing arguments: inout Arguments) throws {
             replay = arguments.flag("--replay")
-            trustedKeys = try arguments.option("--trusted-keys")
+            trustedKeys = try arguments.option("--trusted", "--trusted-keys")
             model = try arguments.option("-m", "--model")
             threads = try arguments.int("-t", "--threads", range: 1...1024)
             host = try HostOptions.parse(&arguments)
@@ -193,21 +181,71 @@ enum ReceiptCommand: VerbCommand {
             let trusted = try trustedKeys.map { file -> Set<String> in
                 try ReceiptVerifier.trustedKeys(try readText(file))
             }
+            var verified: [VerifiedReceipt] = []
+            switch ReceiptContainer.of(bytes) {
+            case .file:
+                guard
+                    let receipt = check(
+                        "receipt", trusted: trusted,
+                        { try ReceiptVerifier.verify(bytes, lib: lib, trustedKeys: trusted) })
+                else { return ExitCode.failure }
+                verified = [receipt]
+            case .embedded(let list):
+                guard !list.isEmpty else {
+                    printError("invalid: \(path) holds no receipt (a transcript saved without --receipts?)")
+                    return ExitCode.failure
+                }
+                if replay && list.count > 1 {
+                    throw UsageError("--replay takes one receipt; \(path) holds \(list.count)")
+                }
+                for item in list {
+                    guard
+                        let receipt = check(
+                            item.label, trusted: trusted,
+                            { try Self.verifyEmbedded(item, lib: lib, trustedKeys: trusted) })
+                    else { return ExitCode.failure }
+                    verified.append(receipt)
+                }
+            }
+            guard replay, let receipt = verified.first else { return ExitCode.success }
+            return try await Replay(receipt: receipt, lib: lib, verify: self).run()
+        }
+
+        /// Runs one verification and prints its verdict: `valid: …` and what it states, or `invalid: …`.
+        func check(_ label: String, trusted: Set<String>?, _ verify: () throws -> VerifiedReceipt) -> VerifiedReceipt? {
             let receipt: VerifiedReceipt
             do {
-                receipt = try ReceiptVerifier.verify(bytes, lib: lib, trustedKeys: trusted)
+                receipt = try verify()
             } catch let problem as SignatureProblem {
-                printError("invalid: receipt rejected (\(problem.reason)): \(problem.detail)")
-                return ExitCode.failure
+                printError("invalid: \(label) rejected (\(problem.reason)): \(problem.detail)")
+                return nil
+            } catch {
+                printError("invalid: \(label) rejected: \(error)")
+                return nil
             }
             print(
-                "valid: receipt \(receipt.receiptID) signed by device key \(receipt.signer.keyID)"
-                    + (trusted != nil ? " (trusted)" : "") + "; digest \(receipt.digest)")
+                "valid: \(label == "receipt" ? "" : label + ": ")receipt \(receipt.receiptID) signed by device key "
+                    + "\(receipt.signer.keyID)" + (trusted != nil ? " (trusted)" : "") + "; digest \(receipt.digest)")
             print(
                 "generation: \(receipt.modelFile) (SHA-256 \(receipt.modelSHA256)) on \(receipt.engineID) "
                     + "(\(receipt.engineBuild)), \(receipt.outputTokenCount) tokens")
-            guard replay else { return ExitCode.success }
-            return try await Replay(receipt: receipt, lib: lib, verify: self).run()
+            return receipt
+        }
+
+        /// A receipt held in a response or transcript; a transcript message must say what a receipt with text
+        /// states as the output (surrounding whitespace aside: the chat trims it).
+        static func verifyEmbedded(_ item: EmbeddedReceipt, lib: LibCrypto, trustedKeys: Set<String>?) throws
+            -> VerifiedReceipt
+        {
+            let receipt = try ReceiptVerifier.verify(object: item.receipt, lib: lib, trustedKeys: trustedKeys)
+            if let content = item.content, let output = receipt.document["output"]?["text"]?.stringValue,
+                content != output.trimmingCharacters(in: .whitespacesAndNewlines)
+            {
+                throw SignatureProblem(
+                    reason: "inconsistent", detail: "the message's text is not the output the receipt states",
+                    keyID: receipt.signer.keyID)
+            }
+            return receipt
         }
     }
 
@@ -294,22 +332,31 @@ enum ReceiptCommand: VerbCommand {
 /// `sanad keys`: the device key that signs receipts and credit records.
 enum KeysCommand: VerbCommand {
     static let name = "keys"
-    static let summary = "Show or export the device's public signing key"
+    static let summary = "Show, export or rotate the device's signing key"
     static let help = """
         Usage: sanad keys show [--json]
-               sanad keys export-public
+               sanad keys export-public [--with-retired]
+               sanad keys rotate
 
         The device's Ed25519 key signs generation receipts and credit records (one key; created on first use,
-        owner-only, in SANAD_CREDIT_KEYS, else the credit plugin's data folder under keys/).
+        owner-only, in SANAD_CREDIT_KEYS, else the credit plugin's data folder under keys/). Every signed document
+        names its key: device.keyId (the first 16 hex digits of the public key's SHA-256) and device.publicKey.
 
-          show            the key id, the public key and the key file
+          show            the key id, the public key, the key file and the retired keys
           export-public   one line for a verifier's trusted keys file: PUBLICKEY KEYID
+          rotate          make a new device key: the old public key is kept in retired-keys.txt beside the key
+                          (so what it signed still verifies against a trusted list holding it), the old private key
+                          is deleted; receipts and credit records are signed with the new key from then on, which
+                          verifiers must add to their trusted keys and a credit server must register again
+                          ('sanad credit register-key')
 
         Options:
           --json          show as a JSON object
+          --with-retired  export-public also prints the retired keys' lines (PUBLICKEY KEYID retired TIME), for
+                          verifiers that must still accept what they signed
         """
 
-    static var verbs: [any CommandVerb.Type] { [Show.self, ExportPublic.self] }
+    static var verbs: [any CommandVerb.Type] { [Show.self, ExportPublic.self, Rotate.self] }
 
     struct Show: CommandVerb {
         static let name = "show"
@@ -319,12 +366,14 @@ enum KeysCommand: VerbCommand {
             try arguments.finish()
         }
         func run() async throws -> Int32 {
-            let key = try ReceiptRecorder.deviceKey(try LibCrypto.shared())
+            let key = try deviceKey(try LibCrypto.shared())
+            let retired = DeviceKey.retiredKeys(directory: try deviceKeyDirectory())
             if json {
                 print(
                     JSONValue.object([
                         "keyId": .string(key.keyID), "publicKey": .string(Hex.encode(key.publicKey)),
                         "algorithm": .string("Ed25519"), "file": .string(key.file.path),
+                        "retired": .array(retired.map(JSONValue.string)),
                     ]).prettyString)
                 return ExitCode.success
             }
@@ -332,16 +381,42 @@ enum KeysCommand: VerbCommand {
             print("public key: \(Hex.encode(key.publicKey))")
             print("algorithm:  Ed25519")
             print("file:       \(key.file.path)")
+            for line in retired { print("retired:    \(line)") }
             return ExitCode.success
         }
     }
 
     struct ExportPublic: CommandVerb {
         static let name = "export-public"
+        var withRetired: Bool
+        init(parsing arguments: inout Arguments) throws {
+            withRetired = arguments.flag("--with-retired")
+            try arguments.finish()
+        }
+        func run() async throws -> Int32 {
+            let key = try deviceKey(try LibCrypto.shared())
+            print("\(Hex.encode(key.publicKey)) \(key.keyID)")
+            if withRetired { for line in DeviceKey.retiredKeys(directory: try deviceKeyDirectory()) { print(line) } }
+            return ExitCode.success
+        }
+    }
+
+    struct Rotate: CommandVerb {
+        static let name = "rotate"
         init(parsing arguments: inout Arguments) throws { try arguments.finish() }
         func run() async throws -> Int32 {
-            let key = try ReceiptRecorder.deviceKey(try LibCrypto.shared())
-            print("\(Hex.encode(key.publicKey)) \(key.keyID)")
+            let directory = try deviceKeyDirectory()
+            let (retired, current) = try DeviceKey.rotate(
+                directory: directory, retiredAt: GenerationReceipt.isoTime(Date()), lib: try LibCrypto.shared())
+            print(
+                "retired key: \(retired.keyID) (public key \(Hex.encode(retired.publicKey))), its private key deleted, "
+                    + "its public key kept in \(directory.appendingPathComponent(DeviceKey.retiredFileName).path)")
+            print("new key:     \(current.keyID) (public key \(Hex.encode(current.publicKey)))")
+            print(
+                "Receipts and credit records are signed with \(current.keyID) from now on: give verifiers its line "
+                    + "('sanad keys export-public') and register it with a credit server ('sanad credit "
+                    + "register-key'); what \(retired.keyID) signed still verifies against a list holding its line "
+                    + "('sanad keys export-public --with-retired').")
             return ExitCode.success
         }
     }

@@ -4,6 +4,7 @@ import SanadChat
 import SanadCommandLine
 import SanadCore
 import SanadHost
+import SanadReceipts
 import SanadServer
 
 /// `sanad serve`: the tier's model behind an OpenAI-compatible HTTP API.
@@ -13,7 +14,7 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [--chat-template NAME|FILE] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--user FILE] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--receipts] [--receipt-include-text] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--user FILE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
@@ -47,6 +48,12 @@ enum ServeCommand: SanadCommand {
           --max-body BYTES       largest request body (default 4194304; 413 beyond)
           --no-embeddings        do not load the tier's embedding model (/v1/embeddings answers 404)
           --no-web-chat          do not serve the web chat at / (nor its /chat/* requests)
+          --receipts             every chat and text completion carries a signed receipt of its generation (README.md,
+                                 "Receipts"): a "receipt" object in the response, in a stream the last event before
+                                 [DONE]; a request opts out with "receipt": false. Without it a request opts in
+                                 with "receipt": true (or {"include_text": true}); either way n above 1 is refused
+          --receipt-include-text receipts also state the prompt and output text and token ids (which a replay
+                                 needs; a request's "receipt": {"include_text": …} decides for itself)
           --lang ar|en           the web chat's language when the page does not ask for one (its ?lang=): the
                                  greeting, chips and pages; each reply follows its message's language
           --show-drafts          the web chat also sends each grounded reply's model draft (a "draft" event
@@ -85,6 +92,8 @@ enum ServeCommand: SanadCommand {
         let noEmbeddings = arguments.flag("--no-embeddings")
         let noWebChat = arguments.flag("--no-web-chat")
         let showDrafts = arguments.flag("--show-drafts")
+        let receiptsByDefault = arguments.flag("--receipts")
+        let receiptText = arguments.flag("--receipt-include-text")
         let phrasing = try parsePhrasing(&arguments)
         let language = try parseLanguage(arguments.option("--lang"))
         let browserPolicy = BrowserPolicy(
@@ -127,6 +136,16 @@ enum ServeCommand: SanadCommand {
                 printError("note: serving without embeddings: \(error)")
             }
         }
+        let receipts = ServerReceipts(byDefault: receiptsByDefault, includeText: receiptText) { [plan] in
+            try receiptIssuer(plan)
+        }
+        if receiptsByDefault {
+            // Hashed now, not in the first request.
+            let issuer = try receipts.issuer()
+            printError(
+                "receipts: every answer signed by device key \(issuer.key.keyID) (model hashed in "
+                    + "\(String(format: "%.0f", issuer.hashingSeconds * 1000)) ms)")
+        }
         let metrics = ServerMetrics()
         let pool = SlotPool(sessions, queueCapacity: queue)
         var webChat: WebChatService?
@@ -152,7 +171,7 @@ enum ServeCommand: SanadCommand {
             modelID: modelID, pool: pool, embedding: embedding, embeddingModelID: embeddingID, apiKey: apiKey,
             metrics: metrics, defaultMaxTokens: maxTokens, maximumBodyBytes: options.limits.maximumBodyBytes,
             webChat: webChat, browserPolicy: browserPolicy,
-            properties: Self.properties(of: plan), chatTemplate: chatTemplate)
+            properties: Self.properties(of: plan), chatTemplate: chatTemplate, receipts: receipts)
         options.admit = { service.admit($0) }
         let server = try HTTPServer(host: host, port: port, options: options) { service.handle($0, $1) }
         // SIGINT/SIGTERM: stop accepting and let requests in progress finish; a second signal exits at once.

@@ -347,8 +347,8 @@ enum KeysCommand: VerbCommand {
           rotate          make a new device key: the old public key is kept in retired-keys.txt beside the key
                           (so what it signed still verifies against a trusted list holding it), the old private key
                           is deleted; receipts and credit records are signed with the new key from then on, which
-                          verifiers must add to their trusted keys and a credit server must register again
-                          ('sanad credit register-key')
+                          verifiers must add to their trusted keys and a credit receiver's operator must enroll
+                          ('sanad credit receiver enroll PUBLIC-KEY', with the receiver's credentials)
 
         Options:
           --json          show as a JSON object
@@ -414,8 +414,8 @@ enum KeysCommand: VerbCommand {
             print("new key:     \(current.keyID) (public key \(Hex.encode(current.publicKey)))")
             print(
                 "Receipts and credit records are signed with \(current.keyID) from now on: give verifiers its line "
-                    + "('sanad keys export-public') and register it with a credit server ('sanad credit "
-                    + "register-key'); what \(retired.keyID) signed still verifies against a list holding its line "
+                    + "('sanad keys export-public') and have a credit receiver's operator enroll it ('sanad credit "
+                    + "receiver enroll PUBLIC-KEY'); what \(retired.keyID) signed still verifies against a list holding its line "
                     + "('sanad keys export-public --with-retired').")
             return ExitCode.success
         }

@@ -114,7 +114,10 @@ extension FormsPlugin {
         var lines = lead
         lines.append("\(name) — [\(p.answered + 1)/\(p.total) \(p.percent)%] \(q.stepTitle)")
         lines.append(q.prompt)
-        if !q.choices.isEmpty { lines.append(q.choices.joined(separator: words.listSeparator)) }
+        // The choices, unless the prompt already lists them.
+        if let first = q.choices.first, !q.prompt.contains(first) {
+            lines.append(q.choices.joined(separator: words.listSeparator))
+        }
         lines.append(words.commands(skippable: !q.required))
         return TaskReply(
             content: lines.joined(separator: "\n"),
@@ -127,8 +130,11 @@ extension FormsPlugin {
             switch outcome {
             case .refused(let problem): return ["✗ \(problem.message) \(problem.suggestion)"]
             case .saved(let field, let value, let reopened):
-                let label = s.template.field(field)?.label.text(s.language) ?? field
-                return ["✓ \(label): \(value.isEmpty ? words.skipped : value)"] + reopened.map { "! \($0.message)" }
+                let f = s.template.field(field)
+                let label = f?.label.text(s.language) ?? field
+                // A choice as its label in the session's language (`female` → `أنثى`).
+                let shown = f?.options.first { $0.value == value }?.label.text(s.language) ?? value
+                return ["✓ \(label): \(value.isEmpty ? words.skipped : shown)"] + reopened.map { "! \($0.message)" }
             }
         }
     }

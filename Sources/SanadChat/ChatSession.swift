@@ -138,6 +138,8 @@ public struct ChatTurn: Sendable, Equatable {
 /// then adds the plugins' follow-ups and clears `isProcessing`. Typed text
 /// goes to the plugin whose `answer(to:)` is surest and is grounded and checked the same way; when none answers,
 /// `wording.uncoveredQuestion` (if set) says what the plugins can do instead of letting the engine make text up.
+/// A chip that begins a plugin's task (`FeaturePlugin.beginTask`, a form) opens it: until it ends or is paused,
+/// typed text goes to that plugin (`continueTask`) and its reply is stored as written, without the engine.
 /// `send(_:)` does both. `follow(_:)` opens a deep link's screen (dismissing the chat) or, when that fails, leaves
 /// everything as it was and adds an error message.
 public actor ChatSession {
@@ -372,11 +374,13 @@ public actor ChatSession {
                 let replyID = UUID().uuidString
                 startReply(replyID, onEvent)
                 streamVerified([reply.content], replyID: replyID, onEvent)
+                let opened = task != nil
                 task = reply.task
                 await store(
                     ChatEntry(id: replyID, content: reply.content, isUser: false, timestamp: stamp()), verdict: nil,
                     stats: nil, turn: turn, language: language, onEvent)
-                await refreshSuggestions(onEvent)
+                // A task that began or ended changes the chips (a form's resume chip and its progress).
+                if opened != (task != nil) || turn.suggestion != nil { await refreshSuggestions(onEvent) }
                 return
             }
             if let s = turn.suggestion, let plugin = plugins.first(where: { $0.id == s.pluginID }),

@@ -77,16 +77,23 @@ extension FormsPlugin {
             guard let templateID = suggestion.payload["templateId"]?.stringValue else {
                 throw ToolError(tool: id, "the suggestion '\(suggestion.id)' names no templateId")
             }
-            if let open = try unfinishedSessions(store).first(where: { $0.template.metadata.id == templateID }) {
-                return open
-            }
-            let template = try catalog.template(templateID)
-            return try FormSession.start(
-                template: template, store: store, language: Self.language(of: template, chat: language),
-                today: today, now: now)
+            return try openOrStart(templateID, in: language)
         default:
             throw ToolError(tool: id, "the suggestion '\(suggestion.id)' has no action 'start' or 'resume'")
         }
+    }
+
+    /// The newest unfinished session of template `templateID`, else a new one in `language` (English when the
+    /// template lacks it): tapping start again, in the chat or the web app, goes on where the person left off.
+    public func openOrStart(_ templateID: String, in language: ChatLanguage) throws -> FormSession {
+        let store = try open()
+        if let open = try unfinishedSessions(store).first(where: { $0.template.metadata.id == templateID }) {
+            return open
+        }
+        let template = try catalog.template(templateID)
+        return try FormSession.start(
+            template: template, store: store, language: Self.language(of: template, chat: language),
+            today: CivilDate.today(now()), now: now)
     }
 
     /// The unfinished sessions of the store, newest first.

@@ -69,6 +69,8 @@ public protocol FeaturePlugin: AnyObject, Sendable {
     /// Typed `text` while this plugin's `task` is open: the reply and the task open after it; nil when the plugin no
     /// longer holds it (the chat closes it and answers the text as usual).
     func continueTask(_ task: ChatTask, with text: String, in language: ChatLanguage) async throws -> TaskReply?
+    /// The plugin's place in the web app (`WebPlace`: its page and calls under a path); nil when it has none.
+    var webPlace: (any WebPlace)? { get }
 }
 
 extension FeaturePlugin {
@@ -90,6 +92,7 @@ extension FeaturePlugin {
     public func continueTask(_ task: ChatTask, with text: String, in language: ChatLanguage) async throws
         -> TaskReply?
     { nil }
+    public var webPlace: (any WebPlace)? { nil }
 }
 
 /// Plugin factories by id.

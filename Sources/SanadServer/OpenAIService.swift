@@ -92,7 +92,8 @@ public final class OpenAIService: Sendable {
         if let webChat, let place = webChat.place(for: path) {
             // A plugin's place: its page and downloads by GET, its changes by POST (JSON, this server's pages).
             guard ["GET", "HEAD", "POST"].contains(method) else {
-                return send(APIError(405, "\(path) takes GET or POST, not \(method)", code: "method_not_allowed").response)
+                return send(
+                    APIError(405, "\(path) takes GET or POST, not \(method)", code: "method_not_allowed").response)
             }
             if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
                 return send(refused.response)

@@ -21,7 +21,8 @@ struct FormsWebPlace: WebPlace {
         let route = String(request.path.dropFirst(prefix.count))
         if route == "" || route == "/" {
             guard let page = Self.page else {
-                throw FormError.invalidRequest("the forms page (Resources/Web/forms.html) is not shipped; rebuild sanad")
+                throw FormError.invalidRequest(
+                    "the forms page (Resources/Web/forms.html) is not shipped; rebuild sanad")
             }
             return .html(page)
         }
@@ -35,7 +36,8 @@ struct FormsWebPlace: WebPlace {
         let language = ChatLanguage(code: request.query["lang"] ?? body["lang"]?.stringValue ?? "ar") ?? .arabic
         switch (request.method, route) {
         case ("GET", "/api/list"): return .json(try list(language))
-        case ("POST", "/api/start"): return .json(Self.state(try plugin.openOrStart(try parameter("templateId"), in: language)))
+        case ("POST", "/api/start"):
+            return .json(Self.state(try plugin.openOrStart(try parameter("templateId"), in: language)))
         case ("GET", "/api/session"): return .json(Self.state(try session(try parameter("id"))))
         case ("POST", "/api/answer"):
             var s = try session(try parameter("id"))

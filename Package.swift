@@ -75,7 +75,8 @@ let package = Package(
         // What the device signs with: libcrypto (dlopen), SHA-256, the device's Ed25519 key, RFC 8785 canonical JSON
         // and the one signing scheme of credit records and generation receipts.
         .target(
-            name: "SanadSigning", dependencies: ["SanadNative", "SanadCore"], path: "Sources/SanadSigning",
+            name: "SanadSigning", dependencies: ["SanadNative", "SanadCore", "SanadArchive"],
+            path: "Sources/SanadSigning",
             exclude: ["README.md"]),
         // Signed generation receipts: what they state, their verification, the replay comparison.
         .target(
@@ -180,7 +181,15 @@ let package = Package(
             path: "Plugins/Dependents"),
         .target(
             name: "ServicesPlugin", dependencies: ["SanadCore", "SanadChat", "AbsherData"], path: "Plugins/Services",
-            exclude: ["README.md"]),
+            exclude: ["README.md", "Evaluation", "CLI"]),
+        // `sanad services eval`: the routing evaluation with the keyword, embedding and model methods.
+        .target(
+            name: "ServicesCLI",
+            dependencies: [
+                "ServicesPlugin", "AbsherData", "SanadCommandLine", "SanadHost", "SanadCore", "SanadChat",
+                "SanadStructured",
+            ],
+            path: "Plugins/Services/CLI"),
         // OCR-text ingest: MRZ, AAMVA barcode text, plain OCR text, field mapping. Its tests reach internal parsing
         // pieces (`@testable`), so the target is built for testing in release too; it is string parsing, not a hot
         // path.
@@ -246,7 +255,8 @@ let package = Package(
                 "SanadCore", "SanadHost", "SanadChat", "SanadCommandLine", "GGUF", "PureSwiftBackend", "BLASBackend",
                 "LlamaCppBackend", "RemoteBackend", "AbsherData", "ProactiveAlertsPlugin", "DependentsPlugin",
                 "ServicesPlugin", "OCRIngestPlugin", "SanadNative", "SanadIndex", "SanadStructured", "FormsPlugin",
-                "SanadServer", "CreditScoringPlugin", "CreditScoringCLI", "FormsCLI", "OCRIngestCLI", "SanadSigning",
+                "SanadServer", "CreditScoringPlugin", "CreditScoringCLI", "FormsCLI", "OCRIngestCLI", "ServicesCLI",
+                "SanadSigning",
                 "SanadReceipts",
             ],
             path: "Sources/sanad", exclude: ["README.md"]

@@ -15,6 +15,8 @@ public struct ArabicCountedNoun: Sendable {
     public static let day = ArabicCountedNoun(one: "يوم واحد", two: "يومان", few: "أيام", many: "يوماً", hundreds: "يوم")
     public static let second = ArabicCountedNoun(
         one: "ثانية واحدة", two: "ثانيتان", few: "ثوانٍ", many: "ثانيةً", hundreds: "ثانية")
+    public static let violation = ArabicCountedNoun(
+        one: "مخالفة واحدة", two: "مخالفتان", few: "مخالفات", many: "مخالفةً", hundreds: "مخالفة")
     public static let record = ArabicCountedNoun(
         one: "سجل واحد", two: "سجلان", few: "سجلات", many: "سجلاً", hundreds: "سجل")
 }
@@ -50,6 +52,7 @@ public struct EnglishCountedNoun: Sendable {
     public static let tool = EnglishCountedNoun(one: "tool", many: "tools")
     public static let year = EnglishCountedNoun(one: "year", many: "years")
     public static let record = EnglishCountedNoun(one: "record", many: "records")
+    public static let unpaidViolation = EnglishCountedNoun(one: "unpaid violation", many: "unpaid violations")
 }
 
 /// `count` with the noun in the number it takes (`1 day`, `0 days`, `45 days`).

@@ -27,12 +27,22 @@ public struct UserData: Sendable, Equatable {
     public var documents: [UserDocument]
     /// The `dependents` array as it is in the file.
     public var dependents: [JSONValue]
+    /// The complete dependents and every worker, with the documents they hold.
+    public var household: [HouseholdMember]
+    public var vehicles: [Vehicle]
+    public var violations: [TrafficViolation]
 
-    public init(file: URL, userName: String? = nil, documents: [UserDocument], dependents: [JSONValue] = []) {
+    public init(
+        file: URL, userName: String? = nil, documents: [UserDocument], dependents: [JSONValue] = [],
+        household: [HouseholdMember] = [], vehicles: [Vehicle] = [], violations: [TrafficViolation] = []
+    ) {
         self.file = file
         self.userName = userName
         self.documents = documents
         self.dependents = dependents
+        self.household = household
+        self.vehicles = vehicles
+        self.violations = violations
     }
 
     /// Reads and validates `url`; errors are `PluginError.invalidData` naming `plugin`, the file and the key path.
@@ -62,7 +72,7 @@ public struct UserData: Sendable, Equatable {
             .invalidData(plugin: plugin, file: file.path, keyPath: path, problem: problem)
         }
         guard case .object(let root) = json else { throw fail("", "expected an object, found \(json.kindName)") }
-        let rootKeys = ["note", "user", "documents", "dependents"]
+        let rootKeys = ["note", "user", "documents", "dependents", "workers", "vehicles", "violations"]
         for key in root.keys.sorted() where !rootKeys.contains(key) {
             throw fail(key, "unknown key; valid keys here: \(rootKeys.joined(separator: ", "))")
         }
@@ -87,51 +97,30 @@ public struct UserData: Sendable, Equatable {
         var seen: Set<String> = []
         for (i, entry) in docs.enumerated() {
             let path = "documents[\(i)]"
-            guard case .object(let o) = entry else { throw fail(path, "expected an object, found \(entry.kindName)") }
-            for key in o.keys.sorted() where !UserDocument.keys.contains(key) {
-                throw fail(
-                    "\(path).\(key)", "unknown key; valid keys here: \(UserDocument.keys.joined(separator: ", "))")
-            }
-            func string(_ key: String, required: Bool) throws -> String? {
-                guard let v = o[key], v != .null else {
-                    if required { throw fail("\(path).\(key)", "missing required key") }
-                    return nil
-                }
-                guard let s = v.stringValue else {
-                    throw fail("\(path).\(key)", "expected a string, found \(v.kindName)")
-                }
-                return s
-            }
-            guard let id = try string("id", required: true), !id.isEmpty else { throw fail("\(path).id", "is empty") }
+            let o = try StrictObject(entry, path: path, keys: UserDocument.keys, fail: fail)
+            let id = try o.string("id", required: true) ?? ""
             guard seen.insert(id).inserted else { throw fail("\(path).id", "'\(id)' is used by an earlier document") }
-            let typeName = try string("type", required: true) ?? ""
+            let typeName = try o.string("type", required: true) ?? ""
             guard let type = DocumentType(rawValue: typeName) else {
                 throw fail(
                     "\(path).type",
                     "'\(typeName)' is not one of: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let dateText = try string("expiryDate", required: true) ?? ""
-            guard let expiry = CivilDate(iso: dateText) else {
-                throw fail("\(path).expiryDate", "'\(dateText)' is not a date in the form YYYY-MM-DD")
-            }
-            var fee: Int?
-            if let f = o["renewalFeeSAR"], f != .null {
-                guard let v = f.intValue, v >= 0 else {
-                    throw fail("\(path).renewalFeeSAR", "expected a whole number of riyals ≥ 0, found \(f)")
-                }
-                fee = v
-            }
             documents.append(
                 UserDocument(
-                    id: id, type: type, number: try string("number", required: false), expiryDate: expiry,
-                    renewalFeeSAR: fee))
+                    id: id, type: type, number: try o.string("number", required: false),
+                    expiryDate: try o.date("expiryDate"),
+                    renewalFeeSAR: (o.object["renewalFeeSAR"] ?? .null) == .null ? nil : try o.riyals("renewalFeeSAR")))
         }
-        var dependents: [JSONValue] = []
-        if let d = root["dependents"], d != .null {
-            guard case .array(let a) = d else { throw fail("dependents", "expected an array, found \(d.kindName)") }
-            dependents = a
-        }
-        return UserData(file: file, userName: userName, documents: documents, dependents: dependents)
+        let top = try StrictObject(json, path: "", keys: rootKeys, fail: fail)
+        let dependents = try top.array("dependents")
+        let household = try Self.household(
+            dependents: dependents, workers: try top.array("workers"), seen: &seen, fail: fail)
+        let vehicles = try Self.vehicles(try top.array("vehicles"), seen: &seen, fail: fail)
+        return UserData(
+            file: file, userName: userName, documents: documents, dependents: dependents, household: household,
+            vehicles: vehicles,
+            violations: try Self.violations(try top.array("violations"), vehicles: vehicles, seen: &seen, fail: fail))
     }
 }
 

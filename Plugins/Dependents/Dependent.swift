@@ -4,7 +4,7 @@ import SanadCore
 
 /// A dependent (التابع) with a service due: a child's first licence, a spouse's passport, …
 public struct Dependent: Sendable, Equatable {
-    static let keys = ["id", "name", "relationship", "gender", "service", "dueDate", "en"]
+    static let keys = ["id", "name", "relationship", "gender", "service", "dueDate", "documents", "en"]
     /// The keys of `en`: the same texts in English.
     static let englishKeys = ["name", "relationship", "service"]
 
@@ -160,9 +160,4 @@ extension String {
         while let l = s.last, l.isWhitespace { s.removeLast() }
         return String(s)
     }
-}
-
-/// `text` with its first letter in upper case (`your son` → `Your son`).
-func capitalized(_ text: String) -> String {
-    text.prefix(1).uppercased() + text.dropFirst()
 }

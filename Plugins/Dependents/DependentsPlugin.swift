@@ -131,7 +131,7 @@ public final class DependentsPlugin: FeaturePlugin {
     public func answer(to question: TypedQuestion) async throws -> TypedAnswer? {
         let all = list.dependents
         let named = all.filter { d in
-            question.mentions(d.name) || question.mentions(Self.relationshipStem(d.relationship) + "*")
+            question.mentions(d.name) || question.mentions(relationshipStem(d.relationship) + "*")
                 || d.english["name"].map(question.mentions) == true
         }
         guard !named.isEmpty || question.mentions(Self.keywords), !all.isEmpty else { return nil }
@@ -177,12 +177,6 @@ public final class DependentsPlugin: FeaturePlugin {
                 messages: [.system(system), .user(question.text)], facts: facts,
                 allowedNumbers: digitRuns(normalizeArabic(fallback)), language: language, fallback: fallback,
                 deepLink: chosen[0].deepLink(in: language)))
-    }
-
-    /// `ولدك` → `ولد`, `بنتك` → `بنت`: the relationship without the second-person suffix, so `ولدي` matches it.
-    static func relationshipStem(_ relationship: String) -> String {
-        let trimmed = relationship.hasSuffix("ك") ? String(relationship.dropLast()) : relationship
-        return trimmed.count >= 2 ? trimmed : relationship
     }
 
     public func destination(for link: DeepLink) async throws -> Destination? {

@@ -38,10 +38,23 @@ public final class ServicesPlugin: FeaturePlugin {
             window: settings.window(now: context.now))
     }
 
-    public init(catalog: ServiceCatalog, userData: UserData, window: AbsherWindow) {
+    /// How a typed question is routed; nil: the keyword router.
+    public let routing: (@Sendable (TypedQuestion) async throws -> ServiceRoute?)?
+
+    public init(
+        catalog: ServiceCatalog, userData: UserData, window: AbsherWindow,
+        routing: (@Sendable (TypedQuestion) async throws -> ServiceRoute?)? = nil
+    ) {
         self.catalog = catalog
         self.userData = userData
         self.window = window
+        self.routing = routing
+    }
+
+    /// The same plugin with another routing method (the evaluation's embeddings or model router).
+    public func routed(by routing: @escaping @Sendable (TypedQuestion) async throws -> ServiceRoute?) -> ServicesPlugin
+    {
+        ServicesPlugin(catalog: catalog, userData: userData, window: window, routing: routing)
     }
 
     public var capabilities: [String] { capabilities(in: .arabic) }
@@ -53,21 +66,23 @@ public final class ServicesPlugin: FeaturePlugin {
             : ["the services' information, fees, requirements and links: " + names.joined(separator: ", ")]
     }
 
-    /// The service `question` names (2 for its subject, +1 when it also names the action, as `تجديد` or `اصدار`;
-    /// the first in the file wins a tie), answered for the aspects it asks about.
+    /// The keyword router over this plugin's knowledge base and user.
+    public var router: ServiceRouter { ServiceRouter(catalog: catalog, userData: userData) }
+
+    /// The service `question` names (see `ServiceRouter` for the score), answered for every facet it asks about
+    /// and for the person or vehicle it names.
     public func answer(to question: TypedQuestion) async throws -> TypedAnswer? {
-        var best: (score: Double, service: ServiceInfo)?
-        for service in catalog.services where question.mentions(service.keywords) {
-            let score = 2.0 + (question.mentions(service.actionKeywords) ? 1 : 0)
-            if score > (best?.score ?? 0) { best = (score, service) }
-        }
-        guard let (score, service) = best else { return nil }
-        let doc = service.document.flatMap { type in userData.documents.first { $0.type == type } }
-        return TypedAnswer(
-            score: score,
-            reply: ServiceAnswer.grounded(
-                question: question.text, service: service, doc: doc, today: window.today,
-                aspects: ServiceAspect.asked(in: question), in: question.language))
+        let found: ServiceRoute?
+        if let routing { found = try await routing(question) } else { found = router.route(question) }
+        guard let route = found else { return nil }
+        return TypedAnswer(score: route.score, reply: reply(question.text, route: route, in: question.language))
+    }
+
+    /// The grounded reply to `text` on `route` (a route from any method: keywords, embeddings, the model).
+    public func reply(_ text: String, route: ServiceRoute, in language: ChatLanguage) -> GroundedReply {
+        let doc = route.service.document.flatMap { kind in userData.documents.first { $0.type.rawValue == kind } }
+        return ServiceAnswer.grounded(
+            question: text, route: route, doc: doc, data: userData, today: window.today, in: language)
     }
 
     public var tools: [any Tool] {
@@ -112,27 +127,56 @@ public final class ServicesPlugin: FeaturePlugin {
 
     func page(_ service: ServiceInfo, link: DeepLink, in language: ChatLanguage = .arabic) -> Destination {
         let arabic = language == .arabic
+        let unknown = arabic ? "ليس في بياناتي" : "not in my data"
+        func field(_ facet: ServiceFacet, _ value: String) -> Destination.Field {
+            Destination.Field(ServiceAnswer.label(facet, in: language), value)
+        }
+        func rows(_ facet: ServiceFacet, _ items: [String]?) -> [Destination.Field] {
+            guard let items else { return [field(facet, unknown)] }
+            return items.map { field(facet, $0) }
+        }
         var fields = [
             Destination.Field(arabic ? "الخدمة" : "Service", service.name(in: language)),
             Destination.Field(arabic ? "الوصف" : "Description", service.description(in: language)),
+            field(.eligibility, service.eligibility(in: language) ?? unknown),
         ]
-        fields += service.fees.map { Destination.Field(arabic ? "الرسوم" : "Fee", $0.sentence(in: language)) }
-        fields += service.requirements(in: language).map { Destination.Field(arabic ? "المتطلبات" : "Requirement", $0) }
-        let source = catalog.file.lastPathComponent
+        fields += rows(.fee, service.fees.map { $0.map { $0.sentence(in: language) } })
+        fields += rows(.lateFine, service.lateFines.map { $0.map { $0.sentence(in: language) } })
+        fields += rows(.requirements, service.requirements(in: language))
+        fields += rows(.steps, service.steps(in: language))
+        fields.append(field(.place, service.whereText(in: language) ?? unknown))
+        let src = service.source
+        fields.append(Destination.Field(arabic ? "المصدر" : "Source", "\(src.page) — \(src.url) (\(src.asOf))"))
+        let file = catalog.file.lastPathComponent
         return Destination(
             screen: Self.infoScreen, title: service.name(in: language), link: link,
             sections: [Destination.Section(fields: fields)],
-            notes: [arabic ? "المعلومات من دليل الخدمات (\(source))." : "From the services guide (\(source))."])
+            notes: [
+                arabic
+                    ? "المعلومات من دليل الخدمات (\(file))، ولم يُتحقق منها على الإنترنت من هذا الجهاز: راجع المصدر."
+                    : "From the services guide (\(file)), not re-checked online from this device: see the source."
+            ])
     }
 
     static func json(_ s: ServiceInfo) -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(s.id), "name": .string(s.name), "description": .string(s.description),
-            "fees": .array(
-                s.fees.map { .object(["label": .string($0.label), "amountSAR": .number(Double($0.amountSAR))]) }),
-            "requirements": .array(s.requirements.map(JSONValue.string)), "linkType": .string(s.linkType),
+            "fees": fees(s.fees), "lateFines": fees(s.lateFines),
+            "eligibility": s.eligibility.map(JSONValue.string) ?? .string(ServiceCatalog.unknown),
+            "requirements": s.requirements.map { .array($0.map(JSONValue.string)) } ?? .string(ServiceCatalog.unknown),
+            "steps": s.steps.map { .array($0.map(JSONValue.string)) } ?? .string(ServiceCatalog.unknown),
+            "where": s.whereText.map(JSONValue.string) ?? .string(ServiceCatalog.unknown),
+            "source": .object([
+                "url": .string(s.source.url), "page": .string(s.source.page), "asOf": .string(s.source.asOf),
+            ]),
+            "linkType": .string(s.linkType),
         ]
-        if let d = s.document { o["document"] = .string(d.rawValue) }
+        if let d = s.document { o["document"] = .string(d) }
         return .object(o)
+    }
+
+    static func fees(_ fees: [ServiceInfo.Fee]?) -> JSONValue {
+        guard let fees else { return .string(ServiceCatalog.unknown) }
+        return .array(fees.map { .object(["label": .string($0.label), "amountSAR": .number(Double($0.amountSAR))]) })
     }
 }

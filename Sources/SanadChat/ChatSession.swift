@@ -615,7 +615,8 @@ public actor ChatSession {
 
     /// The surest plugin answer to typed `text` (highest score; the first plugin wins a tie), or nil.
     private func typedAnswer(_ text: String, language: ChatLanguage) async throws -> TypedAnswer? {
-        let question = TypedQuestion(text, fallback: language)
+        let previous = messages.last { !$0.isUser && $0.deepLink != nil }?.deepLink
+        let question = TypedQuestion(text, fallback: language, previousLink: previous)
         var best: TypedAnswer?
         for plugin in plugins {
             if let a = try await plugin.answer(to: question), a.score > (best?.score ?? 0) { best = a }

@@ -17,10 +17,14 @@ public struct TypedQuestion: Sendable, Equatable {
     public let language: ChatLanguage
     /// Each word's forms: itself, then without the prefixes above.
     let forms: [[String]]
+    /// The link of the chat's last reply that had one, for a follow-up that names no subject of its own (`what is
+    /// the late fine?` after an answer about a passport); nil at the start of a chat.
+    public let previousLink: DeepLink?
 
     /// `fallback` is the chat's language, for a text with no letters (or as many Arabic as other ones).
-    public init(_ text: String, fallback: ChatLanguage = .arabic) {
+    public init(_ text: String, fallback: ChatLanguage = .arabic, previousLink: DeepLink? = nil) {
         self.text = text
+        self.previousLink = previousLink
         self.language = ChatLanguage.of(text) ?? fallback
         let words = Self.normalize(text).split(separator: " ").map(String.init)
         self.words = words
@@ -75,7 +79,7 @@ public struct TypedQuestion: Sendable, Equatable {
     }
 
     /// `word`, then without a leading و/ف (when 3+ letters remain), then without a leading article or preposition
-    /// (ال، بال، لل، كال، فال، وال) when 2+ letters remain.
+    /// (ال، بال، لل، كال، فال، وال) when 2+ letters remain, or without a joined ل or ب when 3+ remain.
     static func forms(of word: String) -> [String] {
         var out = [word]
         var base = word
@@ -87,6 +91,10 @@ public struct TypedQuestion: Sendable, Equatable {
         where base.hasPrefix(prefix) && base.count >= prefix.count + 2 {
             out.append(String(base.dropFirst(prefix.count)))
             break
+        }
+        // A preposition joined to a word (`لولدي`, `بجوازي`) when 3+ letters remain.
+        if let first = base.first, first == "ل" || first == "ب", base.count >= 4, !base.hasPrefix("ال") {
+            out.append(String(base.dropFirst()))
         }
         return out
     }

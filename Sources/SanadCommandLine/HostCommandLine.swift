@@ -126,11 +126,30 @@ public enum PluginHost {
         return clock
     }
 
-    /// The config's plugins, in config order, each with its options, a data folder and the clock.
-    public static func makePlugins(_ host: HostContext, now: @escaping @Sendable () -> Date) throws
-        -> [any FeaturePlugin]
+    public static let userHelp = """
+          --user FILE         the person's data file, instead of the one the config names (every hosted plugin
+                              whose options name a userData file reads FILE); an error names the file and the field
+        """
+
+    /// `--user FILE`: the person's data file (it must exist; its fields are checked by the plugins that read it).
+    public static func userFile(_ arguments: inout Arguments, host: HostContext) throws -> URL? {
+        guard let path = try arguments.option("--user") else { return nil }
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw UsageError("--user: the file \(url.path) does not exist")
+        }
+        guard host.readsUserData else {
+            throw UsageError("--user: no plugin of the config (\(host.config.file.path)) reads a user data file")
+        }
+        return url
+    }
+
+    /// The config's plugins, in config order, each with its options, a data folder and the clock; `userData`
+    /// replaces the person's data file the config names (`--user`).
+    public static func makePlugins(_ host: HostContext, now: @escaping @Sendable () -> Date, userData: URL? = nil)
+        throws -> [any FeaturePlugin]
     {
-        try host.makePlugins(now: now)
+        try host.makePlugins(now: now, userData: userData)
     }
 
     /// `SANAD_DATA/<id>`, else `~/.local/share/sanad/plugins/<id>`; created when missing.

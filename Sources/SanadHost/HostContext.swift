@@ -231,14 +231,25 @@ public struct HostContext: Sendable {
 
     /// The config's plugins, in config order, each with its options, its data folder and the host's clock (or
     /// `now`).
-    public func makePlugins(now: (@Sendable () -> Date)? = nil) throws -> [any FeaturePlugin] {
+    /// `userData`, when given, replaces the `userData` option of every plugin that has one (`--user FILE`).
+    public func makePlugins(now: (@Sendable () -> Date)? = nil, userData: URL? = nil) throws -> [any FeaturePlugin] {
         try config.plugins.map { choice in
+            var options = choice.options
+            if let userData, options[Self.userDataOption] != nil {
+                options[Self.userDataOption] = .string(userData.path)
+            }
             let context = PluginContext(
-                options: choice.options, dataDirectory: try dataDirectory(for: choice.id), configFile: config.file,
+                options: options, dataDirectory: try dataDirectory(for: choice.id), configFile: config.file,
                 now: now ?? clock)
             return try wiring.plugins.make(choice.id, context: context)
         }
     }
+
+    /// The plugin option that names the person's data file, which `--user FILE` replaces.
+    public static let userDataOption = "userData"
+
+    /// Whether a hosted plugin reads a person's data file (its options name `userData`).
+    public var readsUserData: Bool { config.plugins.contains { $0.options[Self.userDataOption] != nil } }
 
     /// `SANAD_DATA/<id>`, else `~/.local/share/sanad/plugins/<id>`; created when missing.
     public func dataDirectory(for id: String) throws -> URL {

@@ -1,4 +1,5 @@
 import Foundation
+import SanadArchive
 import SanadNative
 
 /// The functions of the system OpenSSL `libcrypto` (libcrypto.so.3) that signed documents (credit records,
@@ -216,38 +217,10 @@ public final class SHA256Digest {
     }
 }
 
-/// Lower-case hexadecimal.
+/// Lower-case hexadecimal (SanadArchive's `hexString` and `bytes(fromHex:)`, under the names this module's callers use).
 public enum Hex {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func encode(_ bytes: [UInt8]) -> String { hexString(bytes) }
 
     /// The bytes of an even-length lower-case hex string, or nil (upper case is refused: one text per value).
-    public static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count / 2)
-        var i = 0
-        while i < utf8.count {
-            guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
+    public static func decode(_ text: String) -> [UInt8]? { bytes(fromHex: text) }
 }

@@ -6,6 +6,7 @@ import SanadChat
 import SanadCommandLine
 import SanadCore
 import SanadHost
+import ServicesCLI
 
 /// Every subcommand, in the order `sanad --help` lists them. Add a command here and in its own file.
 nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
@@ -26,6 +27,7 @@ nonisolated(unsafe) let allCommands: [any SanadCommand.Type] = [
     IngestCommand.self,
     FormCommand.self,
     CreditCommand.self,
+    ServicesCommand.self,
     BenchCommand.self,
     TuneCommand.self,
     ServeCommand.self,

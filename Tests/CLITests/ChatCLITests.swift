@@ -131,4 +131,30 @@ struct ChatCLITests {
             #expect(r.stdout.contains("تعذّر تجهيز الرد"), "\(r.stdout)")
         }
     }
+
+    @Test("--user FILE: the person's own data answers; an invalid file is refused with the field named")
+    func userFile() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        let user = dir.appendingPathComponent("me.json")
+        try #"""
+        {"documents": [{"id": "pp-1", "type": "passport", "expiryDate": "2026-12-02"}],
+         "workers": [{"id": "w-9", "name": "Ana", "relationship": "عاملتك المنزلية", "gender": "female",
+                      "documents": [{"id": "iq-9", "type": "iqama", "expiryDate": "2026-12-04"}],
+                      "en": {"name": "Ana", "relationship": "your housemaid"}}],
+         "violations": [{"id": "t1", "amountSAR": 150, "dueDate": "2026-12-01"}]}
+        """#.write(to: user, atomically: true, encoding: .utf8)
+        let r = try chat(
+            "When does my passport expire?\nWhen does my housemaid's iqama expire?\nHow much do I owe in traffic fines?\n/quit\n",
+            ["--user", user.path, "--phrasing", "template"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Your passport expires on 2026-12-02, 10 days left."), "\(r.stdout)")
+        #expect(r.stdout.contains("Your housemaid Ana's iqama expires on 2026-12-04, 12 days left."), "\(r.stdout)")
+        #expect(r.stdout.contains("Your 1 unpaid violation totals 150 SAR"), "\(r.stdout)")
+        try #"{"documents": [], "violations": [{"id": "t1", "amountSAR": "150", "dueDate": "2026-12-01"}]}"#.write(
+            to: user, atomically: true, encoding: .utf8)
+        let bad = try chat("/quit\n", ["--user", user.path])
+        #expect(bad.status != 0 && bad.stderr.contains("\(user.path): violations[0].amountSAR"), "\(bad.stderr)")
+        let missing = try chat("/quit\n", ["--user", dir.appendingPathComponent("none.json").path])
+        #expect(missing.status == 64 && missing.stderr.contains("--user"), "\(missing.stderr)")
+    }
 }

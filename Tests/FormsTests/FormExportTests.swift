@@ -15,30 +15,40 @@ struct FormExportTests {
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// Checks a PDF's skeleton: header, each xref entry points at its `N 0 obj`, startxref at `xref`, each stream's
-    /// /Length equals its bytes. Returns the number of pages.
+    /// /Length equals its bytes. Returns the number of pages. Works on bytes: an embedded font's binary may hold any.
     static func checkStructure(_ pdf: [UInt8]) throws -> Int {
-        let latin = String(pdf.map { Character(Unicode.Scalar($0)) })
-        #expect(latin.hasPrefix("%PDF-1.4\n") && latin.hasSuffix("%%EOF\n"))
-        let startxref = try #require(latin.range(of: "startxref\n", options: .backwards))
-        let xrefOffset = try #require(Int(latin[startxref.upperBound...].prefix { $0.isNumber }))
-        let xrefStart = latin.index(latin.startIndex, offsetBy: xrefOffset)
-        #expect(latin[xrefStart...].hasPrefix("xref\n0 "))
-        let table = latin[xrefStart...].split(separator: "\n")
+        func find(_ needle: String, from: Int = 0, backwards: Bool = false) -> Int? {
+            let n = Array(needle.utf8)
+            guard pdf.count >= n.count, from <= pdf.count - n.count else { return nil }
+            let starts = Array(from...(pdf.count - n.count))
+            return (backwards ? starts.reversed() : starts).first { pdf[$0..<($0 + n.count)].elementsEqual(n) }
+        }
+        func starts(_ prefix: String, at i: Int) -> Bool { pdf[i...].starts(with: Array(prefix.utf8)) }
+        func number(at i: Int) -> Int? {
+            Int(String(decoding: pdf[i...].prefix { (48...57).contains($0) }, as: UTF8.self))
+        }
+        #expect(starts("%PDF-1.4\n", at: 0) && pdf.suffix(6).elementsEqual(Array("%%EOF\n".utf8)))
+        let startxref = try #require(find("startxref\n", backwards: true))
+        let xrefOffset = try #require(number(at: startxref + 10))
+        #expect(starts("xref\n0 ", at: xrefOffset))
+        let table = String(decoding: pdf[xrefOffset...], as: UTF8.self).split(separator: "\n")
         let count = try #require(Int(table[1].split(separator: " ")[1]))
         for n in 1..<count {
             let entry = table[2 + n]
             #expect(entry.count == 19 && entry.hasSuffix(" 00000 n "), "\(entry)")
             let offset = try #require(Int(entry.prefix(10)))
-            #expect(latin[latin.index(latin.startIndex, offsetBy: offset)...].hasPrefix("\(n) 0 obj\n"), "object \(n)")
+            #expect(starts("\(n) 0 obj\n", at: offset), "object \(n)")
         }
-        var search = latin.startIndex..<latin.endIndex
-        while let length = latin.range(of: "<< /Length ", range: search) {
-            let n = try #require(Int(latin[length.upperBound...].prefix { $0.isNumber }))
-            let body = try #require(latin.range(of: ">>\nstream\n", range: length.upperBound..<latin.endIndex))
-            let end = latin.index(body.upperBound, offsetBy: n)
-            #expect(latin[end...].hasPrefix("endstream"), "a stream's /Length is its byte count")
-            search = end..<latin.endIndex
+        var search = 0
+        while let length = find("<< /Length ", from: search) {
+            let n = try #require(number(at: length + 11))
+            let body = try #require(find(">>\nstream\n", from: length)) + 10
+            #expect(
+                starts("endstream", at: body + n) || starts("\nendstream", at: body + n),
+                "a stream's /Length is its byte count")
+            search = body + n
         }
+        let latin = String(decoding: pdf.filter { $0 < 0x80 }, as: UTF8.self)
         let pages = latin.components(separatedBy: "/Type /Page ").count - 1
         #expect(latin.contains("/Count \(pages) >>"))
         return pages
@@ -55,13 +65,18 @@ struct FormExportTests {
 
     @Test("a long document: valid cross references, several pages, wrapped lines, escapes; pdftotext reads it all")
     func pdfWriter() throws {
+        for fonts in [TextPDF.Fonts.system, .courier] { try stress(fonts) }
+    }
+
+    func stress(_ fonts: TextPDF.Fonts) throws {
         var lines: [TextPDF.Line] = [.init(.title, "Stress (test) \\ document"), .init(.heading, "Section")]
         for i in 0..<130 { lines.append(.init(.body, "line \(i): café – “quoted” € (paren) back\\slash")) }
         let long = (0..<40).map { "word\($0)" }.joined(separator: " ")
         lines.append(.init(.body, long))
         lines.append(.init(.body, String(repeating: "x", count: 200)))
-        let (pdf, lost) = TextPDF(title: "Stress (test) \\ document", lines: lines).render()
-        #expect(lost == 0)
+        let output = TextPDF(title: "Stress (test) \\ document", lines: lines).render(fonts: fonts)
+        let pdf = output.bytes
+        #expect(output.unrepresentable == 0 && output.note == nil)
         #expect(try Self.checkStructure(pdf) == 3)
         guard let text = try Self.pdfText(pdf) else { return }
         for i in [0, 64, 129] {
@@ -74,8 +89,10 @@ struct FormExportTests {
 
     @Test("characters outside the PDF font are counted, never dropped silently")
     func unrepresentable() throws {
-        let (pdf, lost) = TextPDF(title: "t", lines: [.init(.body, "اسم Name")]).render()
-        #expect(lost == 3 && Self.text(pdf).contains("(??? Name)"))
+        let courier = TextPDF(title: "t", lines: [.init(.body, "اسم Name")]).render(fonts: .courier)
+        #expect(courier.unrepresentable == 3 && Self.text(courier.bytes).contains("(??? Name)"))
+        let embedded = TextPDF(title: "t", lines: [.init(.body, "اسم Name 漢字")]).render()
+        #expect(embedded.unrepresentable == 2 && embedded.note == nil, "DejaVu Sans has Arabic, not Han")
     }
 
     @Test("a finished DMV renewal exports PDFs whose text has every answer and checklist item, and an .ics reminder")
@@ -85,28 +102,33 @@ struct FormExportTests {
         let docs = FormDocuments(s)
         #expect(
             docs.files.map(\.name) == [
-                "answers.json", "form.txt", "checklist.txt", "form.pdf", "checklist.pdf",
+                "answers.json", "form.txt", "checklist.txt", "form.pdf", "checklist.pdf", "form-en.pdf",
                 "reminder-appointmentDate.ics",
             ])
         #expect(docs.notes.isEmpty, "\(docs.notes)")
         let files = Dictionary(docs.files.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
         let form = try #require(files["form.pdf"])
         let checklist = try #require(files["checklist.pdf"])
+        let official = try #require(files["form-en.pdf"])
         #expect(try Self.checkStructure(form) >= 1 && Self.checkStructure(checklist) >= 1)
-        // The text files are in the session's language (Spanish); the PDFs are the official form, in English.
+        #expect(try Self.checkStructure(official) >= 1)
+        // The text files and the PDFs are in the session's language (Spanish); form-en.pdf is the official form's.
         #expect(Self.text(files["form.txt"] ?? []).contains("Fecha de nacimiento: 1985-04-23"))
+        let spanish = FormReview(s)
         let english = FormReview(try #require(s.shown(in: "en")))
-        if let text = try Self.pdfText(form) {
+        for (pdf, review, total) in [(form, spanish, "Total: 47.00"), (official, english, "Total: 47.00")] {
+            guard let text = try Self.pdfText(pdf) else { break }
             let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            for e in english.entries {
+            for e in review.entries {
                 let line = "\(e.label): \(e.shown ?? "")".split(whereSeparator: \.isWhitespace).joined(separator: " ")
-                #expect(flat.contains(line), "form.pdf lacks '\(line)'")
+                #expect(flat.contains(line), "the \(review.language) form lacks '\(line)'")
             }
-            #expect(flat.contains("Total: 47.00"))
+            #expect(flat.contains(total))
         }
         if let text = try Self.pdfText(checklist) {
             let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            for item in english.checklist.flatMap(\.items) {
+            #expect(flat.contains("lista de comprobación"))
+            for item in spanish.checklist.flatMap(\.items) {
                 let words = item.split(whereSeparator: \.isWhitespace).joined(separator: " ")
                 #expect(flat.contains(words), "checklist.pdf lacks '\(words)'")
             }

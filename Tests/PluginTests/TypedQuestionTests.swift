@@ -42,20 +42,12 @@ struct TypedCase: Sendable {
     }
 }
 
-/// Every number the sample user's data and the services file hold, and the days from 2026-11-22 to each date in the
-/// user's data: the only numbers a typed answer may state.
+/// Every number the sample user's data and the services file hold, the days from 2026-11-22 to each date in the
+/// user's data, and the unpaid violations' count and total: the only numbers a typed answer may state.
 func numbersInSampleData() throws -> Set<String> {
-    let user = try #require(AbsherSettings.sampleUserDataURL)
-    let services = try #require(AbsherSettings.servicesURL)
-    var numbers = Set<String>()
-    for url in [user, services] {
-        numbers.formUnion(digitRuns(try String(contentsOf: url, encoding: .utf8)).map { String(Int($0) ?? -1) })
-    }
-    let today = CivilDate(iso: "2026-11-22")!
-    let text = try String(contentsOf: user, encoding: .utf8)
-    let dates = text.split(separator: "\"").compactMap { CivilDate(iso: String($0)) }
-    numbers.formUnion(dates.map { "\(abs(today.days(until: $0)))" })
-    return numbers
+    let data = try UserData.load(from: try #require(AbsherSettings.sampleUserDataURL), plugin: "test")
+    let catalog = try ServiceCatalog.load(from: try #require(AbsherSettings.servicesURL), plugin: "test")
+    return try RoutingEvaluation.allowedNumbers(data: data, catalog: catalog, today: CivilDate(iso: "2026-11-22")!)
 }
 
 @Suite("Typed questions")
@@ -148,12 +140,19 @@ struct TypedQuestionTests {
         #expect(await general.messages.last?.content == "أهلاً")
     }
 
-    /// A knowledge base of one service with one fee and one requirement, and `english` as its `en` object.
-    func service(english: String?) -> String {
+    /// A knowledge base of one service with one fee and one requirement, `english` as its `en` object, and
+    /// `replacing` the JSON of some of its keys.
+    func service(english: String?, _ replacing: [String: String] = [:]) -> String {
+        var keys = [
+            ("eligibility", #""unknown""#), ("lateFines", #""unknown""#), ("steps", #""unknown""#),
+            ("where", #""unknown""#),
+            ("source", #"{"url": "https://example.org", "page": "p", "asOf": "2024", "checked": "no"}"#),
+        ]
+        for (key, json) in replacing { keys = keys.map { $0.0 == key ? (key, json) : $0 } }
         let en = english.map { #", "en": "# + $0 } ?? ""
         return
-            #"{"services": [{"id": "x", "name": "س", "description": "و", "keywords": ["س"], "actionKeywords": [], "fees": [{"label": "ل", "amountSAR": 1}], "requirements": ["م"], "link": {"serviceType": "service_info"}"#
-            + en + "}]}"
+            #"{"services": [{"id": "x", "name": "س", "description": "و", "keywords": ["س"], "actionKeywords": [], "fees": [{"label": "ل", "amountSAR": 1}], "requirements": ["م"], "link": {"serviceType": "service_info"}, "#
+            + keys.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + en + "}]}"
     }
 
     @Test("service pages open from an answer's link; a bad services file is an error naming the key")
@@ -162,12 +161,17 @@ struct TypedQuestionTests {
         try await session.send("كيف أصدر رخصة قيادة جديدة؟")
         let link = try #require(await session.messages.last?.deepLink)
         let page = try await session.follow(link)
-        #expect(page.screen == "service-info" && page.sections[0].fields.contains { $0.value == "إتمام 18 سنة" })
+        // Every fact of the service, an unknown one as not in Sanad's data, and the page its facts come from.
+        let fields = page.sections[0].fields
+        #expect(page.screen == "service-info" && fields.contains { $0.value == "40 ريال عن كل سنة من مدة الرخصة" })
+        #expect(fields.contains { $0.label == "المتطلبات" && $0.value == "ليس في بياناتي" })
+        #expect(fields.contains { $0.label == "المصدر" && $0.value.contains("https://www.absher.sa") })
         await session.returnToChat()
         await #expect(throws: ChatError.self) {
             try await session.follow(url: "absher://service/service_info?alert=nope")
         }
         let dir = try TestPaths.temporaryDirectory()
+        let valid = #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": ["r"]}"#
         let bad: [(String, String)] = [
             (#"{"services": [{"id": "x"}]}"#, "services[0].name"),
             (#"{"services": [], "extra": 1}"#, "extra"),
@@ -184,6 +188,19 @@ struct TypedQuestionTests {
                     english: #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": ["r"], "fee": 1}"#),
                 "services[0].en.fee"
             ),
+            // A fact unknown in Arabic is unknown in English too; every service names the page its facts come from.
+            (
+                service(
+                    english:
+                        #"{"name": "X", "description": "D", "feeLabels": ["a"], "requirements": ["r"], "steps": ["s"]}"#
+                ), "services[0].en.steps"
+            ),
+            (
+                service(
+                    english: valid, ["source": #"{"url": "http://x", "page": "p", "asOf": "2024", "checked": "no"}"#]),
+                "services[0].source.url"
+            ),
+            (service(english: valid, ["lateFines": #""later""#]), "services[0].lateFines"),
         ]
         for (i, (text, key)) in bad.enumerated() {
             let file = dir.appendingPathComponent("s\(i).json")

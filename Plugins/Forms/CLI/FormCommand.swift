@@ -52,8 +52,9 @@ public enum FormCommand: VerbCommand {
         with the document as their evidence.
 
         'export' writes answers.json (answers with their evidence, fees, checklist), form.txt (the form pre-filled)
-        and checklist.txt into DIR, in the session's language; form.pdf and checklist.pdf (the official form's
-        language, English); and reminder-FIELD.ics for an answered appointment or travel date.
+        and checklist.txt into DIR, form.pdf and checklist.pdf (any script: Arabic shaped and right to left, in an
+        embedded DejaVu Sans subset), all in the session's language; form-en.pdf, the official form's language,
+        when the session is in another; and reminder-FIELD.ics for an answered appointment or travel date.
 
         'backup' writes a ZIP archive (any unzip opens it): one session or all of them (each with its template id
         and version and a SHA-256), their exported documents, the templates, manifest.json with the SHA-256 of

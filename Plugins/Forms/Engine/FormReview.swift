@@ -173,44 +173,12 @@ public struct FormReview: Sendable {
         ])
     }
 
-    /// The form pre-filled: each step's fields with their answers, then the fees and the problems left.
-    public var documentLines: [TextPDF.Line] {
-        var lines: [TextPDF.Line] = [
-            .init(.title, title), .init(.body, "Session: \(sessionID)\(complete ? "" : "  (INCOMPLETE)")"),
-            .init(.body, ""),
-        ]
-        var lastStep = ""
-        for e in entries {
-            if e.stepTitle != lastStep {
-                if !lastStep.isEmpty { lines.append(.init(.body, "")) }
-                lines.append(.init(.heading, e.stepTitle))
-                lastStep = e.stepTitle
-            }
-            lines.append(.init(.body, "\(e.label): \(e.shown ?? "(not answered)")"))
-        }
-        if !fees.isEmpty, let currency {
-            lines += [.init(.body, ""), .init(.heading, "Fees (\(currency))")]
-            lines += fees.map { .init(.body, "\($0.label): \($0.amount.map(Self.money) ?? unknownWord)") }
-            lines.append(
-                .init(.body, "Total: \(Self.money(feeTotal))\(hasUnknownFees ? " + \(unknownWord)" : "")"))
-        }
-        if !problems.isEmpty {
-            lines += [.init(.body, ""), .init(.heading, "Problems")] + problems.map { .init(.body, "! \($0)") }
-        }
-        return lines
-    }
+    /// The form pre-filled, in the session's language: each step's fields with their answers, then the fees and
+    /// the problems left (`DocumentLines`, what the exports write).
+    public var documentLines: [TextPDF.Line] { DocumentLines(self).form }
 
-    /// What to bring and do: each applicable checklist, then the submission guidance.
-    public var checklistLines: [TextPDF.Line] {
-        var lines: [TextPDF.Line] = [.init(.title, "\(title) — checklist"), .init(.body, "")]
-        for list in checklist {
-            lines.append(.init(.heading, list.title))
-            lines += list.items.map { .init(.body, "[ ] \($0)") }
-            lines.append(.init(.body, ""))
-        }
-        lines.append(.init(.body, guidance))
-        return lines
-    }
+    /// What to bring and do, in the session's language: each applicable checklist, then the submission guidance.
+    public var checklistLines: [TextPDF.Line] { DocumentLines(self).checklist }
 
     public var documentText: String { plainText(documentLines) }
     public var checklistText: String { plainText(checklistLines) }

@@ -13,6 +13,7 @@ enum ChatCommand: SanadCommand {
         Usage: sanad chat [-m MODEL] [--backend ID] [-n N] [--temp T] [--repeat-penalty R] [-c CTX] [-t THREADS]
                           [--chat-template NAME|FILE] [--timeout S] [--min-free MIB] [--now DATE] [--no-memory-check]
                           [--allow-long-context] [--show-drafts] [--phrasing model|template] [--lang ar|en]
+                          [--user FILE]
 
         Opens a chat: the greeting, then the plugins' suggestions numbered 1, 2, …; then reads lines from standard
         input (a terminal or a pipe; piped lines are echoed after '> ' so the transcript reads like a session).
@@ -68,6 +69,7 @@ enum ChatCommand: SanadCommand {
                                  keep it in the history's 'check'; for debugging, never for the people served
         \(phrasingHelp)
         \(PluginHost.clockHelp)
+        \(PluginHost.userHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -89,13 +91,14 @@ enum ChatCommand: SanadCommand {
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
+        let user = try PluginHost.userFile(&arguments, host: host)
         try arguments.finish()
         guard temperature >= 0, repeatPenalty > 0 else {
             throw UsageError("--temp must be ≥ 0 and --repeat-penalty > 0")
         }
         guard timeout >= 0, timeout.isFinite else { throw UsageError("--timeout must be a number of seconds ≥ 0") }
 
-        let plugins = try PluginHost.makePlugins(host, now: clock)
+        let plugins = try PluginHost.makePlugins(host, now: clock, userData: user)
         var configuration = host.product.configuration(language: language)
         configuration.template = template
         configuration.generation.maxTokens = maxTokens

@@ -13,7 +13,7 @@ enum ServeCommand: SanadCommand {
     static let help = """
         Usage: sanad serve [--host HOST] [--port PORT] [--slots N] [--queue N] [--api-key KEY] [-m MODEL] \
         [--backend ID] [--chat-template NAME|FILE] [-c CTX] [-t THREADS] [-n N] [--read-timeout S] [--idle-timeout S] [--max-body BYTES] \
-        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--no-memory-check] [--allow-long-context]
+        [--no-embeddings] [--no-web-chat] [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--show-drafts] [--phrasing model|template] [--lang ar|en] [--now DATE] [--user FILE] [--no-memory-check] [--allow-long-context]
 
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
@@ -62,6 +62,7 @@ enum ServeCommand: SanadCommand {
                                  API, besides this server's own (CORS: preflights answered, Access-Control-Allow-
                                  Origin sent; none by default); every POST needs Content-Type: application/json
         \(PluginHost.clockHelp)
+        \(PluginHost.userHelp)
         \(LoadFlags.help)
         \(HostContext.optionsHelp)
         """
@@ -94,6 +95,7 @@ enum ServeCommand: SanadCommand {
         let clock = try PluginHost.clock(&arguments)
         let load = LoadFlags.parse(&arguments)
         let hostContext = try HostContext.load(&arguments)
+        let user = try PluginHost.userFile(&arguments, host: hostContext)
         try arguments.finish()
         guard (0.001...86400).contains(options.readTimeout), (0.001...86400).contains(options.idleTimeout) else {
             throw UsageError("--read-timeout and --idle-timeout must be in 0.001…86400 seconds")
@@ -135,7 +137,7 @@ enum ServeCommand: SanadCommand {
             printError("note: no web chat: the product '\(product.id)' has no web page (its webchat.html is missing)")
         }
         if !noWebChat, let page = product.webPage {
-            let plugins = try PluginHost.makePlugins(hostContext, now: clock)
+            let plugins = try PluginHost.makePlugins(hostContext, now: clock, userData: user)
             webChat = WebChatService(
                 pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page,
                 languages: product.languages, places: plugins.compactMap(\.webPlace)

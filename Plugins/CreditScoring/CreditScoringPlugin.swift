@@ -151,8 +151,8 @@ public final class CreditScoringPlugin: FeaturePlugin {
     public func capabilities(in language: ChatLanguage) -> [String] {
         [
             language == .arabic
-                ? "تحليل رسائلك على جهازك إلى سجل ائتماني موقّع لا يغادره نص أي رسالة (sanad credit)"
-                : "analysing your messages on your device into a signed credit record that no message text leaves (sanad credit)"
+                ? "تحليل رسائلك على جهازك إلى سجل ائتماني موقّع لا يغادره نص أي رسالة"
+                : "analysing your messages on your device into a signed credit record that no message text leaves"
         ]
     }
 

@@ -2,9 +2,9 @@ import Foundation
 import SanadChat
 import SanadCore
 
-/// The forms plugin's chips in the chat (Arabic or English): resume each unfinished session, start each template. Tapping one
-/// starts or opens the session and replies with its next question and how to continue (`sanad form resume ID`):
-/// the chat does not route typed text to a plugin, so the answers are given there or through the plugin's tools.
+/// The forms plugin's chips in the chat (Arabic or English): resume each unfinished session, start each template the
+/// product offers this person (`offer`, see `FormOffer`). Tapping one opens the form in the chat (`FormsChatTask`);
+/// `reply(to:)` words the same question as a grounded reply for hosts that do not hold tasks.
 extension FormsPlugin {
     /// At most this many resume chips (the newest sessions first).
     static let resumeChips = 2
@@ -17,7 +17,7 @@ extension FormsPlugin {
     public var capabilities: [String] { capabilities(in: .arabic) }
 
     public func capabilities(in language: ChatLanguage) -> [String] {
-        let names = catalog.templates.map { $0.metadata.name.text(Self.language(of: $0, chat: language)) }
+        let names = offeredTemplates.map { $0.metadata.name.text(Self.language(of: $0, chat: language)) }
         return language == .arabic
             ? ["تعبئة النماذج خطوة بخطوة: " + names.joined(separator: "، ")]
             : ["filling in forms step by step: " + names.joined(separator: ", ")]
@@ -27,18 +27,9 @@ extension FormsPlugin {
 
     public func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion] {
         let arabic = language == .arabic
-        let store = try open()
         var chips: [ChatSuggestion] = []
-        let today = CivilDate.today(now())
-        let unfinished = try store.sessions().sorted { $0.createdAt > $1.createdAt }.compactMap {
-            record -> FormSession? in
-            guard
-                let s = try? FormSession.resume(id: record.id, store: store, catalog: catalog, today: today, now: now),
-                !s.isComplete
-            else { return nil }
-            return s
-        }
-        for s in unfinished.prefix(Self.resumeChips) {
+        let unfinished = try unfinishedSessions(try open()).prefix(Self.resumeChips)
+        for s in unfinished {
             chips.append(
                 ChatSuggestion(
                     id: "forms-resume-\(s.id)",
@@ -46,7 +37,9 @@ extension FormsPlugin {
                         "\(arabic ? "أكمل" : "Continue"): \(s.template.metadata.name.text(Self.language(of: s.template, chat: language))) (\(s.progress.percent)%)",
                     pluginID: id, payload: .object(["action": .string("resume"), "sessionId": .string(s.id)])))
         }
-        for t in catalog.templates {
+        // A template with an unfinished session has its resume chip instead (starting it would resume it anyway).
+        let resumed = Set(unfinished.map(\.template.metadata.id))
+        for t in offeredTemplates where !resumed.contains(t.metadata.id) {
             chips.append(
                 ChatSuggestion(
                     id: "forms-start-\(t.metadata.id)",
@@ -63,23 +56,7 @@ extension FormsPlugin {
 
     public func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply? {
         guard suggestion.pluginID == id else { return nil }
-        let today = CivilDate.today(now())
-        let session: FormSession
-        switch (suggestion.payload["action"]?.stringValue, suggestion.payload["sessionId"]?.stringValue) {
-        case ("resume", let sessionID?):
-            session = try FormSession.resume(id: sessionID, store: try open(), catalog: catalog, today: today, now: now)
-        case ("start", _):
-            guard let templateID = suggestion.payload["templateId"]?.stringValue else {
-                throw ToolError(tool: id, "the suggestion '\(suggestion.id)' names no templateId")
-            }
-            let template = try catalog.template(templateID)
-            session = try FormSession.start(
-                template: template, store: try open(), language: Self.language(of: template, chat: language),
-                today: today, now: now)
-        default:
-            throw ToolError(tool: id, "the suggestion '\(suggestion.id)' has no action 'start' or 'resume'")
-        }
-        return Self.grounded(session, userText: suggestion.text, in: language)
+        return Self.grounded(try chatSession(for: suggestion, in: language), userText: suggestion.text, in: language)
     }
 
     /// The reply for a session: its name, progress and next question, always stated by the template sentence.

@@ -7,16 +7,19 @@ import SanadCore
 ///
 /// Options (host config): `store` (a folder; default: the plugin's data folder), `templates` (a folder of
 /// `*.form.json`; default: the shipped templates), `keepBackups` (automatic backups kept, as `sanad form
-/// --keep-backups`; 0 turns them off; default 7).
+/// --keep-backups`; 0 turns them off; default 7), `offer` (which templates the chat offers, and to whom: `FormOffer`;
+/// default: all).
 public final class FormsPlugin: FeaturePlugin {
     public static let pluginID = "forms"
-    public static let optionKeys = ["store", "templates", "keepBackups"]
+    public static let optionKeys = ["store", "templates", "keepBackups", "offer"]
 
     public let id = FormsPlugin.pluginID
     public let storeDirectory: URL
     public let catalog: FormCatalog
     let now: @Sendable () -> Date
     let autoBackup: AutoBackupPolicy
+    /// The `offer` option read against the person's data; nil: every template.
+    let offers: [FormOffer]?
 
     public init(context: PluginContext) throws {
         let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
@@ -31,6 +34,7 @@ public final class FormsPlugin: FeaturePlugin {
         now = context.now
         let keep = try options.int("keepBackups", range: 0...1000) ?? AutoBackupPolicy.standard.keep
         autoBackup = AutoBackupPolicy(enabled: keep > 0, keep: keep)
+        offers = try FormOffer.read(options, catalog: catalog)
     }
 
     public init(
@@ -41,6 +45,7 @@ public final class FormsPlugin: FeaturePlugin {
         self.catalog = catalog
         self.now = now
         self.autoBackup = autoBackup
+        self.offers = nil
     }
 
     public var tools: [any Tool] { [listTool, startTool, answerTool, backTool, reviewTool] }

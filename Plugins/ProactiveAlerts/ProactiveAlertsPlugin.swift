@@ -163,7 +163,6 @@ public final class ProactiveAlertsPlugin: FeaturePlugin {
             Destination.Field(l.expiry, doc.expiryDate.description),
             Destination.Field(l.remaining, days >= 0 ? "\(days)" : l.expiredAgo(-days)),
             Destination.Field(l.fee, doc.renewalFeeSAR.map(l.riyals) ?? l.unknownFee),
-            Destination.Field(l.alertID, link.alertId),
             Destination.Field(l.alertTitle, link.title),
         ]
         return Destination(
@@ -186,7 +185,6 @@ struct PageLabels {
     var remaining: String { arabic ? "الأيام المتبقية" : "Days remaining" }
     var fee: String { arabic ? "الرسوم" : "Fee" }
     var unknownFee: String { arabic ? "غير معروفة" : "unknown" }
-    var alertID: String { arabic ? "رقم التنبيه" : "Alert number" }
     var alertTitle: String { arabic ? "عنوان التنبيه" : "Alert title" }
     func expiredAgo(_ days: Int) -> String {
         arabic ? "منتهية منذ \(arabicDays(days, genitive: true))" : "expired \(englishCount(days, .day)) ago"

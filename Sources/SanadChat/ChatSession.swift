@@ -138,6 +138,8 @@ public struct ChatTurn: Sendable, Equatable {
 /// then adds the plugins' follow-ups and clears `isProcessing`. Typed text
 /// goes to the plugin whose `answer(to:)` is surest and is grounded and checked the same way; when none answers,
 /// `wording.uncoveredQuestion` (if set) says what the plugins can do instead of letting the engine make text up.
+/// A chip that begins a plugin's task (`FeaturePlugin.beginTask`, a form) opens it: until it ends or is paused,
+/// typed text goes to that plugin (`continueTask`) and its reply is stored as written, without the engine.
 /// `send(_:)` does both. `follow(_:)` opens a deep link's screen (dismissing the chat) or, when that fails, leaves
 /// everything as it was and adds an error message.
 public actor ChatSession {
@@ -160,6 +162,8 @@ public actor ChatSession {
     public private(set) var streamingReply: ChatEntry?
     /// The screen a followed link opened; nil while the chat is shown.
     public private(set) var presented: Destination?
+    /// The plugin conversation typed text goes to (a form being filled in); nil: the chat answers it.
+    public private(set) var task: ChatTask?
 
     public init(
         plugins: [any FeaturePlugin], configuration: ChatConfiguration = ChatConfiguration(),
@@ -193,6 +197,12 @@ public actor ChatSession {
         guard !opened else { return }
         opened = true
         add(ChatEntry(content: configuration.greeting, isUser: false, timestamp: stamp()), onEvent)
+        await refreshSuggestions(onEvent)
+        await loadEngine(onEvent)
+    }
+
+    /// Asks every plugin for its chips again (a plugin that fails says so in the chat).
+    private func refreshSuggestions(_ onEvent: ChatEventHandler) async {
         var chips: [ChatSuggestion] = []
         for plugin in plugins {
             do {
@@ -207,7 +217,6 @@ public actor ChatSession {
         }
         suggestions = chips
         onEvent(.suggestionsChanged(chips))
-        await loadEngine(onEvent)
     }
 
     /// Tries to load the engine again after a failure; does nothing otherwise.
@@ -361,6 +370,19 @@ public actor ChatSession {
         var grounded: GroundedReply?
         var prompt: [ChatMessage]
         do {
+            if let reply = try await taskReply(to: turn, language: language) {
+                let replyID = UUID().uuidString
+                startReply(replyID, onEvent)
+                streamVerified([reply.content], replyID: replyID, onEvent)
+                let opened = task != nil
+                task = reply.task
+                await store(
+                    ChatEntry(id: replyID, content: reply.content, isUser: false, timestamp: stamp()), verdict: nil,
+                    stats: nil, turn: turn, language: language, onEvent)
+                // A task that began or ended changes the chips (a form's resume chip and its progress).
+                if opened != (task != nil) || turn.suggestion != nil { await refreshSuggestions(onEvent) }
+                return
+            }
             if let s = turn.suggestion, let plugin = plugins.first(where: { $0.id == s.pluginID }),
                 let reply = try await plugin.reply(to: s, in: language)
             {
@@ -572,6 +594,23 @@ public actor ChatSession {
         var runs = digitRuns(normalizeArabic(text))
         if let last = normalizeArabic(text).unicodeScalars.last, ("0"..."9").contains(last) { runs.removeLast() }
         return runs.contains { !allowed.contains(canonicalNumber($0)) }
+    }
+
+    /// The reply of the task `turn` begins (a task chip) or continues (typed text while a task is open), or nil
+    /// when neither: the turn is answered as usual (and a task its plugin no longer holds is closed).
+    private func taskReply(to turn: ChatTurn, language: ChatLanguage) async throws -> TaskReply? {
+        if let s = turn.suggestion {
+            guard let plugin = plugins.first(where: { $0.id == s.pluginID }) else { return nil }
+            return try await plugin.beginTask(for: s, in: configuration.language)
+        }
+        guard let open = task else { return nil }
+        guard let plugin = plugins.first(where: { $0.id == open.pluginID }),
+            let reply = try await plugin.continueTask(open, with: turn.userMessage.content, in: language)
+        else {
+            task = nil
+            return nil
+        }
+        return reply
     }
 
     /// The surest plugin answer to typed `text` (highest score; the first plugin wins a tie), or nil.

@@ -61,6 +61,16 @@ public protocol FeaturePlugin: AnyObject, Sendable {
     func destination(for link: DeepLink, in language: ChatLanguage) async throws -> Destination?
     /// `capabilities` in `language`.
     func capabilities(in language: ChatLanguage) -> [String]
+
+    // Tasks (`ChatTask`): a conversation the plugin holds across messages.
+    /// When `suggestion` begins or resumes one of this plugin's tasks: its first message and the open task; nil when
+    /// it is not such a chip (the chat then asks `reply(to:in:)`).
+    func beginTask(for suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> TaskReply?
+    /// Typed `text` while this plugin's `task` is open: the reply and the task open after it; nil when the plugin no
+    /// longer holds it (the chat closes it and answers the text as usual).
+    func continueTask(_ task: ChatTask, with text: String, in language: ChatLanguage) async throws -> TaskReply?
+    /// The plugin's place in the web app (`WebPlace`: its page and calls under a path); nil when it has none.
+    var webPlace: (any WebPlace)? { get }
 }
 
 extension FeaturePlugin {
@@ -78,6 +88,11 @@ extension FeaturePlugin {
         try await destination(for: link)
     }
     public func capabilities(in language: ChatLanguage) -> [String] { capabilities }
+    public func beginTask(for suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> TaskReply? { nil }
+    public func continueTask(_ task: ChatTask, with text: String, in language: ChatLanguage) async throws
+        -> TaskReply?
+    { nil }
+    public var webPlace: (any WebPlace)? { nil }
 }
 
 /// Plugin factories by id.

@@ -35,7 +35,8 @@ public struct PluginOptions: Sendable {
         }
     }
 
-    func fail(_ key: String, _ problem: String) -> any Error { reader.failure(key, problem) }
+    /// The error for option `key` (naming the config file, the plugin and the key) with `problem`.
+    public func fail(_ key: String, _ problem: String) -> any Error { reader.failure(key, problem) }
 
     public func string(_ key: String) throws -> String? { try reader.string(key) }
 

@@ -73,6 +73,7 @@ public final class OpenAIService: Sendable {
     /// The 401 for a request without the API key (every path but `/health` and the web chat's page needs it).
     private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
         guard let apiKey, head.path != "/health", head.path != "/", head.method != "OPTIONS",
+            webChat?.place(for: head.path)?.prefix != head.path,
             !bearerMatches(head.header("authorization"), key: apiKey)
         else { return nil }
         return APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
@@ -80,7 +81,7 @@ public final class OpenAIService: Sendable {
 
     /// The API's routes and, when it is on, the web chat's.
     public var allRoutes: [(method: String, path: String)] {
-        Self.routes + (webChat == nil ? [] : WebChatService.routes)
+        Self.routes + (webChat.map { WebChatService.routes + $0.places.map { ("GET", $0.prefix) } } ?? [])
     }
 
     /// Sends the answer; returns its status (499 when the client left first).
@@ -93,6 +94,18 @@ public final class OpenAIService: Sendable {
         let method = request.head.method
         if let refused = browserPolicy.checkHost(request.head) { return send(refused.response) }
         channel.extraHeaders = browserPolicy.corsHeaders(request.head)
+        if let webChat, let place = webChat.place(for: path) {
+            // A plugin's place: its page and downloads by GET, its changes by POST (JSON, this server's pages).
+            guard ["GET", "HEAD", "POST"].contains(method) else {
+                return send(
+                    APIError(405, "\(path) takes GET or POST, not \(method)", code: "method_not_allowed").response)
+            }
+            if method == "POST", let refused = browserPolicy.checkStateChanging(request.head) {
+                return send(refused.response)
+            }
+            if let refused = keyRefusal(request.head) { return send(refused.response) }
+            return webChat.respond(request, place: place, channel)
+        }
         guard let route = allRoutes.first(where: { $0.path == path }) else {
             return send(APIError(404, "no route \(method) \(path)", code: "not_found").response)
         }

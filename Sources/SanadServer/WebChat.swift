@@ -21,20 +21,54 @@ public final class WebChatService: Sendable {
     private let linkFormat: DeepLinkFormat
     private let page: String
     private let languages: [ChatLanguage]
+    /// The plugins' places in the web app (`WebPlace`), each under its own path.
+    let places: [any WebPlace]
     private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
     /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`; `languages` those a page may
     /// ask for (`POST /chat/open {"lang": "en"}`).
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
-        page: String, languages: [ChatLanguage] = ChatLanguage.allCases, makeChat: @escaping ChatFactory
+        page: String, languages: [ChatLanguage] = ChatLanguage.allCases, places: [any WebPlace] = [],
+        makeChat: @escaping ChatFactory
     ) {
+        self.places = places
         self.pool = pool
         self.reference = reference
         self.linkFormat = linkFormat
         self.page = page
         self.languages = languages
         self.makeChat = makeChat
+    }
+
+    /// The place that owns `path` (its page, or a path under it), if any.
+    func place(for path: String) -> (any WebPlace)? {
+        places.first { path == $0.prefix || path.hasPrefix($0.prefix + "/") }
+    }
+
+    /// Answers a request to `place` (the server's checks done); returns the status.
+    func respond(_ request: HTTPRequest, place: any WebPlace, _ channel: ResponseChannel) -> Int {
+        let head = request.head
+        let web = WebRequest(
+            method: head.method == "HEAD" ? "GET" : head.method, path: head.path, query: queryParameters(head.target),
+            body: Array(request.body))
+        let reply = channel.runCancellable { () -> Result<WebReply, any Error> in
+            do { return .success(try await place.respond(to: web)) } catch { return .failure(error) }
+        }
+        switch reply {
+        case .success(let r)?:
+            var headers: [(name: String, value: String)] = [("Content-Type", r.contentType)]
+            if let name = r.fileName {
+                headers.append(("Content-Disposition", "attachment; filename=\"\(name)\""))
+            }
+            channel.send(HTTPResponse(status: r.status, headers: headers, body: r.body))
+            return r.status
+        case .failure(let error)?:
+            let refused = APIError(400, "\(error)", code: "invalid_request")
+            channel.send(refused.response)
+            return 400
+        case nil: return 499
+        }
     }
 
     /// Answers `request` (its route already matched); returns the status.
@@ -173,6 +207,19 @@ final class Conversation: Sendable {
         self.chat = chat
         self.borrowed = borrowed
     }
+}
+
+/// The parameters of `target`'s query, percent-decoded (`+` as a space); the last of a repeated name wins.
+func queryParameters(_ target: String) -> [String: String] {
+    guard let mark = target.firstIndex(of: "?") else { return [:] }
+    var out: [String: String] = [:]
+    for pair in target[target.index(after: mark)...].split(separator: "&") {
+        let parts = pair.split(separator: "=", maxSplits: 1).map {
+            String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+        }
+        out[parts[0]] = parts.count > 1 ? parts[1] : ""
+    }
+    return out
 }
 
 /// The cookie naming a browser: its conversations are its own.

@@ -170,7 +170,7 @@ struct ProactiveAlertsTests {
                 #expect(shown.presented == page && !shown.isInputEnabled, c.label)
                 let fields = Dictionary(
                     page.sections.flatMap(\.fields).map { ($0.label, $0.value) }, uniquingKeysWith: { a, _ in a })
-                #expect(fields["رقم التنبيه"] == alert.id && fields["الخدمة"] == alert.serviceType.serviceName, c.label)
+                #expect(fields["رقم التنبيه"] == nil && fields["الخدمة"] == alert.serviceType.serviceName, c.label)
                 let days = alert.daysRemaining
                 #expect(
                     fields["الأيام المتبقية"]

@@ -425,6 +425,47 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 
+    @Test("the forms place: its page, the templates offered, a start, a refused and a saved answer, back, a download")
+    func formsPlace() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22"], environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue, headers: [String] = []) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString, headers: headers)
+        }
+        let page = try request(port, "GET", "/forms?lang=en")
+        #expect(page.status == 200 && page.body.contains("<html") && page.body.contains("/forms/api/list"))
+        let list = try request(port, "GET", "/forms/api/list?lang=en")
+        // The Absher product offers the DS-160 only (the sample user does not live in the US).
+        #expect(list.json?["templates"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["ds-160"], "\(list.body)")
+        let started = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        let id = try #require(started.json?["sessionId"]?.stringValue, "\(started.body)")
+        #expect(started.json?["progress"]?["answered"] == .number(0) && started.json?["dir"] == .string("ltr"))
+        // Starting again opens the same unfinished session.
+        let again = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        #expect(again.json?["sessionId"]?.stringValue == id)
+        let saved = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ERIKSSON")]))
+        #expect(saved.json?["outcomes"]?.arrayValue?.first?["saved"] == .bool(true), "\(saved.body)")
+        _ = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ANNA")]))
+        let refused = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("maybe")]))
+        let outcome = refused.json?["outcomes"]?.arrayValue?.first
+        #expect(outcome?["saved"] == .bool(false) && outcome?["suggestion"]?.stringValue != nil, "\(refused.body)")
+        let back = try post("/forms/api/back", .object(["id": .string(id)]))
+        #expect(back.json?["question"]?["fieldId"] == .string("givenNames"), "\(back.body)")
+        let file = try request(port, "GET", "/forms/api/export?id=\(id)&file=answers.json")
+        #expect(file.status == 200 && file.headers["content-disposition"]?.contains("\(id)-answers.json") == true)
+        #expect(file.json?["answers"]?["surname"] == .string("ERIKSSON"), "\(file.body)")
+        // A change from another site's page is refused; an unknown call names itself.
+        let foreign = try post(
+            "/forms/api/answer", .object(["id": .string(id), "answer": .string("X")]),
+            headers: ["Origin: http://evil.example"])
+        #expect(foreign.status == 403, "\(foreign.body)")
+        let unknown = try request(port, "GET", "/forms/api/nope")
+        #expect(unknown.status == 400 && unknown.body.contains("/forms/api/nope"), "\(unknown.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
     /// The raw event stream of a chip tap and a typed question in a new web chat conversation of `server`.
     func webChatTurns(_ server: ServerProcess) throws -> String {
         let opened = try request(server.port, "POST", "/chat/open", body: "{}")

@@ -28,8 +28,8 @@ public final class DocumentIngestPlugin: FeaturePlugin {
     public func capabilities(in language: ChatLanguage) -> [String] {
         [
             language == .arabic
-                ? "قراءة بيانات الجواز ورخصة القيادة من نص المسح الضوئي (sanad ingest)"
-                : "reading the data of a passport or driving licence from its scanned text (sanad ingest)"
+                ? "قراءة بيانات الجواز ورخصة القيادة من نص المسح الضوئي"
+                : "reading the data of a passport or driving licence from its scanned text"
         ]
     }
 

@@ -22,6 +22,9 @@ enum ChatCommand: SanadCommand {
           /open N         follow link N (links are numbered in order) and show its page; the chat is dismissed
                           until /back. '/open SCHEME://…' follows a URL in the product's link format.
           /back           close the page and return to the chat
+                          While a form tapped from a chip is open in the chat, typed text answers its question
+                          (checked as in 'sanad form'); /back, /skip, /review and /pause (or the words back, skip,
+                          review, pause) are the form's; pausing returns to the chat and a chip continues it.
           /chips          show the suggestions again
           /history        every message with its time and link
           /save FILE      save the history as JSON; /load FILE restores it
@@ -147,7 +150,10 @@ enum ChatCommand: SanadCommand {
             if piped { print("> \(raw)") }
             if line.isEmpty { continue }
             do {
-                if line.hasPrefix("/") {
+                if line.hasPrefix("/"), await isTaskCommand(line, session) {
+                    // A form open in the chat: its /back, /skip, /review, /pause go to it.
+                    try await Interruption.shared.run { try await session.send(line, onEvent: handler) }
+                } else if line.hasPrefix("/") {
                     if try await command(
                         line, session: session, printer: printer, tools: tools, receipts: receipts, handler: handler)
                         == false
@@ -181,6 +187,13 @@ enum ChatCommand: SanadCommand {
         }
         if case .failed = await session.engineState { return ExitCode.failure }
         return ExitCode.success
+    }
+
+    /// Whether `line` is a command of the task open in the chat (a form's `/back`, `/skip`, `/review`, `/pause`),
+    /// which goes to the task as text while no page is shown.
+    static func isTaskCommand(_ line: String, _ session: ChatSession) async -> Bool {
+        guard await session.task != nil, await session.presented == nil else { return false }
+        return ["/back", "/skip", "/review", "/pause"].contains(line.lowercased())
     }
 
     /// Runs a `/command`; false means quit.

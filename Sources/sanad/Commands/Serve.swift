@@ -19,7 +19,9 @@ enum ServeCommand: SanadCommand {
         Serves GET /health, GET /metrics (Prometheus text), GET /v1/models, POST /v1/chat/completions,
         POST /v1/completions (both streamed as server-sent events with "stream": true) and POST /v1/embeddings (the
         tier's embedding model), and at / the web chat: the product's assistant (greeting, the plugins'
-        suggestion chips, streamed grounded replies, deep-link buttons that open their page). Each of the N slots
+        suggestion chips, streamed grounded replies, deep-link buttons that open their page), with the plugins'
+        places beside it (at /forms the forms: templates, sessions, one question at a time, review, downloads; the
+        same store as 'sanad form'). Each of the N slots
         answers one request at a time. On the local engines (pure-swift, blas, llama) the slots share one loaded
         model and all the threads, and the generation steps of requests running at the same time go through the
         model as one batch (continuous batching); on the others each slot is a copy with a share of the threads. Up to
@@ -157,7 +159,7 @@ enum ServeCommand: SanadCommand {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock, userData: user)
             webChat = WebChatService(
                 pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page,
-                languages: product.languages
+                languages: product.languages, places: plugins.compactMap(\.webPlace)
             ) { borrowed, asked in
                 var configuration = product.configuration(language: asked ?? language)
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)

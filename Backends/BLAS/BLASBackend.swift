@@ -57,7 +57,9 @@ public struct BLASBackend: OptionsValidatingBackend {
 
     /// The pure-Swift engine's models (it runs them, with OpenBLAS for the prompt's products), when OpenBLAS is there.
     public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
-        ArchitectureRegistry.support(for: model, availability: availability(options: options), detail: "the pure-Swift engine's model code with OpenBLAS for prompts")
+        ArchitectureRegistry.support(
+            for: model, availability: availability(options: options),
+            detail: "the pure-Swift engine's model code with OpenBLAS for prompts")
     }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {

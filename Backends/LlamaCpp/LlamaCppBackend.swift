@@ -42,7 +42,7 @@ public struct LlamaCppBackend: OptionsValidatingBackend, EmbeddingBackend {
     /// an available library tells when the file loads.
     public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
         if case .unavailable(let reason) = availability(options: options) { return .cannot(reason: reason) }
-        return .atLoad(detail: "libllama \(LlamaABIGuard.expectedBuild) reads the architectures and types it implements")
+        return .atLoad(detail: "\(LlamaABIGuard.expectedBuild) reads the architectures and types it implements")
     }
 
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {

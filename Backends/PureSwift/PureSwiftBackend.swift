@@ -33,7 +33,9 @@ public struct PureSwiftBackend: OptionsValidatingBackend, EmbeddingBackend {
     /// Runs when the kernel build is available here and the file's architecture, tensor types and tokenizer are
     /// ones the engine implements (`ArchitectureRegistry.checkSupport`).
     public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
-        ArchitectureRegistry.support(for: model, availability: availability(options: options), detail: "exact vs llama.cpp's AVX2 arithmetic on every kernel build")
+        ArchitectureRegistry.support(
+            for: model, availability: availability(options: options),
+            detail: "exact vs llama.cpp's AVX2 arithmetic on every kernel build")
     }
 
     public func validateOptions(_ options: [String: JSONValue]) throws {

@@ -36,6 +36,11 @@ public struct RemoteBackend: InferenceBackend, OptionsValidatingBackend {
 
     public func validateOptions(_ options: [String: JSONValue]) throws { _ = try RemoteOptions(parsing: options) }
 
+    /// A remote engine runs the models of its server, never a local file.
+    public func support(for model: GGUFFile, options: [String: JSONValue]) -> ModelSupport {
+        .cannot(reason: "it runs its server's models, not local files")
+    }
+
     public func loadModel(at url: URL, options: ModelLoadOptions) async throws -> any InferenceSession {
         let remote = try RemoteOptions(parsing: options.engineOptions)
         guard let server = remote.url else { throw SanadError.backendUnavailable(id: id, reason: availabilityReason) }

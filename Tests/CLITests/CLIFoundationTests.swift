@@ -102,7 +102,9 @@ struct CLIFoundationTests {
         try pre.write(to: dir.appendingPathComponent("c-pre.gguf"))
         let r = try SanadCLI.run(["models", "--models", dir.path])
         #expect(r.status == 0, "\(r.stderr)")
-        let files = r.stdout.components(separatedBy: "\n").split { $0.hasSuffix(".gguf") }.map { $0.joined(separator: "\n") }
+        let files = r.stdout.components(separatedBy: "\n").split { $0.hasSuffix(".gguf") }.map {
+            $0.joined(separator: "\n")
+        }
         #expect(files.count == 3, "\(r.stdout)")
         guard files.count == 3 else { return }
         #expect(files[0].contains("engines:       blas:") || files[0].contains("pure-swift: runs"), "\(files[0])")

@@ -212,7 +212,8 @@ struct ReceiptCLITests {
             try JSONValue.parse(try String(contentsOfFile: new, encoding: .utf8))["device"]?["keyId"] == .string(newKey)
         )
         let credit = try SanadCLI.run(
-            ["credit", "analyze", "-", "--json"], stdin: "2024-03-01T10:15 | Mom | Good morning\n", environment: env)
+            ["credit", "analyze", "-", "--json", "--consent"], stdin: "2024-03-01T10:15 | Mom | Good morning\n",
+            environment: env)
         #expect(
             try JSONValue.parse(credit.stdout)["record"]?["device"]?["keyId"] == .string(newKey), "\(credit.stderr)")
 

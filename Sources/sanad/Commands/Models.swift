@@ -58,7 +58,8 @@ enum ModelsCommand: SanadCommand {
                 let e = MemoryEstimate(model: s, contextLength: context, batchSize: host.config.batchSize)
                 let fits = e.totalBytes <= saturatingProduct(host.config.memoryBudgetMiB, 1_048_576)
                 let engines = host.registry.inferenceIDs.compactMap { id -> (id: String, support: ModelSupport)? in
-                    (try? host.registry.backend(id)).map { (id, $0.support(for: file, options: host.engineOptions(id))) }
+                    guard let engine = try? host.registry.backend(id) else { return nil }
+                    return (id, engine.support(for: file, options: host.engineOptions(id)))
                 }
                 if json {
                     rows.append(
@@ -94,7 +95,10 @@ enum ModelsCommand: SanadCommand {
                     print("  context:       \(s.trainingContextLength.map(String.init) ?? "unknown") (training)")
                     print("  chat template: \(s.chatTemplateText)")
                     for (i, engine) in engines.enumerated() {
-                        print("  \(i == 0 ? "engines:" : "        ")       \(engine.id): \(Self.supportText(engine.support))")
+                        let label = i == 0 ? "engines:" : ""
+                        print(
+                            "  \(label.padding(toLength: 15, withPad: " ", startingAt: 0))\(engine.id): "
+                                + Self.supportText(engine.support))
                     }
                     print(
                         "  estimate:      \(e.text) — \(fits ? "fits" : "exceeds") tier '\(host.config.tier)' budget \(host.config.memoryBudgetMiB) MiB"

@@ -26,9 +26,16 @@ extension FormsPlugin {
     public func suggestions() async throws -> [ChatSuggestion] { try await suggestions(in: .arabic) }
 
     public func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion] {
+        try await suggestions(in: language, openTask: nil)
+    }
+
+    /// The chips, without the resume chip of a form that is open in this chat now (`openTask`): the person is in it.
+    public func suggestions(in language: ChatLanguage, openTask: ChatTask?) async throws -> [ChatSuggestion] {
         let arabic = language == .arabic
         var chips: [ChatSuggestion] = []
-        let unfinished = try unfinishedSessions(try open()).prefix(Self.resumeChips)
+        let open = openTask?.pluginID == id ? openTask?.state["sessionId"]?.stringValue : nil
+        let all = try unfinishedSessions(try self.open())
+        let unfinished = all.filter { $0.id != open }.prefix(Self.resumeChips)
         for s in unfinished {
             chips.append(
                 ChatSuggestion(
@@ -37,8 +44,9 @@ extension FormsPlugin {
                         "\(arabic ? "أكمل" : "Continue"): \(s.template.metadata.name.text(Self.language(of: s.template, chat: language))) (\(s.progress.percent)%)",
                     pluginID: id, payload: .object(["action": .string("resume"), "sessionId": .string(s.id)])))
         }
-        // A template with an unfinished session has its resume chip instead (starting it would resume it anyway).
-        let resumed = Set(unfinished.map(\.template.metadata.id))
+        // A template with an unfinished session has its resume chip instead (starting it would resume it anyway), and
+        // the open form's template none.
+        let resumed = Set((unfinished + all.filter { $0.id == open }).map(\.template.metadata.id))
         for t in offeredTemplates where !resumed.contains(t.metadata.id) {
             chips.append(
                 ChatSuggestion(

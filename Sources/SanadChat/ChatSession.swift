@@ -206,7 +206,7 @@ public actor ChatSession {
         var chips: [ChatSuggestion] = []
         for plugin in plugins {
             do {
-                chips += try await plugin.suggestions(in: configuration.language)
+                chips += try await plugin.suggestions(in: configuration.language, openTask: task)
             } catch {
                 add(
                     ChatEntry(

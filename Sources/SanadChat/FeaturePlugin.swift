@@ -55,6 +55,9 @@ public protocol FeaturePlugin: AnyObject, Sendable {
     // `ReplyContext.language`.
     /// Chips in `language` (the chat's, `--lang`).
     func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion]
+    /// Chips in `language` while `openTask` (of any plugin) is open in this chat, so a plugin leaves out a chip that
+    /// would resume the task already open. Default: `suggestions(in:)`.
+    func suggestions(in language: ChatLanguage, openTask: ChatTask?) async throws -> [ChatSuggestion]
     /// The grounded request for a tapped suggestion, in `language`.
     func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply?
     /// The screen a deep link opens, in `language`.
@@ -81,6 +84,9 @@ extension FeaturePlugin {
     public func answer(to question: TypedQuestion) async throws -> TypedAnswer? { nil }
     public var capabilities: [String] { [] }
     public func suggestions(in language: ChatLanguage) async throws -> [ChatSuggestion] { try await suggestions() }
+    public func suggestions(in language: ChatLanguage, openTask: ChatTask?) async throws -> [ChatSuggestion] {
+        try await suggestions(in: language)
+    }
     public func reply(to suggestion: ChatSuggestion, in language: ChatLanguage) async throws -> GroundedReply? {
         try await reply(to: suggestion)
     }

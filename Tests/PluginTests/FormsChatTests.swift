@@ -44,6 +44,11 @@ struct FormsChatTests {
         #expect(
             reply.content.contains("[1/") && reply.content.contains("رجوع") && reply.check == nil, "\(reply.content)")
         let sessionID = try #require(await chat.task?.state["sessionId"]?.stringValue)
+        #expect(
+            !(await chat.suggestions).contains {
+                $0.id == "forms-resume-\(sessionID)" || $0.id == "forms-start-ds-160"
+            },
+            "no chip resumes or starts the form the person is in")
         try await chat.send(FormScripts.ds160[0])
         try await chat.send(FormScripts.ds160[1])
         reply = try #require(await chat.messages.last)

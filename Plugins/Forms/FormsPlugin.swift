@@ -56,8 +56,7 @@ public final class FormsPlugin: FeaturePlugin {
         let store = try FormStores.open(directory: storeDirectory).store
         guard autoBackup.enabled else { return store }
         return AutoBackupStore(
-            store, storeDirectory: storeDirectory, catalog: catalog, policy: autoBackup,
-            key: try BackupKey.loadOrCreate(directory: storeDirectory), now: now,
+            store, storeDirectory: storeDirectory, catalog: catalog, policy: autoBackup, now: now,
             report: { FileHandle.standardError.write(Data("[forms: \($0)]\n".utf8)) })
     }
 

@@ -142,7 +142,7 @@ struct FormBackupTests {
         let notes = Notes()
         let store = AutoBackupStore(
             inner, storeDirectory: dir, catalog: try FormsFixture.catalog(),
-            policy: AutoBackupPolicy(enabled: true, keep: 2), key: key, now: clock.now,
+            policy: AutoBackupPolicy(enabled: true, keep: 2), now: clock.now,
             report: { notes.lines.append($0) })
         let backups = FormBackups(storeDirectory: dir)
         var s = try FormSession.start(
@@ -178,7 +178,7 @@ struct FormBackupTests {
         let offDir = FormsFixture.temporaryDirectory()
         let off = AutoBackupStore(
             try JSONFormStore(file: offDir.appendingPathComponent("forms.json")), storeDirectory: offDir,
-            catalog: try FormsFixture.catalog(), policy: AutoBackupPolicy(enabled: false, keep: 2), key: key,
+            catalog: try FormsFixture.catalog(), policy: AutoBackupPolicy(enabled: false, keep: 2),
             now: clock.now, report: { _ in })
         var t = try FormSession.start(
             template: try FormsFixture.catalog().template("dmv-renewal"), store: off, language: "en",

@@ -35,7 +35,7 @@ struct FormContext {
         if let note = opened.note { printError("[\(note)]") }
         guard autoBackup.enabled else { return opened.store }
         return AutoBackupStore(
-            opened.store, storeDirectory: directory, catalog: catalog, policy: autoBackup, key: try backupKey(),
+            opened.store, storeDirectory: directory, catalog: catalog, policy: autoBackup,
             now: clock, report: { printError("[\($0)]") })
     }
 

@@ -113,19 +113,20 @@ public final class AutoBackupStore: FormStore {
     let backups: FormBackups
     let catalog: FormCatalog
     let policy: AutoBackupPolicy
-    let key: BackupKey
+    /// The store folder: its `backup.key` is read (or made) when a backup is written, not before.
+    let storeDirectory: URL
     let now: @Sendable () -> Date
     let report: (String) -> Void
 
     public init(
-        _ inner: any FormStore, storeDirectory: URL, catalog: FormCatalog, policy: AutoBackupPolicy, key: BackupKey,
+        _ inner: any FormStore, storeDirectory: URL, catalog: FormCatalog, policy: AutoBackupPolicy,
         now: @escaping @Sendable () -> Date, report: @escaping (String) -> Void
     ) {
         self.inner = inner
         backups = FormBackups(storeDirectory: storeDirectory)
+        self.storeDirectory = storeDirectory
         self.catalog = catalog
         self.policy = policy
-        self.key = key
         self.now = now
         self.report = report
     }
@@ -163,7 +164,8 @@ public final class AutoBackupStore: FormStore {
         let t = now()
         let records = try inner.sessions()
         let archive = try FormsArchive.make(
-            records, catalog: catalog, store: inner, today: CivilDate.today(t), now: t, key: key)
+            records, catalog: catalog, store: inner, today: CivilDate.today(t), now: t,
+            key: try BackupKey.loadOrCreate(directory: storeDirectory))
         let url = try backups.write(archive, kind: .auto, now: t)
         let removed = try backups.rotate(keep: policy.keep)
         report(

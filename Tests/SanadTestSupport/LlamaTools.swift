@@ -68,7 +68,7 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
         let bin = dir.appendingPathComponent("bin")
         let tools = LlamaTools(
             name: "reference (AVX2)", bin: bin, greedyIDs: bin.appendingPathComponent("greedy-ids"))
-        if let missing = tools.missing(["llama-simple", "llama-tokenize", "llama-perplexity"]) {
+        if let missing = tools.missing(["llama-simple", "llama-tokenize", "llama-perplexity", "llama-quantize"]) {
             return (nil, "the reference build is not installed (\(missing) is missing); run scripts/install-llama")
         }
         return (tools, nil)

@@ -102,7 +102,7 @@ final class LlamaModelContext {
         }
         // libllama aborts the process on many implausible files (block_count 0, a vocabulary whose arrays disagree)
         // and blocks on a FIFO: the file is opened as a regular file and validated first, as every engine does.
-        try ModelValidation.validate(GGUFFile(path: path))
+        try ModelValidation.validate(GGUFFile.shared(path: path))
         // llama.cpp's own defaults, as its tools use them (load mode AUTO = mmap on a CPU build).
         LlamaLogTail.shared.clear()
         guard let model = library.loadModel(path: path, params: library.modelDefaults) else {

@@ -245,7 +245,7 @@ private struct LoadedModel {
     init(path: String, options: ModelLoadOptions) throws {
         self.path = path
         self.options = options
-        let file = try GGUFFile(path: path)
+        let file = try GGUFFile.shared(path: path)
         // Before the tokenizer and the weights are read: plausible, consistent (the check every engine runs).
         try ModelValidation.validate(file)
         let settings = try PureSwiftOptions(parsing: options.engineOptions)

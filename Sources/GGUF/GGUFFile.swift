@@ -40,6 +40,8 @@ public final class GGUFFile: @unchecked Sendable {
     /// Offset of the tensor data section.
     public let dataOffset: Int
     private let tensorIndex: [String: Int]
+    /// `ModelValidation.validate`'s verdict, once computed.
+    let validation = ValidationVerdict()
 
     /// Arrays nested deeper than this are refused (GGUF files in practice nest at most once).
     static let maximumArrayDepth = 4

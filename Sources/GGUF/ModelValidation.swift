@@ -50,11 +50,14 @@ public enum ModelValidation {
         "tokenizer.ggml.eom_token_id", "tokenizer.ggml.mask_token_id",
     ]
 
-    /// Every check: hyperparameters, tokenizer and tensors.
+    /// Every check: hyperparameters, tokenizer and tensors; run once per file object (a second call gives the
+    /// first one's verdict).
     public static func validate(_ file: GGUFFile) throws {
-        try validateHyperparameters(file)
-        try validateTokenizer(file)
-        try validateTensors(file)
+        try file.validation.get {
+            try validateHyperparameters(file)
+            try validateTokenizer(file)
+            try validateTensors(file)
+        }
     }
 
     // MARK: Hyperparameters

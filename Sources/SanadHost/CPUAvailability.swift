@@ -38,20 +38,54 @@ public struct CPUAvailability: Sendable, Equatable {
 
     /// Measures now: affinity and quota at once, busy time over `window` seconds (0 skips the sample).
     public static func measure(window: Double = 0.1) -> CPUAvailability {
-        let cpus = affinityCPUs()
-        let before = window > 0 ? busyAndTotalTicks(cpus: cpus) : nil
-        if let before {
-            usleep(useconds_t(window * 1_000_000))
-            if let after = busyAndTotalTicks(cpus: cpus), after.total > before.total {
-                let busyFraction = Double(after.busy - before.busy) / Double(after.total - before.total)
-                return CPUAvailability(
-                    allowedCores: cpus?.count ?? ProcessInfo.processInfo.activeProcessorCount,
-                    quotaCores: cgroupQuotaCores(), busyCores: busyFraction * Double(cpus?.count ?? after.cpuCount))
-            }
+        Sample.start().finish(window: window)
+    }
+
+    /// A busy-time sample running since `start()`: the CPUs' busy ticks and this process's own CPU time then, so
+    /// `finish` can count only other work's time. Started early (at launch), it overlaps the work a command does
+    /// before it needs a thread count (reading configs, checking the model file) instead of delaying it.
+    public struct Sample: Sendable {
+        let cpus: Set<Int>?
+        let ticks: (busy: UInt64, total: UInt64, cpuCount: Int)?
+        let ownSeconds: Double
+        let started: ContinuousClock.Instant
+
+        /// Takes the first reading now.
+        public static func start() -> Sample {
+            let cpus = affinityCPUs()
+            return Sample(
+                cpus: cpus, ticks: busyAndTotalTicks(cpus: cpus), ownSeconds: processCPUSeconds(),
+                started: .now)
         }
-        return CPUAvailability(
-            allowedCores: cpus?.count ?? ProcessInfo.processInfo.activeProcessorCount, quotaCores: cgroupQuotaCores(),
-            busyCores: 0)
+
+        /// The availability over the time since `start()`, waiting first until `window` seconds have passed (0 skips
+        /// the busy sample). This process's own CPU time in between is not counted as other work (unless
+        /// `excludingOwnTime` is false).
+        public func finish(window: Double, excludingOwnTime: Bool = true) -> CPUAvailability {
+            let allowed = cpus?.count ?? ProcessInfo.processInfo.activeProcessorCount
+            guard window > 0, let before = ticks else {
+                return CPUAvailability(allowedCores: allowed, quotaCores: cgroupQuotaCores(), busyCores: 0)
+            }
+            let elapsed = started.duration(to: .now)
+            let remaining = window - Double(elapsed.components.seconds) - Double(elapsed.components.attoseconds) * 1e-18
+            if remaining > 0 { usleep(useconds_t(remaining * 1_000_000)) }
+            guard let after = busyAndTotalTicks(cpus: cpus), after.total > before.total else {
+                return CPUAvailability(allowedCores: allowed, quotaCores: cgroupQuotaCores(), busyCores: 0)
+            }
+            let ownTicks =
+                excludingOwnTime ? (processCPUSeconds() - ownSeconds) * Double(sysconf(Int32(_SC_CLK_TCK))) : 0
+            let othersBusy = max(0, Double(after.busy - before.busy) - ownTicks)
+            return CPUAvailability(
+                allowedCores: allowed, quotaCores: cgroupQuotaCores(),
+                busyCores: othersBusy / Double(after.total - before.total) * Double(cpus?.count ?? after.cpuCount))
+        }
+    }
+
+    /// CPU time this process has used, all threads, in seconds.
+    static func processCPUSeconds() -> Double {
+        var t = timespec()
+        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 else { return 0 }
+        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
     }
 
     /// The CPU numbers of this process's affinity mask (`Cpus_allowed_list` of `/proc/self/status`, such as
@@ -108,8 +142,19 @@ public struct CPUAvailability: Sendable, Equatable {
 }
 
 extension CPUAvailability {
-    /// Measured once, when a command first needs a default thread count.
-    public static let current = CPUAvailability.measure()
+    /// The sample started when the process began needing one (`startLaunchSample()`, else at first use).
+    private static let launchSample = Sample.start()
+
+    /// Starts the busy-time sample behind `current` now, so that its window runs while the command reads its
+    /// configs and model file. Called at launch by commands' entry point; cheap (two small /proc reads).
+    public static func startLaunchSample() { _ = launchSample }
+
+    /// Measured once, when a command first needs a default thread count: over the time since launch, at least
+    /// 0.1 s (the rest of the window is waited for; a sample older than 2 s is taken again, fresh).
+    public static let current: CPUAvailability = {
+        let sample = launchSample.started.duration(to: .now) > .seconds(2) ? Sample.start() : launchSample
+        return sample.finish(window: 0.1)
+    }()
 
     /// The thread count when neither the command line nor the config gives one: the idle cores now.
     public static var defaultThreads: Int { current.idleCores }

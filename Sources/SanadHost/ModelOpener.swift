@@ -44,6 +44,9 @@ public struct ModelPlan: Sendable {
     public var estimate: MemoryEstimate
     /// The model's training context, when its metadata states one.
     public var trainingContextLength: Int?
+    /// The parsed model file, held so that the engine's load gets it from `GGUFFile.shared(path:)` (not parsed
+    /// again).
+    public var file: GGUFFile
 }
 
 /// The one way a model is opened: resolve the model → pick the engine by config (with the reasons others were
@@ -125,10 +128,11 @@ public struct ModelOpener: Sendable {
     /// `allowLongContext`) or `insufficientMemory` (unless `checkMemory` is off).
     public func plan(_ request: ModelRequest) throws -> ModelPlan {
         let url = try resolveModel(request.model)
+        // Parsed first: the default thread count's CPU sample (`CPUAvailability.current`) runs meanwhile.
+        let file = try GGUFFile.shared(path: url.path)
+        let summary = try ModelSummary(file: file)
         let (backend, skipped) = try chooseBackend(request.backend)
         let options = loadOptions(backend: backend.id, request: request)
-        let file = try GGUFFile(path: url.path)
-        let summary = try ModelSummary(file: file)
         let context = options.contextLength ?? config.contextLength
         if let training = summary.trainingContextLength, training > 0, context > training, !request.allowLongContext {
             throw HostError.contextBeyondTraining(model: url.lastPathComponent, context: context, training: training)
@@ -138,7 +142,7 @@ public struct ModelOpener: Sendable {
         if request.checkMemory { try estimate.check(against: config, allTiers: tiers) }
         return ModelPlan(
             url: url, backend: backend, skipped: skipped, options: options, estimate: estimate,
-            trainingContextLength: summary.trainingContextLength)
+            trainingContextLength: summary.trainingContextLength, file: file)
     }
 
     /// Loads a planned model.

@@ -110,5 +110,7 @@ func runMain() async -> Int32 {
 }
 
 setvbuf(cStandardOutput, nil, _IOLBF, 0)
+// The default thread count's CPU sample runs from here, overlapping the command's own start-up work.
+CPUAvailability.startLaunchSample()
 CommandLineHost.install(Wiring.host)
 exit(await runMain())

@@ -162,6 +162,28 @@ struct GGUFReaderTests {
         }
     }
 
+    @Test("shared(path:) parses a file once while it is held; a rewritten or released file is parsed again")
+    func sharedFiles() throws {
+        let url = try writeTemporary(sampleWriter().bytes(), name: "shared.gguf")
+        let first = try GGUFFile.shared(path: url.path)
+        #expect(try GGUFFile.shared(path: url.path) === first)
+        #expect(try GGUFFile(path: url.path) !== first)
+        // Another version of the file at the same path (a new inode: written elsewhere and renamed over it).
+        var other = sampleWriter()
+        other.set("general.name", .string("rewritten"))
+        let replacement = try writeTemporary(other.bytes(), name: "shared-new.gguf")
+        #expect(rename(replacement.path, url.path) == 0)
+        weak var released: GGUFFile?
+        do {
+            let second = try GGUFFile.shared(path: url.path)
+            #expect(second !== first && second.string("general.name") == "rewritten")
+            released = second
+        }
+        #expect(released == nil)
+        #expect(try GGUFFile.shared(path: url.path).string("general.name") == "rewritten")
+        #expect(first.string("general.name") == "tiny ☃ model")
+    }
+
     @Test("missing file and directory give cannotOpen")
     func cannotOpen() throws {
         #expect(throws: GGUFError.self) { _ = try GGUFFile(path: "/nonexistent/model.gguf") }

@@ -25,6 +25,32 @@ struct CPUAvailabilityTests {
         #expect(cpu.busyCores >= 0 && cpu.busyCores <= Double(cpu.allowedCores) + 0.01)
         #expect((1...cpu.usableCores).contains(cpu.idleCores))
     }
+
+    @Test("a sample started early leaves out this process's own work in its window (a core spun for 0.2 s)")
+    func ownWorkIsNotOtherWork() {
+        func cpuSeconds() -> Double {
+            var t = timespec()
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+            return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+        }
+        let started = ContinuousClock.now
+        let cpuBefore = cpuSeconds()
+        let sample = CPUAvailability.Sample.start()
+        var x: UInt64 = 1
+        while ContinuousClock.now < started + .milliseconds(200) { x = x &* 6_364_136_223_846_793_005 &+ 1 }
+        #expect(x != 0)
+        let all = sample.finish(window: 0.1, excludingOwnTime: false)
+        let others = sample.finish(window: 0.1)
+        let elapsed = started.duration(to: .now)
+        // The spin's share of the window in cores (about one on a quiet machine, less when others share the CPU).
+        let own =
+            (cpuSeconds() - cpuBefore)
+            / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        #expect(all.busyCores >= 0.5 * own, "\(all.description), own \(own) cores")
+        #expect(
+            others.busyCores <= max(0, all.busyCores - 0.5 * own),
+            "\(others.description) vs \(all.description), own \(own) cores")
+    }
 }
 
 @Suite("Engine order measured by sanad tune")

@@ -250,4 +250,64 @@ struct KernelBuildTests {
             }
         }
     }
+
+    @Test(
+        "tiled attention of a block of tokens (causal ends, sliding windows, soft cap): each query as alone, every build")
+    func tiledBlocks() {
+        var r = TestRandom(31)
+        let dims = 64
+        let group = 3
+        let positions = 200
+        let tile = attentionTileSize
+        let keyStride = tiledKeyStride(contextLength: positions)
+        // Keys tile by tile (the engine's layout: each tile `dims` rows of 64 positions), values row by row.
+        let keysTiles = (0..<(dims * keyStride)).map { _ in roundToHalf(r.float(-1...1)) }
+        let values = (0..<(positions * dims)).map { _ in roundToHalf(r.float(-1...1)) }
+        let tokens = 7
+        let tokenStride = (group + 1) * dims  // other KV heads' queries lie between tokens
+        let queries = r.floats(tokens * tokenStride)
+        // Token t sees positions up to 130 + t (tiles 0…2, the last partial); with a window of 80, from 51 + t.
+        for (softCap, window) in [(Float(0), nil), (Float(3), 80)] as [(Float, Int?)] {
+            let counts = (0..<tokens).map { 131 + $0 }
+            let firsts = counts.map { c in window.map { c - $0 } ?? 0 }
+            var expected: [Float] = []
+            for build in [Self.portable] + KernelBuilds.runnable {
+                var block = [Float](repeating: .nan, count: tokens * tokenStride)
+                var weights = [Float](repeating: 0, count: TiledQueries.weightCount(queries: tokens * group))
+                queries.withUnsafeBufferPointer { q in
+                    firsts.withUnsafeBufferPointer { f in
+                        counts.withUnsafeBufferPointer { c in
+                            block.withUnsafeMutableBufferPointer { o in
+                                build.attendFloatCacheTiled(
+                                    TiledQueries(
+                                        base: q.baseAddress!, heads: group, headStride: dims, tokens: tokens,
+                                        tokenStride: tokenStride, firsts: f.baseAddress!, counts: c.baseAddress!,
+                                        out: o.baseAddress!, outHeadStride: dims, outTokenStride: tokenStride),
+                                    keysTransposed: keysTiles, keyStride: tile, tileStride: tile * dims,
+                                    values: values, valueStride: dims, dimensions: dims, scale: 0.125,
+                                    softCap: softCap, weights: &weights)
+                            }
+                        }
+                    }
+                }
+                var alone: [Float] = []
+                for t in 0..<tokens {
+                    var out = [Float](repeating: .nan, count: group * dims)
+                    queries.withUnsafeBufferPointer { q in
+                        build.attendFloatCacheTiled(
+                            queries: q.baseAddress! + t * tokenStride, queryCount: group, queryStride: dims,
+                            keysTransposed: keysTiles, keyStride: tile, tileStride: tile * dims, values: values,
+                            valueStride: dims, from: firsts[t], count: counts[t], dimensions: dims, scale: 0.125,
+                            softCap: softCap, weights: &weights, out: &out, outStride: dims)
+                    }
+                    alone += out
+                    #expect(
+                        block[(t * tokenStride)..<(t * tokenStride + group * dims)].map(\.bitPattern)
+                            == out.map(\.bitPattern), "\(build.name) token \(t), window \(window ?? 0)")
+                }
+                if expected.isEmpty { expected = alone }
+                #expect(alone.map(\.bitPattern) == expected.map(\.bitPattern), "\(build.name) vs portable")
+            }
+        }
+    }
 }

@@ -41,7 +41,10 @@ final class SelfAttention {
     /// fell in a few cache sets and evicted each other: most reads of a key missed the level-1 cache.
     private let keysFloat: UnsafeMutablePointer<Float>
     private let valuesFloat: UnsafeMutablePointer<Float>  // (contextLength, kvHeads · headDimension) its values
-    private let weights: UnsafeMutablePointer<Float>  // (threads, heads / kvHeads · (attentionTileSize + 2))
+    private let weights: UnsafeMutablePointer<Float>  // (threads, tiledBlockTokens · heads / kvHeads · (64 + 2))
+    /// Tokens whose queries the tiled path takes through the keys and values together: about 32 queries, whose
+    /// outputs and weights stay in the level-1 and level-2 caches with a tile of keys and values.
+    let tiledBlockTokens: Int
 
     var queryDimensions: Int { heads * headDimension }
     var kvDimensions: Int { kvHeads * headDimension }
@@ -63,7 +66,9 @@ final class SelfAttention {
         accumulators = try scratch.floats(self.threads * 2 * headDimension)
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
-        weights = try scratch.floats(self.threads * (heads / max(1, kvHeads)) * (attentionTileSize + 2))
+        let group = heads / max(1, kvHeads)
+        tiledBlockTokens = max(1, 32 / group)
+        weights = try scratch.floats(self.threads * TiledQueries.weightCount(queries: tiledBlockTokens * group))
     }
 
     /// Attention of `n` new tokens at positions `start…` over layer `layer` of `cache` (which holds their keys and
@@ -121,21 +126,35 @@ final class SelfAttention {
             let first = rows.lowerBound * kvDimensions
             kernels.halvesToFloats(values + first, valuesFloat + first, count: rows.count * kvDimensions)
         }
-        // One item per token and KV head: the `group` query heads that read the same keys and values together.
-        let items = n * kvHeads
+        // One item per block of tokens and KV head: the block's query heads that read the same keys and values
+        // take each tile together (`attendFloatCacheTiled`), so a tile is read once per block, not once per token.
+        let block = tiledBlockTokens
+        let blocks = (n + block - 1) / block
+        let items = blocks * kvHeads
         parallelChunksIndexed(workers, threads: workers) { worker, _ in
-            for item in Swift.stride(from: worker, to: items, by: workers) {  // round-robin, as above
-                let b = item / kvHeads
-                let kvHead = item % kvHeads
-                let seen = mask.positions(query: start + b, total: positions)
-                let kvOffset = kvHead * hd
-                let queryOffset = b * queryDimensions + kvHead * group * hd
-                kernels.attendFloatCacheTiled(
-                    queries: q + queryOffset, queryCount: group, queryStride: hd,
-                    keysTransposed: keysFloat + kvOffset * attentionTileSize, keyStride: attentionTileSize,
-                    tileStride: tileStride, values: valuesFloat + kvOffset, valueStride: kvDimensions,
-                    from: seen.lowerBound, count: seen.upperBound, dimensions: hd, scale: scale, softCap: softCap,
-                    weights: weights + worker * group * (attentionTileSize + 2), out: out + queryOffset, outStride: hd)
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * block) { ranges in
+                let firsts = ranges.baseAddress!
+                let counts = firsts + block
+                for item in Swift.stride(from: worker, to: items, by: workers) {  // round-robin, as above
+                    let b0 = item / kvHeads * block
+                    let kvHead = item % kvHeads
+                    let tokens = min(block, n - b0)
+                    for t in 0..<tokens {
+                        let seen = mask.positions(query: start + b0 + t, total: positions)
+                        (firsts[t], counts[t]) = (seen.lowerBound, seen.upperBound)
+                    }
+                    let kvOffset = kvHead * hd
+                    let queryOffset = b0 * queryDimensions + kvHead * group * hd
+                    kernels.attendFloatCacheTiled(
+                        TiledQueries(
+                            base: q + queryOffset, heads: group, headStride: hd, tokens: tokens,
+                            tokenStride: queryDimensions, firsts: firsts, counts: counts, out: out + queryOffset,
+                            outHeadStride: hd, outTokenStride: queryDimensions),
+                        keysTransposed: keysFloat + kvOffset * attentionTileSize, keyStride: attentionTileSize,
+                        tileStride: tileStride, values: valuesFloat + kvOffset, valueStride: kvDimensions,
+                        dimensions: hd, scale: scale, softCap: softCap,
+                        weights: weights + worker * TiledQueries.weightCount(queries: block * group))
+                }
             }
         }
     }

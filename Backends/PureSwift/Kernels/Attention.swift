@@ -301,13 +301,14 @@ struct Floats32 {
     }
 }
 
-/// `tileScores` of two queries over the same tile, into `weights` and `weights + attentionTileSize`: each key
-/// vector loaded once for both; every score is the same chain over the dimensions as `tileScores` forms it.
+/// `tileScores` of two queries over the same tile, into `w0` and `w1`: each key vector loaded once for both; every
+/// score is the same chain over the dimensions as `tileScores` forms it.
 @inline(__always)
 @inlinable
 func tileScoresPair<Build>(
     _ q0: UnsafePointer<Float>, _ q1: UnsafePointer<Float>, column: UnsafeRawPointer, keyStride: Int,
-    dimensions: Int, scale: Float, into weights: UnsafeMutablePointer<Float>, build: Build.Type
+    dimensions: Int, scale: Float, into w0: UnsafeMutablePointer<Float>, _ w1: UnsafeMutablePointer<Float>,
+    build: Build.Type
 ) {
     for half in 0..<2 {
         var s0 = Floats32()
@@ -317,8 +318,8 @@ func tileScoresPair<Build>(
             s0.addProducts(k, q0[d])
             s1.addProducts(k, q1[d])
         }
-        s0.store(to: weights + 32 * half, times: scale)
-        s1.store(to: weights + attentionTileSize + 32 * half, times: scale)
+        s0.store(to: w0 + 32 * half, times: scale)
+        s1.store(to: w1 + 32 * half, times: scale)
     }
 }
 
@@ -353,9 +354,51 @@ func accumulateValuesPair<Build>(
     }
 }
 
-/// Attention outputs of `queryCount` queries over the same positions and the same keys and values (the query heads
-/// that share a KV head, for one token), each as llama.cpp's tiled flash-attention path (batches of 64 queries or
-/// more) computes it, over keys and values converted to float:
+/// The queries of one `attendFloatCacheTiled` call: `tokens` consecutive tokens × `heads` query heads that share a
+/// KV head. Query (t, h) is at `base + t · tokenStride + h · headStride` and its output at `out + t · outTokenStride +
+/// h · outHeadStride`; token t attends positions `firsts[t]..<counts[t]` (its causal end and, with a sliding window,
+/// its first position).
+public struct TiledQueries {
+    public var base: UnsafePointer<Float>
+    public var heads: Int
+    public var headStride: Int
+    public var tokens: Int
+    public var tokenStride: Int
+    public var firsts: UnsafePointer<Int>
+    public var counts: UnsafePointer<Int>
+    public var out: UnsafeMutablePointer<Float>
+    public var outHeadStride: Int
+    public var outTokenStride: Int
+
+    @inlinable
+    public init(
+        base: UnsafePointer<Float>, heads: Int, headStride: Int, tokens: Int, tokenStride: Int,
+        firsts: UnsafePointer<Int>, counts: UnsafePointer<Int>, out: UnsafeMutablePointer<Float>, outHeadStride: Int,
+        outTokenStride: Int
+    ) {
+        (self.base, self.heads, self.headStride, self.tokens, self.tokenStride) =
+            (base, heads, headStride, tokens, tokenStride)
+        (self.firsts, self.counts, self.out, self.outHeadStride, self.outTokenStride) =
+            (firsts, counts, out, outHeadStride, outTokenStride)
+    }
+
+    /// Queries in all.
+    @inlinable public var count: Int { tokens * heads }
+    /// Query `j` (token `j / heads`, head `j % heads`).
+    @inlinable public func query(_ j: Int) -> UnsafePointer<Float> {
+        base + j / heads * tokenStride + j % heads * headStride
+    }
+    /// Query `j`'s output row.
+    @inlinable public func output(_ j: Int) -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(out + j / heads * outTokenStride + j % heads * outHeadStride)
+    }
+    /// Scratch floats `attendFloatCacheTiled` needs for these queries.
+    @inlinable public static func weightCount(queries: Int) -> Int { queries * (attentionTileSize + 2) }
+}
+
+/// Attention outputs of `queries` (a block of tokens × the query heads that share a KV head) over the same keys
+/// and values, each as llama.cpp's tiled flash-attention path (batches of 64 queries or more) computes it, over
+/// keys and values converted to float:
 ///
 /// - per tile of 64 positions, scores are sequential FMA chains over the head dimensions (simd_gemm), scaled;
 /// - the running maximum grows tile by tile (the sum and the output are rescaled by `expf(old − new)`), the
@@ -363,26 +406,108 @@ func accumulateValuesPair<Build>(
 ///   `fma(v, weight, out)` position by position;
 /// - the output is divided by the weight sum at the end.
 ///
-/// Each query's arithmetic is its own and the same whatever `queryCount` is; taking the queries together, tile by
-/// tile and two at a time, reads each tile of keys and values once per pair instead of once per query (a tile of
-/// a 256-dimension head is 64 KiB of keys and as much of values, more than a level-1 cache holds).
+/// Each query's arithmetic is its own and the same whatever else is in the call: a query takes part in the tiles
+/// from the one holding its first position to the one holding its last, as it would alone (llama.cpp skips a
+/// query's tiles that its mask hides whole). Taking the queries together, tile by tile and two at a time, reads
+/// each tile of keys and values once per block of tokens instead of once per token and head: at a depth of
+/// thousands of positions a KV head's keys and values are megabytes, more than a level-2 cache holds.
 ///
 /// - Parameters:
-///   - queries: `queryCount` rows of `dimensions` floats (a multiple of 8), `queryStride` apart, natural order, not
-///     rounded.
+///   - queries: the queries, their outputs and ranges; rows of `dimensions` floats (a multiple of 8), natural order,
+///     not rounded.
 ///   - keysTransposed: these heads' keys dimension-major, tile by tile: dimension `i` of position `64k + j` at
-///     `keysTransposed[k · tileStride + i · keyStride + j]`. Tiles are read whole (the positions past `count` may
-///     hold anything: their scores are masked). The engine lays each tile out as one block (`keyStride` 64), so
-///     that its rows do not share cache sets; one matrix of `dimensions` rows is `tileStride` 64.
+///     `keysTransposed[k · tileStride + i · keyStride + j]`. Tiles are read whole (the positions past a query's
+///     count may hold anything: their scores are masked). The engine lays each tile out as one block (`keyStride`
+///     64), so that its rows do not share cache sets; one matrix of `dimensions` rows is `tileStride` 64.
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
-///   - first: the first position attended (a sliding window); the tiles stay aligned to position 0, as
-///     llama.cpp's mask leaves them, and the positions before `first` are masked.
 ///   - softCap: as in `attendHalfCacheVectorPath` (ggml: the tile's scores through tanh, then times the cap).
-///   - weights: scratch of `queryCount · (attentionTileSize + 2)` floats.
-///   - out: `queryCount` rows of `dimensions` floats, `outStride` apart.
+///   - weights: scratch of `TiledQueries.weightCount(queries: queries.count)` floats.
 ///   - build: the calling kernel build's type, as for `multiplyRows`: this function and its helpers are too large
 ///     to be inlined whole, and the helpers' out-of-line copies must be the caller's build's, not the portable one.
 @inline(__always)
+@inlinable
+public func attendFloatCacheTiled<Build>(
+    _ queries: TiledQueries, keysTransposed: UnsafePointer<Float>, keyStride: Int, tileStride: Int,
+    values: UnsafePointer<Float>, valueStride: Int, dimensions: Int, scale: Float, softCap: Float = 0,
+    weights: UnsafeMutablePointer<Float>, build: Build.Type
+) {
+    let groups = dimensions / 8
+    let scale = softCap == 0 ? scale : scale / softCap
+    let queryCount = queries.count
+    let heads = queries.heads
+    let maxScores = weights + queryCount * attentionTileSize
+    let sums = maxScores + queryCount
+    var lowest = Int.max
+    var highest = 0
+    for t in 0..<queries.tokens {
+        lowest = min(lowest, queries.firsts[t] / attentionTileSize * attentionTileSize)
+        highest = max(highest, queries.counts[t])
+    }
+    for j in 0..<queryCount {
+        let o = queries.output(j)
+        for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
+        maxScores[j] = -.infinity
+        sums[j] = 0
+    }
+    var tileStart = lowest
+    while tileStart < highest {
+        let column = UnsafeRawPointer(keysTransposed + tileStart / attentionTileSize * tileStride)
+        let v = values + tileStart * valueStride
+        for t in 0..<queries.tokens {
+            let first = queries.firsts[t]
+            let count = queries.counts[t]
+            guard tileStart >= first / attentionTileSize * attentionTileSize, tileStart < count else { continue }
+            let n = min(attentionTileSize, count - tileStart)
+            let j0 = t * heads
+            // Scores of the whole tile (positions past `n` are computed and then masked), the token's heads in
+            // pairs.
+            var j = j0
+            while j + 2 <= j0 + heads {
+                tileScoresPair(
+                    queries.query(j), queries.query(j + 1), column: column, keyStride: keyStride,
+                    dimensions: dimensions, scale: scale, into: weights + j * attentionTileSize,
+                    weights + (j + 1) * attentionTileSize, build: build)
+                j += 2
+            }
+            if j < j0 + heads {
+                tileScores(
+                    query: queries.query(j), column: column, keyStride: keyStride, dimensions: dimensions,
+                    scale: scale, into: weights + j * attentionTileSize, build: build)
+            }
+            for j in j0..<(j0 + heads) {
+                tileWeights(
+                    weights + j * attentionTileSize, n: n, masked: max(0, first - tileStart), softCap: softCap,
+                    maxScore: &maxScores[j], sum: &sums[j], out: queries.output(j), groups: groups, build: build)
+            }
+            j = j0
+            while j + 2 <= j0 + heads {
+                accumulateValuesPair(
+                    v, valueStride: valueStride, weights + j * attentionTileSize,
+                    weights + (j + 1) * attentionTileSize, n: n, groups: groups, into: queries.output(j),
+                    queries.output(j + 1), build: build)
+                j += 2
+            }
+            if j < j0 + heads {
+                accumulateValues(
+                    v, valueStride: valueStride, weights: weights + j * attentionTileSize, n: n, groups: groups,
+                    into: queries.output(j), build: build)
+            }
+        }
+        tileStart += attentionTileSize
+    }
+    for j in 0..<queryCount {
+        let o = queries.output(j)
+        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
+        for g in 0..<groups {
+            o.storeBytes(
+                of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse,
+                toByteOffset: 32 * g, as: SIMD8<Float>.self)
+        }
+    }
+}
+
+/// `attendFloatCacheTiled` for one token's `queryCount` query heads (rows `queryStride` apart, outputs `outStride`
+/// apart) over positions `first..<count`.
 @inlinable
 public func attendFloatCacheTiled<Build>(
     queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
@@ -390,63 +515,15 @@ public func attendFloatCacheTiled<Build>(
     dimensions: Int, scale: Float, softCap: Float = 0, weights: UnsafeMutablePointer<Float>,
     out: UnsafeMutablePointer<Float>, outStride: Int, build: Build.Type
 ) {
-    let groups = dimensions / 8
-    let scale = softCap == 0 ? scale : scale / softCap
-    let maxScores = weights + queryCount * attentionTileSize
-    let sums = maxScores + queryCount
-    for j in 0..<queryCount {
-        let o = UnsafeMutableRawPointer(out + j * outStride)
-        for g in 0..<groups { o.storeBytes(of: SIMD8<Float>(), toByteOffset: 32 * g, as: SIMD8<Float>.self) }
-        maxScores[j] = -.infinity
-        sums[j] = 0
-    }
-    var tileStart = first / attentionTileSize * attentionTileSize
-    while tileStart < count {
-        let n = min(attentionTileSize, count - tileStart)
-        let column = UnsafeRawPointer(keysTransposed + tileStart / attentionTileSize * tileStride)
-        // Scores of the whole tile (positions past `n` are computed and then masked).
-        var j = 0
-        while j + 2 <= queryCount {
-            tileScoresPair(
-                queries + j * queryStride, queries + (j + 1) * queryStride, column: column, keyStride: keyStride,
-                dimensions: dimensions, scale: scale, into: weights + j * attentionTileSize, build: build)
-            j += 2
-        }
-        if j < queryCount {
-            tileScores(
-                query: queries + j * queryStride, column: column, keyStride: keyStride, dimensions: dimensions,
-                scale: scale, into: weights + j * attentionTileSize, build: build)
-        }
-        for j in 0..<queryCount {
-            tileWeights(
-                weights + j * attentionTileSize, n: n, masked: max(0, first - tileStart), softCap: softCap,
-                maxScore: &maxScores[j], sum: &sums[j], out: UnsafeMutableRawPointer(out + j * outStride),
-                groups: groups, build: build)
-        }
-        let v = values + tileStart * valueStride
-        j = 0
-        while j + 2 <= queryCount {
-            accumulateValuesPair(
-                v, valueStride: valueStride, weights + j * attentionTileSize,
-                weights + (j + 1) * attentionTileSize, n: n, groups: groups,
-                into: UnsafeMutableRawPointer(out + j * outStride), UnsafeMutableRawPointer(out + (j + 1) * outStride),
+    withUnsafePointer(to: first) { firsts in
+        withUnsafePointer(to: count) { counts in
+            attendFloatCacheTiled(
+                TiledQueries(
+                    base: queries, heads: queryCount, headStride: queryStride, tokens: 1, tokenStride: 0,
+                    firsts: firsts, counts: counts, out: out, outHeadStride: outStride, outTokenStride: 0),
+                keysTransposed: keysTransposed, keyStride: keyStride, tileStride: tileStride, values: values,
+                valueStride: valueStride, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights,
                 build: build)
-            j += 2
-        }
-        if j < queryCount {
-            accumulateValues(
-                v, valueStride: valueStride, weights: weights + j * attentionTileSize, n: n, groups: groups,
-                into: UnsafeMutableRawPointer(out + j * outStride), build: build)
-        }
-        tileStart += attentionTileSize
-    }
-    for j in 0..<queryCount {
-        let o = UnsafeMutableRawPointer(out + j * outStride)
-        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
-        for g in 0..<groups {
-            o.storeBytes(
-                of: o.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self) * inverse,
-                toByteOffset: 32 * g, as: SIMD8<Float>.self)
         }
     }
 }

@@ -71,16 +71,14 @@ public struct BuiltKernels: KernelSet {
     }
 
     public func attendFloatCacheTiled(
-        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
-        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
-        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>, outStride: Int
+        _ queries: TiledQueries, keysTransposed: UnsafePointer<Float>, keyStride: Int, tileStride: Int,
+        values: UnsafePointer<Float>, valueStride: Int, dimensions: Int, scale: Float, softCap: Float,
+        weights: UnsafeMutablePointer<Float>
     ) {
         PureSwiftKernels.attendFloatCacheTiled(
-            queries: queries, queryCount: queryCount, queryStride: queryStride, keysTransposed: keysTransposed,
-            keyStride: keyStride, tileStride: tileStride, values: values, valueStride: valueStride, from: first,
-            count: count, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights, out: out,
-            outStride: outStride, build: BuiltKernels.self)
+            queries, keysTransposed: keysTransposed, keyStride: keyStride, tileStride: tileStride, values: values,
+            valueStride: valueStride, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights,
+            build: BuiltKernels.self)
     }
 
     public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {

@@ -36,13 +36,12 @@ public protocol KernelSet: Sendable {
         count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
-    /// `attendFloatCacheTiled`: the attention of `queryCount` query heads that share a KV head (one token) over
-    /// positions `first..<count`, each as llama.cpp's tiled path computes it (`softCap` 0: none).
+    /// `attendFloatCacheTiled`: the attention of a block of tokens' query heads that share a KV head, each query
+    /// over its token's positions as llama.cpp's tiled path computes it (`softCap` 0: none).
     func attendFloatCacheTiled(
-        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
-        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
-        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>, outStride: Int)
+        _ queries: TiledQueries, keysTransposed: UnsafePointer<Float>, keyStride: Int, tileStride: Int,
+        values: UnsafePointer<Float>, valueStride: Int, dimensions: Int, scale: Float, softCap: Float,
+        weights: UnsafeMutablePointer<Float>)
 
     /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
     func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)
@@ -62,4 +61,26 @@ public protocol KernelSet: Sendable {
     /// `applyRoPEExact` on `heads` consecutive heads of `dimensions` values.
     func applyRoPE(
         _ x: UnsafeMutablePointer<Float>, heads: Int, table: UnsafePointer<Float>, dimensions: Int, mode: RoPEMode)
+}
+
+extension KernelSet {
+    /// `attendFloatCacheTiled` for one token's `queryCount` query heads (rows `queryStride` apart, outputs
+    /// `outStride` apart) over positions `first..<count`.
+    public func attendFloatCacheTiled(
+        queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
+        keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int, count: Int,
+        dimensions: Int, scale: Float, softCap: Float, weights: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>, outStride: Int
+    ) {
+        withUnsafePointer(to: first) { firsts in
+            withUnsafePointer(to: count) { counts in
+                attendFloatCacheTiled(
+                    TiledQueries(
+                        base: queries, heads: queryCount, headStride: queryStride, tokens: 1, tokenStride: 0,
+                        firsts: firsts, counts: counts, out: out, outHeadStride: outStride, outTokenStride: 0),
+                    keysTransposed: keysTransposed, keyStride: keyStride, tileStride: tileStride, values: values,
+                    valueStride: valueStride, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights)
+            }
+        }
+    }
 }

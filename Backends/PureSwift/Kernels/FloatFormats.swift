@@ -120,8 +120,18 @@ func tailStart(_ count: Int) -> Int { count / 16 * 16 }
 @inlinable
 func interleavedIndex(_ j: Int) -> Int { j / 16 * 16 + (j % 2 == 0 ? (j % 16) / 2 : 8 + (j % 16) / 2) }
 
+/// Unquantized weights: llamafile's tinyBLAS (`Batched`) takes products of two activation rows or more when the row
+/// length is a multiple of 8; ggml_vec_dot (the type's `dot`) the others.
+public protocol TinyBLASWeightType: BatchRoundedWeightType {}
+
+extension TinyBLASWeightType {
+    @inline(__always)
+    @inlinable
+    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= 2 && columns % 8 == 0 }
+}
+
 /// F32 weights.
-public enum F32Rows: BatchRoundedWeightType {
+public enum F32Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 4, activationFormat: .f32)
     }
@@ -133,11 +143,6 @@ public enum F32Rows: BatchRoundedWeightType {
     }
 
     public typealias Batched = F32TiledRows
-
-    /// llamafile's tinyBLAS takes products of two rows or more when the row length is a multiple of 8.
-    @inline(__always)
-    @inlinable
-    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= 2 && columns % 8 == 0 }
 
     /// Σ row · activations (F32 weights × F32 activations) as ggml_vec_dot_f32 rounds it.
     @inline(__always)
@@ -191,7 +196,7 @@ public enum F32TiledRows: RowKernel {
 }
 
 /// F16 weights.
-public enum F16Rows: BatchRoundedWeightType {
+public enum F16Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 2, activationFormat: .f16)
     }
@@ -203,11 +208,6 @@ public enum F16Rows: BatchRoundedWeightType {
     }
 
     public typealias Batched = F16TiledRows
-
-    /// llamafile's tinyBLAS takes products of two rows or more when the row length is a multiple of 8.
-    @inline(__always)
-    @inlinable
-    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= 2 && columns % 8 == 0 }
 
     /// Σ row · activations (F16 weights × half-rounded activations in even/odd order) as ggml_vec_dot_f16 rounds it.
     @inline(__always)
@@ -243,7 +243,7 @@ public enum F16TiledRows: RowKernel {
 }
 
 /// BF16 weights.
-public enum BF16Rows: BatchRoundedWeightType {
+public enum BF16Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 2, activationFormat: .bf16)
     }
@@ -255,11 +255,6 @@ public enum BF16Rows: BatchRoundedWeightType {
     }
 
     public typealias Batched = BF16TiledRows
-
-    /// llamafile's tinyBLAS takes products of two rows or more when the row length is a multiple of 8.
-    @inline(__always)
-    @inlinable
-    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= 2 && columns % 8 == 0 }
 
     /// Σ row · activations (BF16 weights × bfloat16-rounded activations in even/odd order) as ggml_vec_dot_bf16
     /// rounds it.

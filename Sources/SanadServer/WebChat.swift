@@ -23,6 +23,8 @@ public final class WebChatService: Sendable {
     private let languages: [ChatLanguage]
     /// The plugins' places in the web app (`WebPlace`), each under its own path.
     let places: [any WebPlace]
+    /// The product's login page (`ChatProduct.loginPage`) for a server with an API key; nil: a plain one.
+    let loginPage: String?
     private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
     /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`; `languages` those a page may
@@ -30,8 +32,9 @@ public final class WebChatService: Sendable {
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
         page: String, languages: [ChatLanguage] = ChatLanguage.allCases, places: [any WebPlace] = [],
-        makeChat: @escaping ChatFactory
+        loginPage: String? = nil, makeChat: @escaping ChatFactory
     ) {
+        self.loginPage = loginPage
         self.places = places
         self.pool = pool
         self.reference = reference
@@ -227,17 +230,10 @@ let browserCookieName = "sanad_browser"
 
 /// The browser id of the request's cookie (32 hex digits), or nil.
 func browserCookie(_ head: HTTPRequestHead) -> String? {
-    for header in head.headers where header.name == "cookie" {
-        for pair in header.value.split(separator: ";") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2, parts[0] == browserCookieName, parts[1].count == 32,
-                parts[1].allSatisfy(\.isHexDigit)
-            {
-                return parts[1]
-            }
-        }
+    guard let value = cookie(browserCookieName, in: head), value.count == 32, value.allSatisfy(\.isHexDigit) else {
+        return nil
     }
-    return nil
+    return value
 }
 
 /// 128 random bits as 32 hex digits.

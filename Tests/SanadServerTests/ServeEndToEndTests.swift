@@ -557,4 +557,115 @@ struct ServeEndToEndTests {
         #expect(try request(server.port, "GET", "/v1/models", headers: ["Authorization: Bearer s3cret"]).status == 200)
         #expect(server.stop() == 0)
     }
+
+    @Test("beyond loopback: the login page without the key, a wrong key refused, the cookie works, Origin checked")
+    func webLogin() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--host", "0.0.0.0", "--api-key", "s3cret"],
+            environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        let own = "Origin: http://127.0.0.1:\(port)"
+        for page in ["/", "/forms?lang=en"] {
+            let r = try request(port, "GET", page)
+            #expect(r.status == 401 && r.body.contains("/login") && r.body.contains("type=\"password\""), "\(page)")
+        }
+        let call = try request(port, "GET", "/forms/api/list")
+        #expect(call.status == 401 && call.json?["error"]?["code"]?.stringValue == "invalid_api_key", "\(call.body)")
+        let wrong = try request(port, "POST", "/login", body: #"{"key":"s3creT"}"#, headers: [own])
+        #expect(wrong.status == 401 && wrong.json?["error"]?["param"]?.stringValue == "key", "\(wrong.body)")
+        #expect(wrong.headers["set-cookie"] == nil)
+        let prefix = try request(port, "POST", "/login", body: #"{"key":"s3cre"}"#, headers: [own])
+        #expect(prefix.status == 401)
+        let foreignLogin = try request(
+            port, "POST", "/login", body: #"{"key":"s3cret"}"#, headers: ["Origin: http://evil.example"])
+        #expect(foreignLogin.status == 403 && foreignLogin.headers["set-cookie"] == nil, "\(foreignLogin.body)")
+        let login = try request(port, "POST", "/login", body: #"{"key":"s3cret"}"#, headers: [own])
+        let setCookie = try #require(login.headers["set-cookie"], "\(login.status) \(login.body)")
+        #expect(login.status == 200 && setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        #expect(!setCookie.contains("Secure") && !setCookie.contains("s3cret"), "\(setCookie)")
+        let cookie = "Cookie: " + String(setCookie.split(separator: ";")[0])
+        // Behind TLS (the browser's origin is https) the cookie is Secure.
+        let tls = try request(
+            port, "POST", "/login", body: #"{"key":"s3cret"}"#,
+            headers: ["Origin: https://127.0.0.1:\(port)", "X-Forwarded-Proto: https"])
+        #expect(tls.headers["set-cookie"]?.contains("; Secure") == true, "\(tls.headers)")
+        let page = try request(port, "GET", "/forms?lang=en", headers: [cookie])
+        #expect(page.status == 200 && page.body.contains("/forms/api/list"))
+        #expect(try request(port, "GET", "/", headers: [cookie]).status == 200)
+        let list = try request(port, "GET", "/forms/api/list", headers: [cookie])
+        #expect(list.status == 200 && list.json?["templates"] != nil, "\(list.body)")
+        #expect(try request(port, "GET", "/v1/models", headers: ["Cookie: sanad_key=00"]).status == 401)
+        // A change by the cookie: from this server's page it goes; from another site's page, or saying no origin, 403.
+        let start = #"{"templateId":"ds-160","lang":"en"}"#
+        let foreign = try request(
+            port, "POST", "/forms/api/start", body: start, headers: [cookie, "Origin: http://evil.example"])
+        #expect(foreign.status == 403 && foreign.json?["error"]?["code"]?.stringValue == "origin_not_allowed")
+        let bare = try request(port, "POST", "/forms/api/start", body: start, headers: [cookie])
+        #expect(bare.status == 403 && bare.body.contains("Origin"), "\(bare.body)")
+        let started = try request(port, "POST", "/forms/api/start", body: start, headers: [cookie, own])
+        #expect(started.status == 200 && started.json?["sessionId"]?.stringValue != nil, "\(started.body)")
+        // The bearer key still works without an Origin (curl, SDKs).
+        let bearer = try request(
+            port, "POST", "/forms/api/start", body: start, headers: ["Authorization: Bearer s3cret"])
+        #expect(bearer.status == 200, "\(bearer.body)")
+        let logout = try request(port, "POST", "/logout", body: "{}", headers: [cookie, own])
+        #expect(logout.status == 200 && logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test(
+        "the forms place's backup and restore: the CLI's archive checked and merged by the same rules, a bad one refused"
+    )
+    func formsBackupRestore() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22"], environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        #expect(try request(port, "GET", "/forms/api/backup").body.contains("no forms to back up"))
+        let started = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        let id = try #require(started.json?["sessionId"]?.stringValue, "\(started.body)")
+        _ = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ERIKSSON")]))
+        let download = try request(port, "GET", "/forms/api/backup")
+        #expect(download.status == 200 && download.headers["content-type"] == "application/zip")
+        #expect(download.body.hasPrefix("PK") && download.headers["content-disposition"]?.contains(".zip") == true)
+        // The CLI's backup of the same store (its key) is what the page uploads.
+        let file = data.appendingPathComponent("all.zip")
+        let made = try SanadCLI.run(["form", "backup", "--all", file.path], environment: ["SANAD_DATA": data.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let archive = try Data(contentsOf: file)
+        func restore(_ bytes: Data, apply: Bool, replace: Bool = false) throws -> RawReply {
+            try post(
+                "/forms/api/restore",
+                .object([
+                    "archive": .string(bytes.base64EncodedString()), "name": .string("all.zip"),
+                    "apply": .bool(apply), "replace": .bool(replace),
+                ]))
+        }
+        let same = try restore(archive, apply: false).json?["sessions"]?.arrayValue?.first
+        #expect(same?["writes"] == .bool(false) && same?["explanation"]?.stringValue?.hasPrefix("unchanged") == true)
+        // The store moves on: its newer version is kept, unless replacing (the store copied aside first).
+        _ = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ANNA")]))
+        let kept = try restore(archive, apply: true)
+        #expect(
+            kept.json?["sessions"]?.arrayValue?.first?["explanation"]?.stringValue?.hasPrefix("kept the store's")
+                == true)
+        #expect(kept.json?["aside"] == .null, "\(kept.body)")
+        let replaced = try restore(archive, apply: true, replace: true)
+        #expect(replaced.json?["sessions"]?.arrayValue?.first?["writes"] == .bool(true), "\(replaced.body)")
+        #expect(replaced.json?["aside"]?.stringValue?.hasSuffix(".zip") == true, "\(replaced.body)")
+        let session = try request(port, "GET", "/forms/api/session?id=\(id)")
+        #expect(session.json?["progress"]?["answered"] == .number(1), "\(session.body)")
+        var tampered = archive
+        tampered[tampered.count / 2] ^= 0xFF
+        let bad = try restore(tampered, apply: true)
+        #expect(bad.status == 400 && bad.body.contains("all.zip"), "\(bad.body)")
+        let old = try restore(Data(#"{"format":"sanad-form-backup"}"#.utf8), apply: false)
+        #expect(old.status == 400 && old.body.contains("keyed digest"), "\(old.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
 }

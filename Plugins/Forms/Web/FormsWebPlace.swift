@@ -13,6 +13,9 @@ import SanadCore
 ///     POST /forms/api/skip    {"id"}  ·  /back {"id"}  ·  /change {"id", "fieldId"}
 ///     GET  /forms/api/review?id=ID         answers with their labels, problems, fees, the files to download
 ///     GET  /forms/api/export?id=ID&file=form.pdf         one export file (FormDocuments), as a download
+///     GET  /forms/api/backup               every session as a backup archive (`sanad form backup --all`)
+///     POST /forms/api/restore {"archive": BASE64, "name", "apply", "replace"}   the backup checked and planned
+///                                          (`apply` false: `--dry-run`), or restored (`FormsRestore`)
 struct FormsWebPlace: WebPlace {
     let plugin: FormsPlugin
     let prefix = "/forms"
@@ -63,6 +66,8 @@ struct FormsWebPlace: WebPlace {
                 throw FormError.invalidRequest("no export file '\(name)' for \(s.id)")
             }
             return WebReply(contentType: Self.contentType(name), body: file.bytes, fileName: "\(s.id)-\(name)")
+        case ("GET", "/api/backup"): return try backup()
+        case ("POST", "/api/restore"): return .json(try restore(body))
         default:
             throw FormError.invalidRequest(
                 "no call \(request.method) \(request.path); see Plugins/Forms/README.md (the web app)")
@@ -73,6 +78,54 @@ struct FormsWebPlace: WebPlace {
         try FormSession.resume(
             id: id, store: try plugin.open(), catalog: plugin.catalog, today: CivilDate.today(plugin.now()),
             now: plugin.now)
+    }
+
+    /// Every session as one archive (`sanad form backup --all`), digested with the store's key.
+    func backup() throws -> WebReply {
+        let store = try plugin.open()
+        let records = try store.sessions()
+        guard !records.isEmpty else { throw FormError.invalidRequest("there are no forms to back up yet") }
+        let now = plugin.now()
+        let archive = try FormsArchive.make(
+            records, catalog: plugin.catalog, store: store, today: CivilDate.today(now), now: now,
+            key: try plugin.backupKey())
+        return WebReply(
+            contentType: "application/zip", body: archive, fileName: "sanad-forms-\(CivilDate.today(now)).zip")
+    }
+
+    /// A restore of the uploaded backup (`archive`, base64; `name`, the file's name for errors) as
+    /// `sanad form restore` makes it, trusting the store's own key: its plan when `apply` is false, else what was
+    /// restored (`replace`: `--replace`) and where the store as it was is kept.
+    func restore(_ body: JSONValue) throws -> JSONValue {
+        let name = body["name"]?.stringValue ?? "the uploaded file"
+        guard let text = body["archive"]?.stringValue, let data = Data(base64Encoded: text) else {
+            throw FormError.invalidRequest("/forms/api/restore needs 'archive': the backup file's bytes in base64")
+        }
+        let replacing = body["replace"]?.boolValue ?? false
+        let restore = FormsRestore(
+            store: try plugin.open(), directory: plugin.storeDirectory, catalog: plugin.catalog,
+            today: CivilDate.today(plugin.now()), key: try plugin.backupKey())
+        let plan = try restore.plan(Array(data), file: name)
+        func session(_ p: SessionBackup.Plan, _ decision: RestoreDecision) -> JSONValue {
+            .object([
+                "id": .string(p.record.id), "summary": .string(p.summary), "writes": .bool(decision.writes),
+                "explanation": .string(decision.explanation), "answers": .number(Double(p.record.answers.count)),
+            ])
+        }
+        guard body["apply"]?.boolValue == true else {
+            return .object([
+                "applied": .bool(false),
+                "sessions": .array(plan.sessions.map { session($0, $0.decision(replacing: replacing)) }),
+            ])
+        }
+        let (aside, decisions) = try restore.apply(plan, replacing: replacing, now: plugin.now())
+        return .object([
+            "applied": .bool(true),
+            "sessions": .array(
+                decisions.compactMap { d in plan.sessions.first { $0.record.id == d.id }.map { session($0, d.decision) }
+                }),
+            "aside": aside.map { .string($0.url.lastPathComponent) } ?? .null,
+        ])
     }
 
     /// The templates offered (names in `language`) and every session, newest first, with its progress.

@@ -159,7 +159,7 @@ enum ServeCommand: SanadCommand {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock, userData: user)
             webChat = WebChatService(
                 pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page,
-                languages: product.languages, places: plugins.compactMap(\.webPlace)
+                languages: product.languages, places: plugins.compactMap(\.webPlace), loginPage: product.loginPage
             ) { borrowed, asked in
                 var configuration = product.configuration(language: asked ?? language)
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)

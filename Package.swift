@@ -196,7 +196,7 @@ let package = Package(
         // path.
         .target(
             name: "OCRIngestPlugin", dependencies: ["SanadNative", "SanadCore", "SanadChat"], path: "Plugins/OCRIngest",
-            exclude: ["README.md", "CLI"],
+            exclude: ["README.md", "CLI"], resources: [.copy("Resources")],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         // `sanad ingest`: the plugin's command, with the plugin.
         .target(

@@ -668,4 +668,50 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 
+    @Test("the documents place: a zone read with its checks and proposals, a text cleaned, a proposal saved to a form")
+    func documentsPlace() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22"], environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        let page = try request(port, "GET", "/documents?lang=en")
+        #expect(page.status == 200 && page.body.contains("/documents/api/read"))
+        let zone = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10\n"
+        func read(_ text: String, name: String) throws -> RawReply {
+            try post(
+                "/documents/api/read",
+                .object(["name": .string(name), "data": .string(Data(text.utf8).base64EncodedString())]))
+        }
+        let passport = try read(zone, name: "passport.txt")
+        #expect(passport.json?["mrz"]?["valid"] == .bool(true), "\(passport.body)")
+        #expect(passport.json?["mrz"]?["checks"]?.arrayValue?.count == 5)
+        let proposals = try #require(passport.json?["proposals"]?.arrayValue, "\(passport.body)")
+        let surname = try #require(proposals.first { $0["fieldId"]?.stringValue == "surname" })
+        #expect(surname["evidence"]?["documentId"]?.stringValue == "passport.txt")
+        let text = try read("regis-\ntration  of   the car\n", name: "note.txt")
+        #expect(
+            text.json?["kind"] == .string("text") && text.json?["cleanedText"] == .string("registration of the car"))
+        let binary = try post(
+            "/documents/api/read",
+            .object(["name": .string("x.bin"), "data": .string(Data([0xFF, 0xFE, 0x00]).base64EncodedString())]))
+        #expect(binary.status == 400 && binary.body.contains("neither an image"), "\(binary.body)")
+        // Filling: the form's fields, then a proposal saved with the document as its evidence.
+        let started = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        let id = try #require(started.json?["sessionId"]?.stringValue)
+        let fields = try request(port, "GET", "/forms/api/fields?id=\(id)")
+        #expect(fields.json?["fields"]?.arrayValue?.contains { $0["id"] == .string("passportNumber") } == true)
+        var accepted: [String: JSONValue] = ["id": .string(id)]
+        accepted["fieldId"] = surname["fieldId"]
+        accepted["value"] = surname["value"]
+        accepted["evidence"] = surname["evidence"]
+        let saved = try post("/forms/api/propose", .object(accepted))
+        #expect(saved.json?["outcomes"]?.arrayValue?.first?["saved"] == .bool(true), "\(saved.body)")
+        let answers = try request(port, "GET", "/forms/api/export?id=\(id)&file=answers.json")
+        #expect(answers.body.contains("passport.txt: MRZ TD3, name"), "\(answers.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
 }

@@ -13,6 +13,10 @@ import SanadCore
 ///     POST /forms/api/skip    {"id"}  ·  /back {"id"}  ·  /change {"id", "fieldId"}
 ///     GET  /forms/api/review?id=ID         answers with their labels, problems, fees, the files to download
 ///     GET  /forms/api/export?id=ID&file=form.pdf         one export file (FormDocuments), as a download
+///     GET  /forms/api/fields?id=ID        every field of the session's form: id, label, the saved answer
+///     POST /forms/api/propose {"id", "fieldId", "value", "evidence": {"documentId", "documentKind",
+///                              "sourceField", "repairs"}}   a value read from a document (the Documents place),
+///                                          checked like a typed answer, saved with the document as its evidence
 ///     GET  /forms/api/backup               every session as a backup archive (`sanad form backup --all`)
 ///     POST /forms/api/restore {"archive": BASE64, "name", "apply", "replace"}   the backup checked and planned
 ///                                          (`apply` false: `--dry-run`), or restored (`FormsRestore`)
@@ -66,6 +70,18 @@ struct FormsWebPlace: WebPlace {
                 throw FormError.invalidRequest("no export file '\(name)' for \(s.id)")
             }
             return WebReply(contentType: Self.contentType(name), body: file.bytes, fileName: "\(s.id)-\(name)")
+        case ("GET", "/api/fields"): return .json(Self.fields(try session(try parameter("id"))))
+        case ("POST", "/api/propose"):
+            var s = try session(try parameter("id"))
+            let evidence = body["evidence"] ?? .object([:])
+            let outcome = try s.apply(
+                .fromDocument(
+                    fieldID: try parameter("fieldId"), value: try parameter("value"),
+                    documentID: evidence["documentId"]?.stringValue ?? "document",
+                    documentKind: evidence["documentKind"]?.stringValue ?? "document",
+                    sourceField: evidence["sourceField"]?.stringValue ?? "",
+                    repairs: evidence["repairs"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+            return .json(Self.state(s, outcomes: [outcome]))
         case ("GET", "/api/backup"): return try backup()
         case ("POST", "/api/restore"): return .json(try restore(body))
         default:
@@ -171,6 +187,22 @@ struct FormsWebPlace: WebPlace {
                 })
         }
         return .object(state)
+    }
+
+    /// Every field of the session's form with its label (in the session's language) and saved answer, and the form's
+    /// name: what the Documents place shows beside each proposal.
+    static func fields(_ s: FormSession) -> JSONValue {
+        .object([
+            "sessionId": .string(s.id), "name": .string(s.template.metadata.name.text(s.language)),
+            "dir": .string(s.language == "ar" ? "rtl" : "ltr"),
+            "fields": .array(
+                s.template.sections.flatMap(\.fields).map { field in
+                    .object([
+                        "id": .string(field.id), "label": .string(field.label.text(s.language)),
+                        "saved": s.storedAnswers[field.id].map(JSONValue.string) ?? .null,
+                    ])
+                }),
+        ])
     }
 
     /// The review as the page shows it: each answer with its label (a choice by its label), the problems, the fees

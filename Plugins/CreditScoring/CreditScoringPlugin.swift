@@ -219,19 +219,29 @@ public final class CreditScoringPlugin: FeaturePlugin {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ToolError(tool: "credit_verify", "cannot read '\(path)'")
             }
-            do {
-                let v = try RecordVerifier.verify(Array(data), lib: try LibCrypto.shared())
-                return .object([
-                    "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
-                    "digest": .string(v.digest),
-                ])
-            } catch let rejection as RecordRejection {
-                return .object([
-                    "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
-                ])
-            }
+            return try Self.verification(Array(data))
         }
     }
+
+    /// A record's offline check (`verify`) as JSON: `valid` with its id, key and digest, or why not.
+    static func verification(_ bytes: [UInt8]) throws -> JSONValue {
+        do {
+            let v = try RecordVerifier.verify(bytes, lib: try LibCrypto.shared())
+            return .object([
+                "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
+                "digest": .string(v.digest), "trustworthiness": .number(Double(v.trustworthiness)),
+            ])
+        } catch let rejection as RecordRejection {
+            return .object([
+                "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
+            ])
+        }
+    }
+
+    /// The web app's analyses (the credit place's background jobs).
+    let webJobs = CreditWebJobs()
+
+    public var webPlace: (any WebPlace)? { CreditWebPlace(plugin: self, jobs: webJobs) }
 
     var historyTool: PluginTool {
         PluginTool(

@@ -714,4 +714,70 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 
+    @Test("the credit place: consent asked, a background analysis with progress, its signed record verified, a cancel")
+    func creditPlace() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--max-body", "33554432"],
+            environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        let page = try request(port, "GET", "/credit?lang=en")
+        #expect(page.status == 200 && page.body.contains("/credit/api/start"))
+        let state = try request(port, "GET", "/credit/api/state")
+        #expect(state.json?["consent"] == .null && state.json?["traitsNote"]?.stringValue?.contains("lexicon") == true)
+        let messages = """
+            2024-03-01T10:15 | Mom | Good morning habibi, did you eat?
+            2024-03-01T10:20 | me | Yes mom, thanks! Love you
+            2024-03-02T09:00 | Sam | Can you return the loan money this week?
+            2024-03-02T09:05 | me | I promise I will pay the loan tomorrow
+            2024-03-03T12:00 | me | Paid, I transferred the money
+            2024-03-03T12:10 | Sam | Received, thanks!
+
+            """
+        let refused = try post("/credit/api/start", .object(["messages": .string(messages)]))
+        #expect(refused.status == 400 && refused.body.contains("consent"), "\(refused.body)")
+        let started = try post(
+            "/credit/api/start", .object(["messages": .string(messages), "consent": .bool(true)]))
+        let job = try #require(started.json?["job"]?.stringValue, "\(started.body)")
+        func finished(_ id: String) throws -> JSONValue {
+            for _ in 0..<600 {
+                let j = try request(port, "GET", "/credit/api/job?id=\(id)").json ?? .null
+                if j["state"]?.stringValue != "running" && j["state"]?.stringValue != "cancelling" { return j }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            throw ServerTestError("analysis \(id) did not finish in 60 s")
+        }
+        let done = try finished(job)
+        #expect(done["state"] == .string("done") && done["estimate"] == .number(6), "\(done)")
+        let result = try #require(done["result"]?.objectValue, "\(done)")
+        #expect(result["record"]?["consent"]?["how"] == .string("web"))
+        #expect(result["record"]?["input"]?["messages"] == .number(6))
+        let text = try #require(result["recordText"]?.stringValue)
+        let verified = try post("/credit/api/verify", .object(["record": .string(text)]))
+        #expect(verified.json?["valid"] == .bool(true) && verified.json?["recordId"] == result["recordId"])
+        let forged = text.replacingOccurrences(of: "\"trustworthiness\":", with: "\"trustworthiness\":1")
+        #expect(try post("/credit/api/verify", .object(["record": .string(forged)])).json?["valid"] == .bool(false))
+        let id = try #require(result["recordId"]?.stringValue)
+        let file = try request(port, "GET", "/credit/api/record?id=\(id)")
+        #expect(file.body == text && file.headers["content-disposition"]?.contains("\(id).json") == true)
+        #expect(try request(port, "GET", "/credit/api/record?id=..%2Fkeys").status == 400)
+        // The consent is kept: the next analysis needs no flag. A large one is cancelled part way.
+        let line = "2024-01-01T00:00 | Sam | I will pay the loan tomorrow\n"
+        let large = try post(
+            "/credit/api/start", .object(["messages": .string(String(repeating: line, count: 200_000))]))
+        let big = try #require(large.json?["job"]?.stringValue, "\(large.body)")
+        #expect(try post("/credit/api/cancel", .object(["id": .string(big)])).status == 200)
+        let cancelled = try finished(big)
+        #expect(
+            cancelled["state"] == .string("cancelled") && cancelled["error"]?.stringValue?.contains("cancelled") == true
+        )
+        let records = try FileManager.default.contentsOfDirectory(
+            atPath: data.appendingPathComponent("credit-scoring/records").path)
+        #expect(records.count == 1, "\(records)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
 }

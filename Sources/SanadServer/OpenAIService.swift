@@ -74,7 +74,7 @@ public final class OpenAIService: Sendable {
     /// every path needs it but `/health`, the login call, and the web app's pages (which get the login page).
     private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
         guard let apiKey, head.path != "/health", head.method != "OPTIONS", !isLoginCall(head), !isWebPage(head),
-            credential(head) == nil
+            !isWebAsset(head), credential(head) == nil
         else { return nil }
         return APIError(
             401, "a valid API key is required (Authorization: Bearer KEY, or sign in on the web app's page)",
@@ -92,6 +92,11 @@ public final class OpenAIService: Sendable {
     private func isWebPage(_ head: HTTPRequestHead) -> Bool {
         guard let webChat, head.method == "GET" || head.method == "HEAD" else { return false }
         return head.path == "/" || webChat.place(for: head.path)?.prefix == head.path
+    }
+
+    /// The pages' shared style and script (`WebAppAssets`): no secret in them, and the login page uses them.
+    private func isWebAsset(_ head: HTTPRequestHead) -> Bool {
+        webChat != nil && (head.method == "GET" || head.method == "HEAD") && WebAppAssets.files[head.path] != nil
     }
 
     /// `POST /login` or `/logout` of a server with a web app and an API key.

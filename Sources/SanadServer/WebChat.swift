@@ -13,6 +13,7 @@ public final class WebChatService: Sendable {
     /// The paths it answers.
     public static let routes: [(method: String, path: String)] = [
         ("GET", "/"), ("POST", "/chat/open"), ("POST", "/chat/send"), ("POST", "/chat/follow"), ("POST", "/chat/back"),
+        ("GET", "/app.css"), ("GET", "/app.js"),
     ]
 
     private let pool: SlotPool<any InferenceSession>
@@ -79,6 +80,10 @@ public final class WebChatService: Sendable {
         let path = request.head.path
         if path == "/" {
             channel.send(.text(200, page, contentType: "text/html; charset=utf-8"))
+            return 200
+        }
+        if let asset = WebAppAssets.files[path] {
+            channel.send(.text(200, asset.text, contentType: asset.contentType))
             return 200
         }
         let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)

@@ -618,9 +618,7 @@ struct ServeEndToEndTests {
         "the forms place's backup and restore: the CLI's archive checked and merged by the same rules, a bad one refused"
     )
     func formsBackupRestore() throws {
-        let data = try TestPaths.temporaryDirectory()
-        let server = try ServerProcess(
-            Self.engine + ["--no-embeddings", "--now", "2026-11-22"], environment: ["SANAD_DATA": data.path])
+        let (server, data) = try placeServer()
         let port = server.port
         func post(_ path: String, _ body: JSONValue) throws -> RawReply {
             try request(port, "POST", path, body: body.jsonString)
@@ -670,9 +668,7 @@ struct ServeEndToEndTests {
 
     @Test("the documents place: a zone read with its checks and proposals, a text cleaned, a proposal saved to a form")
     func documentsPlace() throws {
-        let data = try TestPaths.temporaryDirectory()
-        let server = try ServerProcess(
-            Self.engine + ["--no-embeddings", "--now", "2026-11-22"], environment: ["SANAD_DATA": data.path])
+        let (server, _) = try placeServer()
         let port = server.port
         func post(_ path: String, _ body: JSONValue) throws -> RawReply {
             try request(port, "POST", path, body: body.jsonString)
@@ -716,10 +712,7 @@ struct ServeEndToEndTests {
 
     @Test("the credit place: consent asked, a background analysis with progress, its signed record verified, a cancel")
     func creditPlace() throws {
-        let data = try TestPaths.temporaryDirectory()
-        let server = try ServerProcess(
-            Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--max-body", "33554432"],
-            environment: ["SANAD_DATA": data.path])
+        let (server, data) = try placeServer(["--max-body", "33554432"])
         let port = server.port
         func post(_ path: String, _ body: JSONValue) throws -> RawReply {
             try request(port, "POST", path, body: body.jsonString)
@@ -729,12 +722,12 @@ struct ServeEndToEndTests {
         let state = try request(port, "GET", "/credit/api/state")
         #expect(state.json?["consent"] == .null && state.json?["traitsNote"]?.stringValue?.contains("lexicon") == true)
         let messages = """
-            2024-03-01T10:15 | Mom | Good morning habibi, did you eat?
-            2024-03-01T10:20 | me | Yes mom, thanks! Love you
-            2024-03-02T09:00 | Sam | Can you return the loan money this week?
-            2024-03-02T09:05 | me | I promise I will pay the loan tomorrow
-            2024-03-03T12:00 | me | Paid, I transferred the money
-            2024-03-03T12:10 | Sam | Received, thanks!
+            2024-06-01T09:00 | Aunt Huda | Good morning dear, how was the exam?
+            2024-06-01T09:10 | me | It went well, thank you auntie!
+            2024-06-02T18:00 | Omar | Can you pay back the 200 for the tickets?
+            2024-06-02T18:05 | me | I promise I will pay the money on Sunday
+            2024-06-04T08:00 | me | Paid, transferred the money this morning
+            2024-06-04T08:30 | Omar | Received, thanks!
 
             """
         let refused = try post("/credit/api/start", .object(["messages": .string(messages)]))
@@ -778,6 +771,14 @@ struct ServeEndToEndTests {
             atPath: data.appendingPathComponent("credit-scoring/records").path)
         #expect(records.count == 1, "\(records)")
         #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    /// A server for the web app's places: a fresh SANAD_DATA (returned), the sample user's date, `extra` options.
+    func placeServer(_ extra: [String] = []) throws -> (ServerProcess, URL) {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22"] + extra, environment: ["SANAD_DATA": data.path])
+        return (server, data)
     }
 
 }

@@ -147,23 +147,9 @@ struct CreditWebPlace: WebPlace {
     }
 
     /// The page, in the plugin's shipped resources (`Resources/credit.html`).
-    static let page: String? = {
-        let bundleName = "Sanad_CreditScoringPlugin.resources"
-        var folders = [
-            Bundle.main.bundleURL.appendingPathComponent(bundleName),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName),
-        ]
-        if let r = Bundle.main.resourceURL { folders.append(r.appendingPathComponent(bundleName)) }
-        folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent())
-        for folder in folders {
-            for path in ["Resources/credit.html", "credit.html"] {
-                if let text = try? String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8) {
-                    return text
-                }
-            }
-        }
-        return nil
-    }()
+    static let page = shippedWebPage(
+        "credit.html", bundle: "Sanad_CreditScoringPlugin.resources",
+        sourceFolder: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent())
 }
 
 /// One background analysis of the web app: messages read so far, a cancel flag the analysis checks after every

@@ -68,23 +68,9 @@ struct DocumentsWebPlace: WebPlace {
     }
 
     /// The page, in the plugin's shipped resources (`Resources/documents.html`).
-    static let page: String? = {
-        let bundleName = "Sanad_OCRIngestPlugin.resources"
-        var folders = [
-            Bundle.main.bundleURL.appendingPathComponent(bundleName),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName),
-        ]
-        if let r = Bundle.main.resourceURL { folders.append(r.appendingPathComponent(bundleName)) }
-        folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent())
-        for folder in folders {
-            for path in ["Resources/documents.html", "documents.html"] {
-                if let text = try? String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8) {
-                    return text
-                }
-            }
-        }
-        return nil
-    }()
+    static let page = shippedWebPage(
+        "documents.html", bundle: "Sanad_OCRIngestPlugin.resources",
+        sourceFolder: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent())
 }
 
 /// A request the documents place cannot answer, with what to send instead.

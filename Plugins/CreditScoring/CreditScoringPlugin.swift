@@ -122,8 +122,12 @@ public final class CreditScoringPlugin: FeaturePlugin {
     public let store: RecordStore
     public let me: [String]
     let now: @Sendable () -> Date
+    /// Sends a stored record (by id) to the receiver and says what came of it (`sanad credit send --json`'s
+    /// object); nil when the host cannot send (the plugin knows no receiver: the host that links one passes it).
+    public typealias Sender = @Sendable (_ store: RecordStore, _ recordID: String) throws -> JSONValue
+    let sender: Sender?
 
-    public convenience init(context: PluginContext) throws {
+    public convenience init(context: PluginContext, sender: Sender? = nil) throws {
         let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
         var me = ReaderSettings.defaultMe
         if let value = context.options["me"] {
@@ -137,10 +141,14 @@ public final class CreditScoringPlugin: FeaturePlugin {
             me = names
         }
         let folder = try options.string("store").map { URL(fileURLWithPath: $0) } ?? context.dataDirectory
-        self.init(store: RecordStore(directory: folder), me: me, now: context.now)
+        self.init(store: RecordStore(directory: folder), me: me, now: context.now, sender: sender)
     }
 
-    public init(store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date) {
+    public init(
+        store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date,
+        sender: Sender? = nil
+    ) {
+        self.sender = sender
         self.store = store
         self.me = me
         self.now = now

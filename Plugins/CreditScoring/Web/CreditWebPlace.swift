@@ -15,6 +15,7 @@ import SanadSigning
 ///                                           the signed record's text, traits, score, explanations, loved ones
 ///     POST /credit/api/cancel {"id": JOB}   stops it; nothing is written
 ///     POST /credit/api/verify {"record": TEXT}   the record checked offline (`verify`)
+///     POST /credit/api/send {"id": RECORD}  the record to the receiver of `SANAD_CREDIT_DB` (`send --json`'s answer)
 ///     GET  /credit/api/record?id=RECORD     the signed record file, as a download
 struct CreditWebPlace: WebPlace {
     let plugin: CreditScoringPlugin
@@ -47,6 +48,12 @@ struct CreditWebPlace: WebPlace {
         case ("POST", "/api/cancel"):
             jobs[try parameter("id")]?.cancel()
             return .json(.object(["ok": .bool(true)]))
+        case ("POST", "/api/send"):
+            guard let sender = plugin.sender else {
+                throw CreditPlaceError("this host cannot send records (no receiver client linked)")
+            }
+            let id = try parameter("id")
+            return .json(try await Task.detached { try sender(plugin.store, id) }.value)
         case ("POST", "/api/verify"):
             return .json(try CreditScoringPlugin.verification(Array(try parameter("record").utf8)))
         case ("GET", "/api/record"):
@@ -67,7 +74,7 @@ struct CreditWebPlace: WebPlace {
         let environment = ProcessInfo.processInfo.environment
         return .object([
             "consent": Consent.load(plugin.store)?.json ?? .null, "traitsNote": .string(CreditScoring.traitsCaveat),
-            "receiverConfigured": .bool(!(environment["SANAD_CREDIT_DB"] ?? "").isEmpty),
+            "receiverConfigured": .bool(plugin.sender != nil && !(environment["SANAD_CREDIT_DB"] ?? "").isEmpty),
         ])
     }
 

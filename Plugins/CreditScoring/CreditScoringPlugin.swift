@@ -126,8 +126,12 @@ public final class CreditScoringPlugin: FeaturePlugin {
     /// object); nil when the host cannot send (the plugin knows no receiver: the host that links one passes it).
     public typealias Sender = @Sendable (_ store: RecordStore, _ recordID: String) throws -> JSONValue
     let sender: Sender?
+    /// The debug status (`sanad credit status --json`'s object: the database's reachability and latency when one is
+    /// configured, the key, the counts, the recent sends and errors); nil when the host gives none.
+    public typealias StatusReport = @Sendable (_ store: RecordStore) throws -> JSONValue
+    let statusReport: StatusReport?
 
-    public convenience init(context: PluginContext, sender: Sender? = nil) throws {
+    public convenience init(context: PluginContext, sender: Sender? = nil, status: StatusReport? = nil) throws {
         let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
         var me = ReaderSettings.defaultMe
         if let value = context.options["me"] {
@@ -141,14 +145,15 @@ public final class CreditScoringPlugin: FeaturePlugin {
             me = names
         }
         let folder = try options.string("store").map { URL(fileURLWithPath: $0) } ?? context.dataDirectory
-        self.init(store: RecordStore(directory: folder), me: me, now: context.now, sender: sender)
+        self.init(store: RecordStore(directory: folder), me: me, now: context.now, sender: sender, status: status)
     }
 
     public init(
         store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date,
-        sender: Sender? = nil
+        sender: Sender? = nil, status: StatusReport? = nil
     ) {
         self.sender = sender
+        self.statusReport = status
         self.store = store
         self.me = me
         self.now = now

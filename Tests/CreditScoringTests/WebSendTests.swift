@@ -16,7 +16,7 @@ struct WebSendTests {
         return try JSONValue.parse(r.stdout)
     }
 
-    @Test("an analysis made in the page is sent, stored after the receiver's check, and said to be stored again")
+    @Test("a record analysed in the page is sent, stored, then already stored; the status probes the receiver")
     func sendFromThePage() throws {
         guard PostgresServer.available, SanadCLI.executable != nil,
             FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
@@ -44,8 +44,8 @@ struct WebSendTests {
         }
         let recordID = try #require(result["recordId"]?.stringValue, "\(result)")
         // The operator enrolls the device's key; the receiver service verifies what the device stages.
-        let status = try SanadCLI.run(["credit", "status", "--json"], environment: environment)
-        let key = try #require(try JSONValue.parse(status.stdout)["publicKey"]?.stringValue, "\(status.stdout)")
+        let device = try SanadCLI.run(["credit", "status", "--json"], environment: environment)
+        let key = try #require(try JSONValue.parse(device.stdout)["publicKey"]?.stringValue, "\(device.stdout)")
         let enrolled = try SanadCLI.run(["credit", "receiver", "enroll", key, "--db", database.receiver])
         #expect(enrolled.status == 0, "\(enrolled.stderr)")
         let receiver = try ReceiverProcess(conninfo: database.receiver)
@@ -56,6 +56,15 @@ struct WebSendTests {
         #expect(try database.count("credit_records") == 1)
         let again = try call(port, "POST", "/credit/api/send", .object(["id": .string(recordID)]))
         #expect(again["alreadyStored"]?["recordId"]?.stringValue == recordID, "\(again)")
+        // The debug status: the receiver reachable with its latency, the send confirmed among the recent events.
+        let status = try call(port, "GET", "/credit/api/status")
+        #expect(status["database"]?["reachable"] == .bool(true), "\(status)")
+        #expect(status["database"]?["roundTripMilliseconds"]?.doubleValue != nil)
+        #expect(status["recent"]?.arrayValue?.last?["kind"]?.stringValue == "confirmed", "\(status)")
+        try database.stop()
+        let down = try call(port, "GET", "/credit/api/status")
+        #expect(down["database"]?["reachable"] == .bool(false), "\(down)")
+        try database.start()
         #expect(server.stop() == 0, "\(server.stderr)")
     }
 }

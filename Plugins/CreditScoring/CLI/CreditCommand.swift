@@ -711,7 +711,30 @@ public enum CreditCommand: VerbCommand {
         return ExitCode.success
     }
 
+    /// The web app's debug status (`CreditScoringPlugin.StatusReport`): `status --json`'s object, the database
+    /// probed when `SANAD_CREDIT_DB` is set.
+    public static let webStatus: CreditScoringPlugin.StatusReport = { store in
+        let db = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+        return JSONValue.object(
+            Dictionary(try statusFields(store, db: db, timeout: 10), uniquingKeysWith: { a, _ in a }))
+    }
+
     static func status(_ store: RecordStore, db: String?, timeout: Int, json: Bool) throws -> Int32 {
+        let fields = try statusFields(store, db: db, timeout: timeout)
+        if json {
+            print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
+        } else {
+            for (k, v) in fields where k != "recent" { print("\(k): \(v.stringValue ?? v.jsonString)") }
+            let recent = store.recentEvents(5)
+            print("recent sends:\(recent.isEmpty ? " none" : "")")
+            for e in recent { print("  \(e.jsonString)") }
+        }
+        return ExitCode.success
+    }
+
+    /// The debug status, field by field in the order `status` prints them: the store, the processing state,
+    /// the database (with `db`), libcrypto and the device key, the counts, the last five sends.
+    static func statusFields(_ store: RecordStore, db: String?, timeout: Int) throws -> [(String, JSONValue)] {
         var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
         let records = CreditScoring.history(store)
         let latest = records.last { $0.verified != nil }?.fileID
@@ -737,15 +760,7 @@ public enum CreditCommand: VerbCommand {
         fields.append(("outbox", .number(Double(store.files(in: store.outbox).count))))
         fields.append(("confirmed", .number(Double(store.files(in: store.confirmations).count))))
         fields.append(("recent", .array(store.recentEvents(5))))
-        if json {
-            print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
-        } else {
-            for (k, v) in fields where k != "recent" { print("\(k): \(v.stringValue ?? v.jsonString)") }
-            let recent = store.recentEvents(5)
-            print("recent sends:\(recent.isEmpty ? " none" : "")")
-            for e in recent { print("  \(e.jsonString)") }
-        }
-        return ExitCode.success
+        return fields
     }
 
     /// The database as the debug status shows it: reachable or why not, the connection time and the median of

@@ -15,6 +15,8 @@ import SanadSigning
 ///                                           the signed record's text, traits, score, explanations, loved ones
 ///     POST /credit/api/cancel {"id": JOB}   stops it; nothing is written
 ///     POST /credit/api/verify {"record": TEXT}   the record checked offline (`verify`)
+///     GET  /credit/api/status               the debug status (`status --json`: the receiver's reachability and
+///                                           latency, the key, the counts, the recent sends and errors)
 ///     POST /credit/api/send {"id": RECORD}  the record to the receiver of `SANAD_CREDIT_DB` (`send --json`'s answer)
 ///     GET  /credit/api/record?id=RECORD     the signed record file, as a download
 struct CreditWebPlace: WebPlace {
@@ -54,6 +56,11 @@ struct CreditWebPlace: WebPlace {
             }
             let id = try parameter("id")
             return .json(try await Task.detached { try sender(plugin.store, id) }.value)
+        case ("GET", "/api/status"):
+            guard let report = plugin.statusReport else {
+                throw CreditPlaceError("this host gives no debug status (sanad credit status does)")
+            }
+            return .json(try await Task.detached { try report(plugin.store) }.value)
         case ("POST", "/api/verify"):
             return .json(try CreditScoringPlugin.verification(Array(try parameter("record").utf8)))
         case ("GET", "/api/record"):

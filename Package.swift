@@ -196,7 +196,7 @@ let package = Package(
         // path.
         .target(
             name: "OCRIngestPlugin", dependencies: ["SanadNative", "SanadCore", "SanadChat"], path: "Plugins/OCRIngest",
-            exclude: ["README.md", "CLI"],
+            exclude: ["README.md", "CLI"], resources: [.copy("Resources")],
             swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         // `sanad ingest`: the plugin's command, with the plugin.
         .target(
@@ -226,7 +226,7 @@ let package = Package(
             name: "CreditScoringPlugin",
             dependencies: ["SanadCore", "SanadChat", "SanadStructured", "SanadNative", "SanadSigning"],
             path: "Plugins/CreditScoring",
-            exclude: ["README.md", "CLI"]),
+            exclude: ["README.md", "CLI"], resources: [.copy("Resources")]),
         // The receiving side of credit records: PostgreSQL through libpq (dlopen); the schema with its two roles,
         // the receiver service that verifies each staged record before storing it, and the device's submission
         // client (which can only stage documents and read their outcome).

@@ -27,6 +27,7 @@ public struct AbsherSettings: Sendable {
     public static let product = ChatProduct(
         id: "absher", wording: wording, linkFormat: linkFormat,
         webPage: shippedResource("webchat.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) },
+        loginPage: shippedResource("login.html").flatMap { try? String(contentsOf: $0, encoding: .utf8) },
         terminal: terminalWording, language: .arabic,
         translations: [.english: (wording: englishWording, terminal: englishTerminalWording)])
 

@@ -122,8 +122,16 @@ public final class CreditScoringPlugin: FeaturePlugin {
     public let store: RecordStore
     public let me: [String]
     let now: @Sendable () -> Date
+    /// Sends a stored record (by id) to the receiver and says what came of it (`sanad credit send --json`'s
+    /// object); nil when the host cannot send (the plugin knows no receiver: the host that links one passes it).
+    public typealias Sender = @Sendable (_ store: RecordStore, _ recordID: String) throws -> JSONValue
+    let sender: Sender?
+    /// The debug status (`sanad credit status --json`'s object: the database's reachability and latency when one is
+    /// configured, the key, the counts, the recent sends and errors); nil when the host gives none.
+    public typealias StatusReport = @Sendable (_ store: RecordStore) throws -> JSONValue
+    let statusReport: StatusReport?
 
-    public convenience init(context: PluginContext) throws {
+    public convenience init(context: PluginContext, sender: Sender? = nil, status: StatusReport? = nil) throws {
         let options = try PluginOptions(plugin: Self.pluginID, context: context, allowed: Self.optionKeys)
         var me = ReaderSettings.defaultMe
         if let value = context.options["me"] {
@@ -137,10 +145,15 @@ public final class CreditScoringPlugin: FeaturePlugin {
             me = names
         }
         let folder = try options.string("store").map { URL(fileURLWithPath: $0) } ?? context.dataDirectory
-        self.init(store: RecordStore(directory: folder), me: me, now: context.now)
+        self.init(store: RecordStore(directory: folder), me: me, now: context.now, sender: sender, status: status)
     }
 
-    public init(store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date) {
+    public init(
+        store: RecordStore, me: [String] = ReaderSettings.defaultMe, now: @escaping @Sendable () -> Date,
+        sender: Sender? = nil, status: StatusReport? = nil
+    ) {
+        self.sender = sender
+        self.statusReport = status
         self.store = store
         self.me = me
         self.now = now
@@ -219,19 +232,29 @@ public final class CreditScoringPlugin: FeaturePlugin {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ToolError(tool: "credit_verify", "cannot read '\(path)'")
             }
-            do {
-                let v = try RecordVerifier.verify(Array(data), lib: try LibCrypto.shared())
-                return .object([
-                    "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
-                    "digest": .string(v.digest),
-                ])
-            } catch let rejection as RecordRejection {
-                return .object([
-                    "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
-                ])
-            }
+            return try Self.verification(Array(data))
         }
     }
+
+    /// A record's offline check (`verify`) as JSON: `valid` with its id, key and digest, or why not.
+    static func verification(_ bytes: [UInt8]) throws -> JSONValue {
+        do {
+            let v = try RecordVerifier.verify(bytes, lib: try LibCrypto.shared())
+            return .object([
+                "valid": .bool(true), "recordId": .string(v.recordID), "keyId": .string(v.keyID),
+                "digest": .string(v.digest), "trustworthiness": .number(Double(v.trustworthiness)),
+            ])
+        } catch let rejection as RecordRejection {
+            return .object([
+                "valid": .bool(false), "reason": .string(rejection.reason), "detail": .string(rejection.detail),
+            ])
+        }
+    }
+
+    /// The web app's analyses (the credit place's background jobs).
+    let webJobs = CreditWebJobs()
+
+    public var webPlace: (any WebPlace)? { CreditWebPlace(plugin: self, jobs: webJobs) }
 
     var historyTool: PluginTool {
         PluginTool(

@@ -60,6 +60,9 @@ public final class FormsPlugin: FeaturePlugin {
             report: { FileHandle.standardError.write(Data("[forms: \($0)]\n".utf8)) })
     }
 
+    /// The store folder's backup key (`backup.key`), made on first use.
+    func backupKey() throws -> BackupKey { try BackupKey.ofStore(storeDirectory) }
+
     func session(_ args: ToolArguments) throws -> FormSession {
         try FormSession.resume(
             id: try args.string("sessionId"), store: try open(), catalog: catalog, today: CivilDate.today(now()),

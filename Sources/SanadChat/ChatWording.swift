@@ -147,6 +147,9 @@ public struct ChatProduct: Sendable {
     public var linkFormat: DeepLinkFormat
     /// The web chat's page (HTML with its CSS and JavaScript), or nil: the server then serves no web chat.
     public var webPage: String?
+    /// The web app's login page (HTML), shown instead of a page asked without the API key when `sanad serve` needs
+    /// one; nil: the server's plain page.
+    public var loginPage: String?
     /// The labels `sanad chat` prints in a terminal, in `language`.
     public var terminal: TerminalWording
     /// The product's own language (the default of `--lang`).
@@ -156,13 +159,14 @@ public struct ChatProduct: Sendable {
 
     public init(
         id: String, wording: ChatWording, linkFormat: DeepLinkFormat, webPage: String? = nil,
-        terminal: TerminalWording = .english, language: ChatLanguage = .english,
+        loginPage: String? = nil, terminal: TerminalWording = .english, language: ChatLanguage = .english,
         translations: [ChatLanguage: (wording: ChatWording, terminal: TerminalWording)] = [:]
     ) {
         self.id = id
         self.wording = wording
         self.linkFormat = linkFormat
         self.webPage = webPage
+        self.loginPage = loginPage
         self.terminal = terminal
         self.language = language
         self.translations = translations

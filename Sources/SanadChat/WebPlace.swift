@@ -55,3 +55,21 @@ public protocol WebPlace: Sendable {
     /// Answers `request`; an error thrown is sent as a 400 with its text.
     func respond(to request: WebRequest) async throws -> WebReply
 }
+
+/// A page a plugin ships as a resource (`Resources/NAME` in its SwiftPM bundle, `Sanad_TARGET.resources`), found
+/// without `Bundle.module` (which stops the process when the bundle is missing): next to the executable, else in
+/// the plugin's source folder `sourceFolder` (a build run from its checkout). Nil when neither has it.
+public func shippedWebPage(_ name: String, bundle: String, sourceFolder: URL) -> String? {
+    var folders = [
+        Bundle.main.bundleURL.appendingPathComponent(bundle),
+        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundle),
+    ]
+    if let r = Bundle.main.resourceURL { folders.append(r.appendingPathComponent(bundle)) }
+    folders.append(sourceFolder)
+    for folder in folders {
+        for path in ["Resources/\(name)", name] {
+            if let text = try? String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8) { return text }
+        }
+    }
+    return nil
+}

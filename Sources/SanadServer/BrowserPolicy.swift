@@ -38,8 +38,9 @@ public struct BrowserPolicy: Sendable {
             code: "host_not_allowed")
     }
 
-    /// A 415 or 403 when a request that changes state or runs the model is not JSON from an allowed origin.
-    public func checkStateChanging(_ head: HTTPRequestHead) -> APIError? {
+    /// A 415 or 403 when a request that changes state or runs the model is not JSON from an allowed origin;
+    /// `originRequired` (a request the login cookie authorizes): a 403 too when it does not say its `Origin`.
+    public func checkStateChanging(_ head: HTTPRequestHead, originRequired: Bool = false) -> APIError? {
         let type = (head.header("content-type") ?? "").split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
@@ -51,7 +52,15 @@ public struct BrowserPolicy: Sendable {
                     + "'Content-Type: application/json')",
                 code: "unsupported_media_type")
         }
-        guard let origin = head.header("origin")?.lowercased() else { return nil }
+        guard let origin = head.header("origin")?.lowercased() else {
+            guard originRequired else { return nil }
+            return APIError(
+                403,
+                "a \(head.method) to \(head.path) signed in by the web app's cookie must come from this server's "
+                    + "own page (the request has no Origin); a client that is not a browser sends "
+                    + "'Authorization: Bearer KEY' instead",
+                code: "origin_not_allowed")
+        }
         if allowsCrossOrigin(origin) { return nil }
         if let host = head.header("host")?.lowercased(), origin == "http://" + host || origin == "https://" + host {
             return nil

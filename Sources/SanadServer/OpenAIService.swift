@@ -70,18 +70,76 @@ public final class OpenAIService: Sendable {
         return HTTPParseError(refused.status, refused.message, code: refused.code)
     }
 
-    /// The 401 for a request without the API key (every path but `/health` and the web chat's page needs it).
+    /// The 401 for a request without the API key (as `Authorization: Bearer KEY`, or the web app's login cookie):
+    /// every path needs it but `/health`, the login call, and the web app's pages (which get the login page).
     private func keyRefusal(_ head: HTTPRequestHead) -> APIError? {
-        guard let apiKey, head.path != "/health", head.path != "/", head.method != "OPTIONS",
-            webChat?.place(for: head.path)?.prefix != head.path,
-            !bearerMatches(head.header("authorization"), key: apiKey)
+        guard let apiKey, head.path != "/health", head.method != "OPTIONS", !isLoginCall(head), !isWebPage(head),
+            !isWebAsset(head), credential(head) == nil
         else { return nil }
-        return APIError(401, "a valid API key is required (Authorization: Bearer KEY)", code: "invalid_api_key")
+        return APIError(
+            401, "a valid API key is required (Authorization: Bearer KEY, or sign in on the web app's page)",
+            code: "invalid_api_key")
+    }
+
+    /// How the request carries the API key: `bearer` (`Authorization`), `cookie` (the web app's login), or nil.
+    private func credential(_ head: HTTPRequestHead) -> String? {
+        guard let apiKey else { return nil }
+        if bearerMatches(head.header("authorization"), key: apiKey) { return "bearer" }
+        return WebLogin.cookieMatches(head, key: apiKey) ? "cookie" : nil
+    }
+
+    /// A web app page (`/`, a place's own path), asked with GET or HEAD.
+    private func isWebPage(_ head: HTTPRequestHead) -> Bool {
+        guard let webChat, head.method == "GET" || head.method == "HEAD" else { return false }
+        return head.path == "/" || webChat.place(for: head.path)?.prefix == head.path
+    }
+
+    /// The pages' shared style and script (`WebAppAssets`): no secret in them, and the login page uses them.
+    private func isWebAsset(_ head: HTTPRequestHead) -> Bool {
+        webChat != nil && (head.method == "GET" || head.method == "HEAD") && WebAppAssets.files[head.path] != nil
+    }
+
+    /// `POST /login` or `/logout` of a server with a web app and an API key.
+    private func isLoginCall(_ head: HTTPRequestHead) -> Bool {
+        webChat != nil && apiKey != nil && [WebLogin.path, WebLogin.logoutPath].contains(head.path)
+    }
+
+    /// The login's answers, before any route: the login and logout calls, and the login page for a web app page
+    /// asked without the key; nil for every other request. A change made on the strength of the login cookie
+    /// must come from this server's own pages (an `Origin` of this server).
+    private func loginAnswer(_ request: HTTPRequest) -> HTTPResponse? {
+        let head = request.head
+        guard let apiKey, let webChat else { return nil }
+        if isLoginCall(head) {
+            guard head.method == "POST" else {
+                return APIError(405, "\(head.path) takes POST, not \(head.method)", code: "method_not_allowed")
+                    .response
+            }
+            if let refused = browserPolicy.checkStateChanging(head, originRequired: true) { return refused.response }
+            if head.path == WebLogin.logoutPath {
+                return .json(
+                    200, #"{"ok":true}"#,
+                    headers: [("Set-Cookie", WebLogin.setCookie(nil, secure: WebLogin.overTLS(head)))])
+            }
+            do { return try WebLogin.login(request, key: apiKey) } catch { return error.response }
+        }
+        let signedIn = credential(head)
+        if isWebPage(head), signedIn == nil { return WebLogin.page(webChat.loginPage) }
+        if signedIn == "cookie", head.method == "POST",
+            let refused = browserPolicy.checkStateChanging(head, originRequired: true)
+        {
+            return refused.response
+        }
+        return nil
     }
 
     /// The API's routes and, when it is on, the web chat's.
     public var allRoutes: [(method: String, path: String)] {
-        Self.routes + (webChat.map { WebChatService.routes + $0.places.map { ("GET", $0.prefix) } } ?? [])
+        Self.routes
+            + (webChat.map {
+                WebChatService.routes + $0.places.map { ("GET", $0.prefix) }
+                    + (apiKey == nil ? [] : [("POST", WebLogin.path), ("POST", WebLogin.logoutPath)])
+            } ?? [])
     }
 
     /// Sends the answer; returns its status (499 when the client left first).
@@ -94,6 +152,7 @@ public final class OpenAIService: Sendable {
         let method = request.head.method
         if let refused = browserPolicy.checkHost(request.head) { return send(refused.response) }
         channel.extraHeaders = browserPolicy.corsHeaders(request.head)
+        if let answer = loginAnswer(request) { return send(answer) }
         if let webChat, let place = webChat.place(for: path) {
             // A plugin's place: its page and downloads by GET, its changes by POST (JSON, this server's pages).
             guard ["GET", "HEAD", "POST"].contains(method) else {

@@ -13,6 +13,7 @@ public final class WebChatService: Sendable {
     /// The paths it answers.
     public static let routes: [(method: String, path: String)] = [
         ("GET", "/"), ("POST", "/chat/open"), ("POST", "/chat/send"), ("POST", "/chat/follow"), ("POST", "/chat/back"),
+        ("GET", "/app.css"), ("GET", "/app.js"),
     ]
 
     private let pool: SlotPool<any InferenceSession>
@@ -23,6 +24,8 @@ public final class WebChatService: Sendable {
     private let languages: [ChatLanguage]
     /// The plugins' places in the web app (`WebPlace`), each under its own path.
     let places: [any WebPlace]
+    /// The product's login page (`ChatProduct.loginPage`) for a server with an API key; nil: a plain one.
+    let loginPage: String?
     private let conversations = ConversationStore(capacity: 64, perBrowser: 8)
 
     /// `page` is the product's web chat page (`ChatProduct.webPage`), served at `/`; `languages` those a page may
@@ -30,8 +33,9 @@ public final class WebChatService: Sendable {
     public init(
         pool: SlotPool<any InferenceSession>, reference: any InferenceSession, linkFormat: DeepLinkFormat,
         page: String, languages: [ChatLanguage] = ChatLanguage.allCases, places: [any WebPlace] = [],
-        makeChat: @escaping ChatFactory
+        loginPage: String? = nil, makeChat: @escaping ChatFactory
     ) {
+        self.loginPage = loginPage
         self.places = places
         self.pool = pool
         self.reference = reference
@@ -76,6 +80,10 @@ public final class WebChatService: Sendable {
         let path = request.head.path
         if path == "/" {
             channel.send(.text(200, page, contentType: "text/html; charset=utf-8"))
+            return 200
+        }
+        if let asset = WebAppAssets.files[path] {
+            channel.send(.text(200, asset.text, contentType: asset.contentType))
             return 200
         }
         let body = request.body.isEmpty ? [:] : try decodeJSONObject(request.body, maximumBytes: 1 << 20)
@@ -227,17 +235,10 @@ let browserCookieName = "sanad_browser"
 
 /// The browser id of the request's cookie (32 hex digits), or nil.
 func browserCookie(_ head: HTTPRequestHead) -> String? {
-    for header in head.headers where header.name == "cookie" {
-        for pair in header.value.split(separator: ";") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2, parts[0] == browserCookieName, parts[1].count == 32,
-                parts[1].allSatisfy(\.isHexDigit)
-            {
-                return parts[1]
-            }
-        }
+    guard let value = cookie(browserCookieName, in: head), value.count == 32, value.allSatisfy(\.isHexDigit) else {
+        return nil
     }
-    return nil
+    return value
 }
 
 /// 128 random bits as 32 hex digits.

@@ -1,5 +1,6 @@
 import AbsherData
 import BLASBackend
+import CreditScoringCLI
 import CreditScoringPlugin
 import DependentsPlugin
 import FormsPlugin
@@ -33,7 +34,9 @@ enum Wiring {
         ServicesPlugin.pluginID: { try ServicesPlugin(context: $0) },
         DocumentIngestPlugin.pluginID: { try DocumentIngestPlugin(context: $0) },
         FormsPlugin.pluginID: { try FormsPlugin(context: $0) },
-        CreditScoringPlugin.pluginID: { try CreditScoringPlugin(context: $0) },
+        CreditScoringPlugin.pluginID: {
+            try CreditScoringPlugin(context: $0, sender: CreditCommand.webSender, status: CreditCommand.webStatus)
+        },
     ])
 
     static func registry() -> BackendRegistry {

@@ -557,4 +557,228 @@ struct ServeEndToEndTests {
         #expect(try request(server.port, "GET", "/v1/models", headers: ["Authorization: Bearer s3cret"]).status == 200)
         #expect(server.stop() == 0)
     }
+
+    @Test("beyond loopback: the login page without the key, a wrong key refused, the cookie works, Origin checked")
+    func webLogin() throws {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22", "--host", "0.0.0.0", "--api-key", "s3cret"],
+            environment: ["SANAD_DATA": data.path])
+        let port = server.port
+        let own = "Origin: http://127.0.0.1:\(port)"
+        for page in ["/", "/forms?lang=en"] {
+            let r = try request(port, "GET", page)
+            #expect(r.status == 401 && r.body.contains("/login") && r.body.contains("type=\"password\""), "\(page)")
+        }
+        let call = try request(port, "GET", "/forms/api/list")
+        #expect(call.status == 401 && call.json?["error"]?["code"]?.stringValue == "invalid_api_key", "\(call.body)")
+        let wrong = try request(port, "POST", "/login", body: #"{"key":"s3creT"}"#, headers: [own])
+        #expect(wrong.status == 401 && wrong.json?["error"]?["param"]?.stringValue == "key", "\(wrong.body)")
+        #expect(wrong.headers["set-cookie"] == nil)
+        let prefix = try request(port, "POST", "/login", body: #"{"key":"s3cre"}"#, headers: [own])
+        #expect(prefix.status == 401)
+        let foreignLogin = try request(
+            port, "POST", "/login", body: #"{"key":"s3cret"}"#, headers: ["Origin: http://evil.example"])
+        #expect(foreignLogin.status == 403 && foreignLogin.headers["set-cookie"] == nil, "\(foreignLogin.body)")
+        let login = try request(port, "POST", "/login", body: #"{"key":"s3cret"}"#, headers: [own])
+        let setCookie = try #require(login.headers["set-cookie"], "\(login.status) \(login.body)")
+        #expect(login.status == 200 && setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        #expect(!setCookie.contains("Secure") && !setCookie.contains("s3cret"), "\(setCookie)")
+        let cookie = "Cookie: " + String(setCookie.split(separator: ";")[0])
+        // Behind TLS (the browser's origin is https) the cookie is Secure.
+        let tls = try request(
+            port, "POST", "/login", body: #"{"key":"s3cret"}"#,
+            headers: ["Origin: https://127.0.0.1:\(port)", "X-Forwarded-Proto: https"])
+        #expect(tls.headers["set-cookie"]?.contains("; Secure") == true, "\(tls.headers)")
+        let page = try request(port, "GET", "/forms?lang=en", headers: [cookie])
+        #expect(page.status == 200 && page.body.contains("/forms/api/list"))
+        #expect(try request(port, "GET", "/", headers: [cookie]).status == 200)
+        let list = try request(port, "GET", "/forms/api/list", headers: [cookie])
+        #expect(list.status == 200 && list.json?["templates"] != nil, "\(list.body)")
+        #expect(try request(port, "GET", "/v1/models", headers: ["Cookie: sanad_key=00"]).status == 401)
+        // A change by the cookie: from this server's page it goes; from another site's page, or saying no origin, 403.
+        let start = #"{"templateId":"ds-160","lang":"en"}"#
+        let foreign = try request(
+            port, "POST", "/forms/api/start", body: start, headers: [cookie, "Origin: http://evil.example"])
+        #expect(foreign.status == 403 && foreign.json?["error"]?["code"]?.stringValue == "origin_not_allowed")
+        let bare = try request(port, "POST", "/forms/api/start", body: start, headers: [cookie])
+        #expect(bare.status == 403 && bare.body.contains("Origin"), "\(bare.body)")
+        let started = try request(port, "POST", "/forms/api/start", body: start, headers: [cookie, own])
+        #expect(started.status == 200 && started.json?["sessionId"]?.stringValue != nil, "\(started.body)")
+        // The bearer key still works without an Origin (curl, SDKs).
+        let bearer = try request(
+            port, "POST", "/forms/api/start", body: start, headers: ["Authorization: Bearer s3cret"])
+        #expect(bearer.status == 200, "\(bearer.body)")
+        let logout = try request(port, "POST", "/logout", body: "{}", headers: [cookie, own])
+        #expect(logout.status == 200 && logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test(
+        "the forms place's backup and restore: the CLI's archive checked and merged by the same rules, a bad one refused"
+    )
+    func formsBackupRestore() throws {
+        let (server, data) = try placeServer()
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        #expect(try request(port, "GET", "/forms/api/backup").body.contains("no forms to back up"))
+        let started = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        let id = try #require(started.json?["sessionId"]?.stringValue, "\(started.body)")
+        _ = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ERIKSSON")]))
+        let download = try request(port, "GET", "/forms/api/backup")
+        #expect(download.status == 200 && download.headers["content-type"] == "application/zip")
+        #expect(download.body.hasPrefix("PK") && download.headers["content-disposition"]?.contains(".zip") == true)
+        // The CLI's backup of the same store (its key) is what the page uploads.
+        let file = data.appendingPathComponent("all.zip")
+        let made = try SanadCLI.run(["form", "backup", "--all", file.path], environment: ["SANAD_DATA": data.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let archive = try Data(contentsOf: file)
+        func restore(_ bytes: Data, apply: Bool, replace: Bool = false) throws -> RawReply {
+            try post(
+                "/forms/api/restore",
+                .object([
+                    "archive": .string(bytes.base64EncodedString()), "name": .string("all.zip"),
+                    "apply": .bool(apply), "replace": .bool(replace),
+                ]))
+        }
+        let same = try restore(archive, apply: false).json?["sessions"]?.arrayValue?.first
+        #expect(same?["writes"] == .bool(false) && same?["explanation"]?.stringValue?.hasPrefix("unchanged") == true)
+        // The store moves on: its newer version is kept, unless replacing (the store copied aside first).
+        _ = try post("/forms/api/answer", .object(["id": .string(id), "answer": .string("ANNA")]))
+        let kept = try restore(archive, apply: true)
+        #expect(
+            kept.json?["sessions"]?.arrayValue?.first?["explanation"]?.stringValue?.hasPrefix("kept the store's")
+                == true)
+        #expect(kept.json?["aside"] == .null, "\(kept.body)")
+        let replaced = try restore(archive, apply: true, replace: true)
+        #expect(replaced.json?["sessions"]?.arrayValue?.first?["writes"] == .bool(true), "\(replaced.body)")
+        #expect(replaced.json?["aside"]?.stringValue?.hasSuffix(".zip") == true, "\(replaced.body)")
+        let session = try request(port, "GET", "/forms/api/session?id=\(id)")
+        #expect(session.json?["progress"]?["answered"] == .number(1), "\(session.body)")
+        var tampered = archive
+        tampered[tampered.count / 2] ^= 0xFF
+        let bad = try restore(tampered, apply: true)
+        #expect(bad.status == 400 && bad.body.contains("all.zip"), "\(bad.body)")
+        let old = try restore(Data(#"{"format":"sanad-form-backup"}"#.utf8), apply: false)
+        #expect(old.status == 400 && old.body.contains("keyed digest"), "\(old.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("the documents place: a zone read with its checks and proposals, a text cleaned, a proposal saved to a form")
+    func documentsPlace() throws {
+        let (server, _) = try placeServer()
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        let page = try request(port, "GET", "/documents?lang=en")
+        #expect(page.status == 200 && page.body.contains("/documents/api/read"))
+        let zone = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10\n"
+        func read(_ text: String, name: String) throws -> RawReply {
+            try post(
+                "/documents/api/read",
+                .object(["name": .string(name), "data": .string(Data(text.utf8).base64EncodedString())]))
+        }
+        let passport = try read(zone, name: "passport.txt")
+        #expect(passport.json?["mrz"]?["valid"] == .bool(true), "\(passport.body)")
+        #expect(passport.json?["mrz"]?["checks"]?.arrayValue?.count == 5)
+        let proposals = try #require(passport.json?["proposals"]?.arrayValue, "\(passport.body)")
+        let surname = try #require(proposals.first { $0["fieldId"]?.stringValue == "surname" })
+        #expect(surname["evidence"]?["documentId"]?.stringValue == "passport.txt")
+        let text = try read("regis-\ntration  of   the car\n", name: "note.txt")
+        #expect(
+            text.json?["kind"] == .string("text") && text.json?["cleanedText"] == .string("registration of the car"))
+        let binary = try post(
+            "/documents/api/read",
+            .object(["name": .string("x.bin"), "data": .string(Data([0xFF, 0xFE, 0x00]).base64EncodedString())]))
+        #expect(binary.status == 400 && binary.body.contains("neither an image"), "\(binary.body)")
+        // Filling: the form's fields, then a proposal saved with the document as its evidence.
+        let started = try post("/forms/api/start", .object(["templateId": .string("ds-160"), "lang": .string("en")]))
+        let id = try #require(started.json?["sessionId"]?.stringValue)
+        let fields = try request(port, "GET", "/forms/api/fields?id=\(id)")
+        #expect(fields.json?["fields"]?.arrayValue?.contains { $0["id"] == .string("passportNumber") } == true)
+        var accepted: [String: JSONValue] = ["id": .string(id)]
+        accepted["fieldId"] = surname["fieldId"]
+        accepted["value"] = surname["value"]
+        accepted["evidence"] = surname["evidence"]
+        let saved = try post("/forms/api/propose", .object(accepted))
+        #expect(saved.json?["outcomes"]?.arrayValue?.first?["saved"] == .bool(true), "\(saved.body)")
+        let answers = try request(port, "GET", "/forms/api/export?id=\(id)&file=answers.json")
+        #expect(answers.body.contains("passport.txt: MRZ TD3, name"), "\(answers.body)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    @Test("the credit place: consent asked, a background analysis with progress, its signed record verified, a cancel")
+    func creditPlace() throws {
+        let (server, data) = try placeServer(["--max-body", "33554432"])
+        let port = server.port
+        func post(_ path: String, _ body: JSONValue) throws -> RawReply {
+            try request(port, "POST", path, body: body.jsonString)
+        }
+        let page = try request(port, "GET", "/credit?lang=en")
+        #expect(page.status == 200 && page.body.contains("/credit/api/start"))
+        let state = try request(port, "GET", "/credit/api/state")
+        #expect(state.json?["consent"] == .null && state.json?["traitsNote"]?.stringValue?.contains("lexicon") == true)
+        let messages = """
+            2024-06-01T09:00 | Aunt Huda | Good morning dear, how was the exam?
+            2024-06-01T09:10 | me | It went well, thank you auntie!
+            2024-06-02T18:00 | Omar | Can you pay back the 200 for the tickets?
+            2024-06-02T18:05 | me | I promise I will pay the money on Sunday
+            2024-06-04T08:00 | me | Paid, transferred the money this morning
+            2024-06-04T08:30 | Omar | Received, thanks!
+
+            """
+        let refused = try post("/credit/api/start", .object(["messages": .string(messages)]))
+        #expect(refused.status == 400 && refused.body.contains("consent"), "\(refused.body)")
+        let started = try post(
+            "/credit/api/start", .object(["messages": .string(messages), "consent": .bool(true)]))
+        let job = try #require(started.json?["job"]?.stringValue, "\(started.body)")
+        func finished(_ id: String) throws -> JSONValue {
+            for _ in 0..<600 {
+                let j = try request(port, "GET", "/credit/api/job?id=\(id)").json ?? .null
+                if j["state"]?.stringValue != "running" && j["state"]?.stringValue != "cancelling" { return j }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            throw ServerTestError("analysis \(id) did not finish in 60 s")
+        }
+        let done = try finished(job)
+        #expect(done["state"] == .string("done") && done["estimate"] == .number(6), "\(done)")
+        let result = try #require(done["result"]?.objectValue, "\(done)")
+        #expect(result["record"]?["consent"]?["how"] == .string("web"))
+        #expect(result["record"]?["input"]?["messages"] == .number(6))
+        let text = try #require(result["recordText"]?.stringValue)
+        let verified = try post("/credit/api/verify", .object(["record": .string(text)]))
+        #expect(verified.json?["valid"] == .bool(true) && verified.json?["recordId"] == result["recordId"])
+        let forged = text.replacingOccurrences(of: "\"trustworthiness\":", with: "\"trustworthiness\":1")
+        #expect(try post("/credit/api/verify", .object(["record": .string(forged)])).json?["valid"] == .bool(false))
+        let id = try #require(result["recordId"]?.stringValue)
+        let file = try request(port, "GET", "/credit/api/record?id=\(id)")
+        #expect(file.body == text && file.headers["content-disposition"]?.contains("\(id).json") == true)
+        #expect(try request(port, "GET", "/credit/api/record?id=..%2Fkeys").status == 400)
+        // The consent is kept: the next analysis needs no flag. A large one is cancelled part way.
+        let line = "2024-01-01T00:00 | Sam | I will pay the loan tomorrow\n"
+        let large = try post(
+            "/credit/api/start", .object(["messages": .string(String(repeating: line, count: 200_000))]))
+        let big = try #require(large.json?["job"]?.stringValue, "\(large.body)")
+        #expect(try post("/credit/api/cancel", .object(["id": .string(big)])).status == 200)
+        let cancelled = try finished(big)
+        #expect(
+            cancelled["state"] == .string("cancelled") && cancelled["error"]?.stringValue?.contains("cancelled") == true
+        )
+        let records = try FileManager.default.contentsOfDirectory(
+            atPath: data.appendingPathComponent("credit-scoring/records").path)
+        #expect(records.count == 1, "\(records)")
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    /// A server for the web app's places: a fresh SANAD_DATA (returned), the sample user's date, `extra` options.
+    func placeServer(_ extra: [String] = []) throws -> (ServerProcess, URL) {
+        let data = try TestPaths.temporaryDirectory()
+        let server = try ServerProcess(
+            Self.engine + ["--no-embeddings", "--now", "2026-11-22"] + extra, environment: ["SANAD_DATA": data.path])
+        return (server, data)
+    }
+
 }

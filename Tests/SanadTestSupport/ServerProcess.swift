@@ -34,8 +34,10 @@ public final class ServerProcess {
             }
             text += String(decoding: data, as: UTF8.self)
         }
-        guard let range = text.range(of: "listening on http://127.0.0.1:"),
-            let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+        // `listening on http://HOST:PORT` (HOST 127.0.0.1, 0.0.0.0, [::]…): connections go to loopback.
+        guard let range = text.range(of: "listening on http://"),
+            let colon = text[range.upperBound...].prefix(while: { $0 != " " && $0 != "\n" }).lastIndex(of: ":"),
+            let port = Int(text[text.index(after: colon)...].prefix { $0.isNumber })
         else { throw ServerTestError("no port in: \(text)") }
         self.port = port
         startup = text

@@ -557,7 +557,55 @@ public enum CreditCommand: VerbCommand {
         return data
     }
 
-    static func send(_ store: RecordStore, recordID: String, db: String, timeout: Int, json: Bool) throws -> Int32 {
+    /// What `send` did with a record: it failed verification (not sent), the server had stored it already, or the
+    /// outbox went to the receiver (what it confirmed, rejected, or why it could not be reached).
+    enum SendOutcome {
+        case invalid(recordID: String, reason: String, detail: String)
+        case alreadyStored(recordID: String, id: Int)
+        case sent(Outbox.Report, milliseconds: Int)
+
+        var isInvalid: Bool {
+            if case .invalid = self { return true }
+            return false
+        }
+
+        /// `send --json`'s object (an invalid record: `invalid` with the reason).
+        var json: JSONValue {
+            switch self {
+            case .invalid(let recordID, let reason, let detail):
+                return .object([
+                    "invalid": .object([
+                        "recordId": .string(recordID), "reason": .string(reason), "detail": .string(detail),
+                    ])
+                ])
+            case .alreadyStored(let recordID, let id):
+                return .object(["alreadyStored": .object(["id": .number(Double(id)), "recordId": .string(recordID)])])
+            case .sent(let report, let milliseconds):
+                return .object([
+                    "confirmed": .array(
+                        report.confirmed.map {
+                            .object([
+                                "id": .number(Double($0.id)), "recordId": .string($0.recordID),
+                                "digest": .string($0.digest), "new": .bool($0.newlyStored),
+                            ])
+                        }),
+                    "rejected": .array(
+                        report.rejected.map {
+                            .object(["recordId": .string($0.recordID), "reason": .string($0.reason)])
+                        }
+                    ),
+                    "waiting": .number(Double(report.waiting)),
+                    "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
+                    "milliseconds": .number(Double(milliseconds)),
+                ])
+            }
+        }
+    }
+
+    /// Sends `recordID` (or the newest valid record, "latest") and whatever waits in the outbox to the receiver at
+    /// `db`: each verified first (a failing outbox entry moved to rejected/, said on standard error), each outcome
+    /// logged in the store's event log. `sanad credit send` and the web app's credit place call it.
+    static func deliver(_ store: RecordStore, recordID: String, db: String, timeout: Int) throws -> SendOutcome {
         let lib = try LibCrypto.shared()
         // The record is verified before anything is sent; "latest" is the newest verified record by its own time.
         let records = StoredRecord.all(in: store, lib: lib)
@@ -572,20 +620,11 @@ public enum CreditCommand: VerbCommand {
         }
         switch chosen.state {
         case .invalid(let reason, let detail):
-            printError("invalid: \(reason): \(detail); record \(chosen.fileID) is not sent")
-            return ExitCode.failure
+            return .invalid(recordID: chosen.fileID, reason: reason, detail: detail)
         case .unverified(let reason):
             throw SanadError.engine("record \(chosen.fileID) cannot be verified (\(reason)); it is not sent")
         case .stored(let id):
-            if json {
-                print(
-                    JSONValue.object([
-                        "alreadyStored": .object(["id": .number(Double(id)), "recordId": .string(chosen.fileID)])
-                    ]).prettyString)
-            } else {
-                print("already stored as id \(id): record \(chosen.fileID)")
-            }
-            return ExitCode.success
+            return .alreadyStored(recordID: chosen.fileID, id: id)
         case .outbox, .local:
             try store.save(
                 Array(try Data(contentsOf: chosen.file)).dropLastNewline(), recordID: chosen.fileID, in: store.outbox)
@@ -617,37 +656,44 @@ public enum CreditCommand: VerbCommand {
                 "kind": .string("unreachable"), "reason": .string(reason), "waiting": .number(Double(report.waiting)),
             ])
         }
-        if json {
-            print(
-                JSONValue.object([
-                    "confirmed": .array(
-                        report.confirmed.map {
-                            .object([
-                                "id": .number(Double($0.id)), "recordId": .string($0.recordID),
-                                "digest": .string($0.digest), "new": .bool($0.newlyStored),
-                            ])
-                        }),
-                    "rejected": .array(
-                        report.rejected.map {
-                            .object(["recordId": .string($0.recordID), "reason": .string($0.reason)])
-                        }),
-                    "waiting": .number(Double(report.waiting)),
-                    "unreachable": report.unreachable.map(JSONValue.string) ?? .null,
-                    "milliseconds": .number(Double(milliseconds)),
-                ]).prettyString)
-        } else {
-            for c in report.confirmed {
-                print(
-                    "stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")"
-                )
-            }
-            for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
-            if let reason = report.unreachable {
-                print("not confirmed (\(reason)); \(report.waiting) record(s) wait in the outbox")
-            }
-            print("round trip: \(milliseconds) ms")
+        return .sent(report, milliseconds: milliseconds)
+    }
+
+    /// The web app's sender (`CreditScoringPlugin.Sender`): a record to the receiver of `SANAD_CREDIT_DB`, as
+    /// `send RECORD-ID --json` sends it; without that variable, an error naming it.
+    public static let webSender: CreditScoringPlugin.Sender = { store, recordID in
+        let environment = ProcessInfo.processInfo.environment
+        guard let db = environment["SANAD_CREDIT_DB"], !db.isEmpty else {
+            throw SanadError.engine("no receiver is configured: start sanad serve with SANAD_CREDIT_DB=CONNINFO")
         }
-        return report.rejected.isEmpty && report.unreachable == nil ? ExitCode.success : ExitCode.failure
+        return try deliver(store, recordID: recordID, db: db, timeout: 10).json
+    }
+
+    static func send(_ store: RecordStore, recordID: String, db: String, timeout: Int, json: Bool) throws -> Int32 {
+        let outcome = try deliver(store, recordID: recordID, db: db, timeout: timeout)
+        if json, !outcome.isInvalid { print(outcome.json.prettyString) }
+        switch outcome {
+        case .invalid(let recordID, let reason, let detail):
+            printError("invalid: \(reason): \(detail); record \(recordID) is not sent")
+            return ExitCode.failure
+        case .alreadyStored(let recordID, let id):
+            if !json { print("already stored as id \(id): record \(recordID)") }
+            return ExitCode.success
+        case .sent(let report, let milliseconds):
+            if !json {
+                for c in report.confirmed {
+                    print(
+                        "stored: record \(c.recordID) as id \(c.id), digest \(c.digest)\(c.newlyStored ? "" : " (already stored)")"
+                    )
+                }
+                for r in report.rejected { print("rejected by the server: \(r.recordID) (\(r.reason))") }
+                if let reason = report.unreachable {
+                    print("not confirmed (\(reason)); \(report.waiting) record(s) wait in the outbox")
+                }
+                print("round trip: \(milliseconds) ms")
+            }
+            return report.rejected.isEmpty && report.unreachable == nil ? ExitCode.success : ExitCode.failure
+        }
     }
 
     static func history(_ store: RecordStore, json: Bool) -> Int32 {
@@ -665,7 +711,30 @@ public enum CreditCommand: VerbCommand {
         return ExitCode.success
     }
 
+    /// The web app's debug status (`CreditScoringPlugin.StatusReport`): `status --json`'s object, the database
+    /// probed when `SANAD_CREDIT_DB` is set.
+    public static let webStatus: CreditScoringPlugin.StatusReport = { store in
+        let db = ProcessInfo.processInfo.environment["SANAD_CREDIT_DB"].flatMap { $0.isEmpty ? nil : $0 }
+        return JSONValue.object(
+            Dictionary(try statusFields(store, db: db, timeout: 10), uniquingKeysWith: { a, _ in a }))
+    }
+
     static func status(_ store: RecordStore, db: String?, timeout: Int, json: Bool) throws -> Int32 {
+        let fields = try statusFields(store, db: db, timeout: timeout)
+        if json {
+            print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
+        } else {
+            for (k, v) in fields where k != "recent" { print("\(k): \(v.stringValue ?? v.jsonString)") }
+            let recent = store.recentEvents(5)
+            print("recent sends:\(recent.isEmpty ? " none" : "")")
+            for e in recent { print("  \(e.jsonString)") }
+        }
+        return ExitCode.success
+    }
+
+    /// The debug status, field by field in the order `status` prints them: the store, the processing state,
+    /// the database (with `db`), libcrypto and the device key, the counts, the last five sends.
+    static func statusFields(_ store: RecordStore, db: String?, timeout: Int) throws -> [(String, JSONValue)] {
         var fields: [(String, JSONValue)] = [("store", .string(store.directory.path))]
         let records = CreditScoring.history(store)
         let latest = records.last { $0.verified != nil }?.fileID
@@ -691,15 +760,7 @@ public enum CreditCommand: VerbCommand {
         fields.append(("outbox", .number(Double(store.files(in: store.outbox).count))))
         fields.append(("confirmed", .number(Double(store.files(in: store.confirmations).count))))
         fields.append(("recent", .array(store.recentEvents(5))))
-        if json {
-            print(JSONValue.object(Dictionary(fields, uniquingKeysWith: { a, _ in a })).prettyString)
-        } else {
-            for (k, v) in fields where k != "recent" { print("\(k): \(v.stringValue ?? v.jsonString)") }
-            let recent = store.recentEvents(5)
-            print("recent sends:\(recent.isEmpty ? " none" : "")")
-            for e in recent { print("  \(e.jsonString)") }
-        }
-        return ExitCode.success
+        return fields
     }
 
     /// The database as the debug status shows it: reachable or why not, the connection time and the median of

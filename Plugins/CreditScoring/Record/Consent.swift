@@ -8,7 +8,8 @@ import SanadCore
 public struct Consent: Sendable, Equatable {
     /// When it was given, `YYYY-MM-DDTHH:MM:SSZ`.
     public var givenAt: String
-    /// How: `terminal` (asked and answered yes), `flag` (`--consent`) or `tool` (the tool's `consent` argument).
+    /// How: `terminal` (asked and answered yes), `flag` (`--consent`), `tool` (the tool's `consent` argument) or
+    /// `web` (the web app's credit page asked it).
     public var how: String
 
     public init(givenAt: Date, how: String) {

@@ -44,12 +44,11 @@ extension FormCommand {
                 if decider.stopped { break }
                 continue
             }
-            let detail =
-                ([
-                    "\(p.evidence.documentID): \(p.evidence.documentKind), \(p.evidence.sourceField)"
-                ] + p.evidence.repairs.map { "repaired: \($0)" }).joined(separator: "; ")
             let outcome = try session.apply(
-                FormProposal(fieldID: p.fieldID, value: p.value, source: .document, detail: detail))
+                .fromDocument(
+                    fieldID: p.fieldID, value: p.value, documentID: p.evidence.documentID,
+                    documentKind: p.evidence.documentKind, sourceField: p.evidence.sourceField,
+                    repairs: p.evidence.repairs))
             switch outcome {
             case .refused(let problem): print("  ✗ \(TerminalText.escaped("\(problem.message) \(problem.suggestion)"))")
             case .saved(let field, let value, let reopened):

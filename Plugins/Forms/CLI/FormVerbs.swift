@@ -40,13 +40,7 @@ struct FormContext {
     }
 
     /// The store folder's backup key, made on first use.
-    func backupKey() throws -> BackupKey {
-        do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
-            throw FormError.store(
-                "\(directory.path): the store folder cannot be created (\(error.localizedDescription))")
-        }
-        return try BackupKey.loadOrCreate(directory: directory)
-    }
+    func backupKey() throws -> BackupKey { try BackupKey.ofStore(directory) }
 
     /// The saved session `id`.
     func resume(_ id: String, store: (any FormStore)? = nil) throws -> FormSession {
@@ -414,26 +408,13 @@ extension FormCommand {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw FormError.invalidBackup(file: file, problem: "cannot be read")
             }
-            let store = try context.openStore()
-            let key = try context.backupKey()
-            let trust = BackupTrust(
-                keys: [key] + (try keyFiles.map { try BackupKey.load(file: URL(fileURLWithPath: $0)) }),
+            let restore = FormsRestore(
+                store: try context.openStore(), directory: context.directory, catalog: context.catalog,
+                today: context.today, key: try context.backupKey())
+            let plan = try restore.plan(
+                Array(data), file: file,
+                otherKeys: try keyFiles.map { try BackupKey.load(file: URL(fileURLWithPath: $0)) },
                 allowUnkeyed: allowUnkeyed)
-            let (bytes, catalog, today) = (Array(data), context.catalog, context.today)
-            let plan: FormsArchive.Plan
-            if FormsArchive.isArchive(bytes) {
-                plan = try FormsArchive.plan(
-                    bytes, file: file, catalog: catalog, store: store, today: today, trust: trust)
-            } else {
-                guard allowUnkeyed else {
-                    throw FormError.invalidBackup(
-                        file: file,
-                        problem: "a single-session JSON backup (an earlier version's format) has no keyed digest; if "
-                            + "you made it yourself, restore it with --allow-unkeyed")
-                }
-                let one = try SessionBackup.plan(bytes, file: file, catalog: catalog, store: store, today: today)
-                plan = FormsArchive.Plan(sessions: [one], files: [])
-            }
             let decisions = plan.sessions.map { ($0, $0.decision(replacing: replacing)) }
             guard !dryRun else {
                 for (p, decision) in decisions {
@@ -447,17 +428,13 @@ extension FormCommand {
                 }
                 return ExitCode.success
             }
-            let existing = try store.sessions()
-            if decisions.contains(where: { $0.1.writes }) && !existing.isEmpty {
-                let now = context.clock()
-                let aside = try FormBackups(storeDirectory: context.directory).write(
-                    try FormsArchive.make(existing, catalog: catalog, store: store, today: today, now: now, key: key),
-                    kind: .beforeRestore, now: now)
+            let (aside, restored) = try restore.apply(plan, replacing: replacing, now: context.clock())
+            if let aside {
                 print(
-                    "the store as it was (\(existing.count) session(s)) is kept in \(aside.path); "
-                        + "'sanad form restore \(aside.path) --replace' puts it back")
+                    "the store as it was (\(aside.sessions) session(s)) is kept in \(aside.url.path); "
+                        + "'sanad form restore \(aside.url.path) --replace' puts it back")
             }
-            for (id, decision) in try FormsArchive.restore(plan, into: store, replacing: replacing) {
+            for (id, decision) in restored {
                 let summary = plan.sessions.first { $0.record.id == id }?.summary ?? "session \(id)"
                 print("\(decision.writes ? "restored" : "not restored") \(summary): \(decision.explanation)")
             }

@@ -35,6 +35,17 @@ public struct FormProposal: Sendable, Equatable {
         self.source = source
         self.detail = detail
     }
+
+    /// A proposal read from a document (`sanad form fill`, the web app's Documents place), its detail naming the
+    /// document, the kind and the place in it, and each OCR repair.
+    public static func fromDocument(
+        fieldID: String, value: String, documentID: String, documentKind: String, sourceField: String,
+        repairs: [String]
+    ) -> FormProposal {
+        let detail = (["\(documentID): \(documentKind), \(sourceField)"] + repairs.map { "repaired: \($0)" })
+            .joined(separator: "; ")
+        return FormProposal(fieldID: fieldID, value: value, source: .document, detail: detail)
+    }
 }
 
 /// Turns what the person wrote into proposed answers. The engine checks each proposal like a typed answer and saves

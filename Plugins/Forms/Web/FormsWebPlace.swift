@@ -13,6 +13,13 @@ import SanadCore
 ///     POST /forms/api/skip    {"id"}  ·  /back {"id"}  ·  /change {"id", "fieldId"}
 ///     GET  /forms/api/review?id=ID         answers with their labels, problems, fees, the files to download
 ///     GET  /forms/api/export?id=ID&file=form.pdf         one export file (FormDocuments), as a download
+///     GET  /forms/api/fields?id=ID        every field of the session's form: id, label, the saved answer
+///     POST /forms/api/propose {"id", "fieldId", "value", "evidence": {"documentId", "documentKind",
+///                              "sourceField", "repairs"}}   a value read from a document (the Documents place),
+///                                          checked like a typed answer, saved with the document as its evidence
+///     GET  /forms/api/backup               every session as a backup archive (`sanad form backup --all`)
+///     POST /forms/api/restore {"archive": BASE64, "name", "apply", "replace"}   the backup checked and planned
+///                                          (`apply` false: `--dry-run`), or restored (`FormsRestore`)
 struct FormsWebPlace: WebPlace {
     let plugin: FormsPlugin
     let prefix = "/forms"
@@ -63,6 +70,20 @@ struct FormsWebPlace: WebPlace {
                 throw FormError.invalidRequest("no export file '\(name)' for \(s.id)")
             }
             return WebReply(contentType: Self.contentType(name), body: file.bytes, fileName: "\(s.id)-\(name)")
+        case ("GET", "/api/fields"): return .json(Self.fields(try session(try parameter("id"))))
+        case ("POST", "/api/propose"):
+            var s = try session(try parameter("id"))
+            let evidence = body["evidence"] ?? .object([:])
+            let outcome = try s.apply(
+                .fromDocument(
+                    fieldID: try parameter("fieldId"), value: try parameter("value"),
+                    documentID: evidence["documentId"]?.stringValue ?? "document",
+                    documentKind: evidence["documentKind"]?.stringValue ?? "document",
+                    sourceField: evidence["sourceField"]?.stringValue ?? "",
+                    repairs: evidence["repairs"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+            return .json(Self.state(s, outcomes: [outcome]))
+        case ("GET", "/api/backup"): return try backup()
+        case ("POST", "/api/restore"): return .json(try restore(body))
         default:
             throw FormError.invalidRequest(
                 "no call \(request.method) \(request.path); see Plugins/Forms/README.md (the web app)")
@@ -73,6 +94,54 @@ struct FormsWebPlace: WebPlace {
         try FormSession.resume(
             id: id, store: try plugin.open(), catalog: plugin.catalog, today: CivilDate.today(plugin.now()),
             now: plugin.now)
+    }
+
+    /// Every session as one archive (`sanad form backup --all`), digested with the store's key.
+    func backup() throws -> WebReply {
+        let store = try plugin.open()
+        let records = try store.sessions()
+        guard !records.isEmpty else { throw FormError.invalidRequest("there are no forms to back up yet") }
+        let now = plugin.now()
+        let archive = try FormsArchive.make(
+            records, catalog: plugin.catalog, store: store, today: CivilDate.today(now), now: now,
+            key: try plugin.backupKey())
+        return WebReply(
+            contentType: "application/zip", body: archive, fileName: "sanad-forms-\(CivilDate.today(now)).zip")
+    }
+
+    /// A restore of the uploaded backup (`archive`, base64; `name`, the file's name for errors) as
+    /// `sanad form restore` makes it, trusting the store's own key: its plan when `apply` is false, else what was
+    /// restored (`replace`: `--replace`) and where the store as it was is kept.
+    func restore(_ body: JSONValue) throws -> JSONValue {
+        let name = body["name"]?.stringValue ?? "the uploaded file"
+        guard let text = body["archive"]?.stringValue, let data = Data(base64Encoded: text) else {
+            throw FormError.invalidRequest("/forms/api/restore needs 'archive': the backup file's bytes in base64")
+        }
+        let replacing = body["replace"]?.boolValue ?? false
+        let restore = FormsRestore(
+            store: try plugin.open(), directory: plugin.storeDirectory, catalog: plugin.catalog,
+            today: CivilDate.today(plugin.now()), key: try plugin.backupKey())
+        let plan = try restore.plan(Array(data), file: name)
+        func session(_ p: SessionBackup.Plan, _ decision: RestoreDecision) -> JSONValue {
+            .object([
+                "id": .string(p.record.id), "summary": .string(p.summary), "writes": .bool(decision.writes),
+                "explanation": .string(decision.explanation), "answers": .number(Double(p.record.answers.count)),
+            ])
+        }
+        guard body["apply"]?.boolValue == true else {
+            return .object([
+                "applied": .bool(false),
+                "sessions": .array(plan.sessions.map { session($0, $0.decision(replacing: replacing)) }),
+            ])
+        }
+        let (aside, decisions) = try restore.apply(plan, replacing: replacing, now: plugin.now())
+        return .object([
+            "applied": .bool(true),
+            "sessions": .array(
+                decisions.compactMap { d in plan.sessions.first { $0.record.id == d.id }.map { session($0, d.decision) }
+                }),
+            "aside": aside.map { .string($0.url.lastPathComponent) } ?? .null,
+        ])
     }
 
     /// The templates offered (names in `language`) and every session, newest first, with its progress.
@@ -118,6 +187,22 @@ struct FormsWebPlace: WebPlace {
                 })
         }
         return .object(state)
+    }
+
+    /// Every field of the session's form with its label (in the session's language) and saved answer, and the form's
+    /// name: what the Documents place shows beside each proposal.
+    static func fields(_ s: FormSession) -> JSONValue {
+        .object([
+            "sessionId": .string(s.id), "name": .string(s.template.metadata.name.text(s.language)),
+            "dir": .string(s.language == "ar" ? "rtl" : "ltr"),
+            "fields": .array(
+                s.template.sections.flatMap(\.fields).map { field in
+                    .object([
+                        "id": .string(field.id), "label": .string(field.label.text(s.language)),
+                        "saved": s.storedAnswers[field.id].map(JSONValue.string) ?? .null,
+                    ])
+                }),
+        ])
     }
 
     /// The review as the page shows it: each answer with its label (a choice by its label), the problems, the fees

@@ -34,7 +34,8 @@ enum ServeCommand: SanadCommand {
           --port PORT            TCP port (default 8080; 0 = any free port, printed at startup)
           --slots N              requests generated at the same time (default 1; batched on pure-swift, blas, llama)
           --queue N              requests that may wait for a slot (default 16)
-          --api-key KEY          require 'Authorization: Bearer KEY' (all paths but /health); default
+          --api-key KEY          require 'Authorization: Bearer KEY' (all paths but /health; the web app's
+                                 pages ask for it on a login page and keep it in an HttpOnly cookie); default
                                  SANAD_API_KEY
           -m, --model MODEL      a .gguf path, or a file name in the models folder (default: the tier's model)
           --backend ID           engine to use (default: the first available of the tier's list)
@@ -159,7 +160,7 @@ enum ServeCommand: SanadCommand {
             let plugins = try PluginHost.makePlugins(hostContext, now: clock, userData: user)
             webChat = WebChatService(
                 pool: pool, reference: sessions[0], linkFormat: product.linkFormat, page: page,
-                languages: product.languages, places: plugins.compactMap(\.webPlace)
+                languages: product.languages, places: plugins.compactMap(\.webPlace), loginPage: product.loginPage
             ) { borrowed, asked in
                 var configuration = product.configuration(language: asked ?? language)
                 configuration.generation.maxTokens = min(maxTokens, configuration.generation.maxTokens)

@@ -1,0 +1,92 @@
+import Foundation
+import PureSwiftBackend
+import PureSwiftKernels
+import SanadCore
+import SanadTestSupport
+import Testing
+
+/// The checks every synthetic model (SanadTestSupport's `SyntheticModel`) passes against the reference llama.cpp
+/// build (AVX2), under every kernel build this CPU runs: the prompt's tokens; greedy ids over 32 tokens and the
+/// top-10 logits of every step bit for bit (the prompt evaluated as one batch, then each token on its own, as
+/// greedy-ids runs them); perplexity over the first `perplexityChunks` chunks of 256 tokens of the GPL-3 text equal
+/// to the 4 decimals llama-perplexity prints.
+enum SyntheticFidelity {
+    /// A prompt of 20 tokens: past llama.cpp's tiled K-quant batch (8 rows), under its batched-attention length.
+    static let prompt =
+        "The synthetic model reads this sentence, then continues it with whatever its random weights say"
+    static let textFile = "/usr/share/common-licenses/GPL-3"
+    static let context = 256
+    static let perplexityChunks = 2
+
+    /// `all`, or the ones of them `SANAD_SYNTHETIC_TYPES` names (comma-separated), to rerun a few while working on a
+    /// kernel.
+    static func types(_ all: [String]) -> [String] {
+        guard let list = ProcessInfo.processInfo.environment["SANAD_SYNTHETIC_TYPES"], !list.isEmpty else { return all }
+        let chosen = Set(list.split(separator: ",").map(String.init))
+        return all.filter(chosen.contains)
+    }
+
+    /// Why the synthetic fidelity tests cannot run here, or nil.
+    static var unavailable: String? {
+        if let why = SyntheticModel.unavailable { return why }
+        if !FileManager.default.fileExists(atPath: textFile) { return "\(textFile) (the perplexity text) is absent" }
+        return nil
+    }
+
+    /// All the checks for `spec` with weights from `seed` quantized to `type` ("F32", "Q4_K", "Q4_K_M", …).
+    static func check(_ spec: SyntheticModel.Spec, seed: UInt64, type: String) throws {
+        let tools = try #require(LlamaTools.reference, "\(LlamaTools.referenceUnavailable ?? "")")
+        let model = try SyntheticModel.file(spec, seed: seed, type: type)
+        let reference = try tools.greedy(model: model, prompt: prompt, maxTokens: 32, topK: 10)
+        try #require(reference.ids.count == 32 && reference.topLogits.count == 32, "greedy-ids stopped early")
+        let pplReference = try tools.perplexity(
+            model: model, textFile: textFile, context: context, batch: 2048, chunks: perplexityChunks)
+        for build in KernelBuilds.runnable {
+            let session = try PureSwiftSession(
+                path: model.path,
+                options: ModelLoadOptions(
+                    threads: 2, contextLength: 512, batchSize: 512,
+                    engineOptions: ["kernels": .string(build.name)]))
+            let promptIDs = try session.tokenize(prompt, addSpecial: true, parseSpecial: true)
+            #expect(promptIDs == reference.promptIDs, "\(type) \(build.name): prompt tokens")
+            checkSteps(session, build, reference, label: "\(type) \(build.name)")
+            let (ppl, chunks) = try llamaPerplexity(
+                session, textFile: textFile, context: context, maxChunks: perplexityChunks)
+            #expect(chunks == pplReference.runningPPL.count)
+            #expect(
+                abs(ppl - pplReference.ppl) <= 0.00005 + 1e-9,
+                "\(type) \(build.name): pure-swift PPL \(ppl), llama.cpp \(pplReference.ppl)")
+        }
+    }
+
+    /// Teacher-forced greedy steps: at every step the largest logit is llama.cpp's token and the top 10 logits are
+    /// llama.cpp's, bit for bit.
+    static func checkSteps(
+        _ session: PureSwiftSession, _ build: any KernelSet, _ reference: LlamaTools.GreedyRun, label: String
+    ) {
+        guard
+            let runner = try? session.network.makeRunner(
+                contextLength: 512, batchSize: 512, threads: 2, options: RunnerOptions(kernels: build))
+        else {
+            Issue.record("\(label): cannot make a runner")
+            return
+        }
+        var row = [Float](repeating: 0, count: runner.vocabularySize)
+        var differing: [String] = []
+        var ids: [Int32] = []
+        for step in 0..<reference.ids.count {
+            let input = step == 0 ? reference.promptIDs : [reference.ids[step - 1]]
+            input.withUnsafeBufferPointer { tokens in
+                runner.evaluate(tokens, outputs: (tokens.count - 1)..<tokens.count, logits: &row)
+            }
+            ids.append(Int32(row.indices.max { row[$0] < row[$1] || (row[$0] == row[$1] && $0 > $1) } ?? 0))
+            for (id, logit) in reference.topLogits[step] where row[Int(id)].bitPattern != logit.bitPattern {
+                differing.append("step \(step) token \(id): \(row[Int(id)]) vs \(logit)")
+            }
+        }
+        let first = zip(ids, reference.ids).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(first == nil, "\(label): greedy ids differ first at step \(first ?? -1)")
+        let count = differing.count
+        #expect(count == 0, "\(label): \(differing.prefix(5)) (\(count) in all)")
+    }
+}

@@ -16,10 +16,7 @@ enum Qwen2: LlamaFamily {
         try LlamaConfiguration(file: file, architecture: name, ropeMode: .neox)
     }
 
-    /// The biases are read with their projections (`BlockTensors.projection` takes `<name>.bias` when present).
-    static func layer(_ t: BlockTensors, _ c: LlamaConfiguration) throws -> LlamaLayer {
-        LlamaLayer(
-            attention: try t.attention(c.dimensions), feedForwardNorm: try t.norm("ffn_norm", count: c.embedding),
-            feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: c.embedding))
-    }
+    /// llama's block: the biases are read with their projections (`BlockTensors.projection` takes `<name>.bias`
+    /// when present).
+    static func layer(_ t: BlockTensors, _ c: LlamaConfiguration) throws -> LlamaLayer { try Llama.layer(t, c) }
 }

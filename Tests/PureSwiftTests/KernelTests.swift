@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import PureSwiftBackend
 import PureSwiftKernels
 import Testing
@@ -150,7 +151,104 @@ let blockFormats: [BlockFormat] = [
             }
         },
         dequantize: { Q6_KRows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q2_K", blockSize: 256, blockBytes: 84,
+        makeBlock: { r in
+            (0..<80).map { _ in r.byte() } + halfBytes(r.float(0.0001...0.01)) + halfBytes(r.float(0.0001...0.01))
+        },
+        reference: { b in
+            let d = half(b, 80)
+            let dmin = half(b, 82)
+            return (0..<256).map { i in
+                let (n, j, l) = (i / 128, (i % 128) / 32, i % 32)
+                let sc = b[8 * n + 2 * j + l / 16]
+                let q = (b[16 + 32 * n + l] >> UInt8(2 * j)) & 3
+                return d * Float(sc & 0x0F) * Float(q) - dmin * Float(sc >> 4)
+            }
+        },
+        dequantize: { Q2_KRows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q3_K", blockSize: 256, blockBytes: 110,
+        makeBlock: { r in (0..<108).map { _ in r.byte() } + halfBytes(r.float(0.0001...0.01)) },
+        reference: { b in
+            let d = half(b, 108)
+            // ggml's unpacking of the sixteen 6-bit scales (kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f).
+            func word(_ i: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[96 + 4 * i + $1]) << (8 * UInt32($1)) } }
+            let (a0, a1, t) = (word(0), word(1), word(2))
+            let packed = [
+                (a0 & 0x0F0F_0F0F) | ((t & 0x0303_0303) << 4), (a1 & 0x0F0F_0F0F) | (((t >> 2) & 0x0303_0303) << 4),
+                ((a0 >> 4) & 0x0F0F_0F0F) | (((t >> 4) & 0x0303_0303) << 4),
+                ((a1 >> 4) & 0x0F0F_0F0F) | (((t >> 6) & 0x0303_0303) << 4),
+            ]
+            let scales = (0..<16).map { Int(Int8(truncatingIfNeeded: packed[$0 / 4] >> (8 * UInt32($0 % 4)))) - 32 }
+            return (0..<256).map { i in
+                let (n, j, l) = (i / 128, (i % 128) / 32, i % 32)
+                let low = Int((b[32 + 32 * n + l] >> UInt8(2 * j)) & 3)
+                let high = (b[l] >> UInt8(4 * n + j)) & 1 == 1 ? 0 : 4
+                return d * Float(scales[8 * n + 2 * j + l / 16]) * Float(low - high)
+            }
+        },
+        dequantize: { Q3_KRows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
+        name: "Q5_K", blockSize: 256, blockBytes: 176,
+        makeBlock: { r in
+            halfBytes(r.float(0.0001...0.01)) + halfBytes(r.float(0.0001...0.01)) + (0..<172).map { _ in r.byte() }
+        },
+        reference: { b in
+            let d = half(b, 0)
+            let dmin = half(b, 2)
+            let sc = Array(b[4..<16])
+            func scaleMin(_ j: Int) -> (Int, Int) {
+                if j < 4 { return (Int(sc[j] & 63), Int(sc[j + 4] & 63)) }
+                return (Int(sc[j + 4] & 0x0F) | Int(sc[j - 4] >> 6) << 4, Int(sc[j + 4] >> 4) | Int(sc[j] >> 6) << 4)
+            }
+            return (0..<256).map { i in
+                let group = i / 64
+                let sub = 2 * group + ((i % 64) >= 32 ? 1 : 0)
+                let byte = b[48 + 32 * group + i % 32]
+                let low = (i % 64) >= 32 ? Int(byte >> 4) : Int(byte & 0x0F)
+                let high = Int((b[16 + i % 32] >> UInt8(sub)) & 1) << 4
+                let (s, m) = scaleMin(sub)
+                return d * Float(s) * Float(low | high) - dmin * Float(m)
+            }
+        },
+        dequantize: { Q5_KRows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
+        name: "IQ4_NL", blockSize: 32, blockBytes: 18,
+        makeBlock: { r in halfBytes(r.float(0.001...0.1)) + (0..<16).map { _ in r.byte() } },
+        reference: { b in
+            (0..<32).map { i in
+                let q = i < 16 ? Int(b[2 + i] & 0x0F) : Int(b[2 + i - 16] >> 4)
+                return half(b, 0) * Float(iq4NonLinear[q])
+            }
+        },
+        dequantize: { IQ4_NLRows.dequantizeRow($0, $1, count: $2) }),
+    BlockFormat(
+        name: "IQ4_XS", blockSize: 256, blockBytes: 136,
+        makeBlock: { r in halfBytes(r.float(0.0001...0.01)) + (0..<134).map { _ in r.byte() } },
+        reference: { b in
+            let d = half(b, 0)
+            let high = Int(b[2]) | Int(b[3]) << 8
+            return (0..<256).map { i in
+                let (s, j) = (i / 32, i % 32)
+                let ls = (Int(b[4 + s / 2] >> UInt8(4 * (s % 2))) & 15) | ((high >> (2 * s)) & 3) << 4
+                let q = j < 16 ? Int(b[8 + 16 * s + j] & 0x0F) : Int(b[8 + 16 * s + j - 16] >> 4)
+                return d * Float(ls - 32) * Float(iq4NonLinear[q])
+            }
+        },
+        dequantize: { IQ4_XSRows.dequantizeRow($0, $1, count: $2) }),
 ]
+
+/// ggml-common.h's kvalues_iq4nl.
+let iq4NonLinear: [Int] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+
+/// A row's dot product through the weight-type table.
+struct RowDot: WeightTypeWork {
+    let row: UnsafeRawPointer
+    let a: ActivationRow
+    let count: Int
+    func callAsFunction<W: WeightType>(_: W.Type) -> Float { W.dot(row, a, count: count) }
+}
 
 @Suite("Kernels")
 struct KernelTests {
@@ -307,16 +405,9 @@ struct KernelTests {
                 let row = base + rowIndex * rowBytes
                 var weights = [Float](repeating: 0, count: columns)
                 format.dequantize(row, &weights, columns)
+                let type = try #require(GGMLType.allCases.first { $0.description == format.name })
                 func dot(_ a: ActivationRow) -> Float {
-                    switch format.name {
-                    case "Q4_0": return Q4_0Rows.dot(row, a, count: columns)
-                    case "Q4_1": return Q4_1Rows.dot(row, a, count: columns)
-                    case "Q5_0": return Q5_0Rows.dot(row, a, count: columns)
-                    case "Q5_1": return Q5_1Rows.dot(row, a, count: columns)
-                    case "Q8_0": return Q8_0Rows.dot(row, a, count: columns)
-                    case "Q4_K": return Q4_KRows.dot(row, a, count: columns)
-                    default: return Q6_KRows.dot(row, a, count: columns)
-                    }
+                    withWeightType(type, RowDot(row: row, a: a, count: columns)) ?? .nan
                 }
                 for b in 0..<4 {
                     var reference: Double = 0

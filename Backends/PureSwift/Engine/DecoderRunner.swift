@@ -134,11 +134,16 @@ final class DecoderState {
         }
     }
 
-    /// After the last layer's attention only the rows whose logits are wanted matter: moves them (of `attended`
-    /// and `x`) to the front and makes `rows` and `outputs` count only them. False when no row is wanted.
-    func keepOutputRows(_ outputs: inout Range<Int>, rows n: inout Int) -> Bool {
+    /// After the last layer's attention only the rows whose logits are wanted matter: moves them (of `attended`, or
+    /// with `projected` of its output projection in `xb`, and of `x`) to the front and makes `rows` and `outputs`
+    /// count only them. False when no row is wanted.
+    func keepOutputRows(_ outputs: inout Range<Int>, rows n: inout Int, projected: Bool = false) -> Bool {
         if outputs != 0..<n {
-            MicroBatches.keep(outputs, of: attended, width: shape.queryDimensions)
+            if projected {
+                MicroBatches.keep(outputs, of: xb, width: shape.embedding)
+            } else {
+                MicroBatches.keep(outputs, of: attended, width: shape.queryDimensions)
+            }
             MicroBatches.keep(outputs, of: x, width: shape.embedding)
             n = outputs.count
             outputs = 0..<n

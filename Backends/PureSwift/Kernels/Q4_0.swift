@@ -17,27 +17,28 @@ func unpackQ4_0(_ block: UnsafeRawPointer) -> (SIMD8<Int16>, SIMD8<Int16>, SIMD8
     )
 }
 
-/// Four dot products of one Q4_0 row with four activation rows (the weights are unpacked once).
+/// Four dot products of one Q4_0 row with four activation rows (the weights are unpacked once), each rounded as
+/// `Q4_0Rows.dot`.
 @inline(__always)
 @inlinable
 public func dot4Q4_0(
     _ row: UnsafeRawPointer, _ a0: ActivationRow, _ a1: ActivationRow, _ a2: ActivationRow, _ a3: ActivationRow,
     count: Int
 ) -> SIMD4<Float> {
-    var acc0 = SIMD4<Float>()
-    var acc1 = SIMD4<Float>()
-    var acc2 = SIMD4<Float>()
-    var acc3 = SIMD4<Float>()
+    var acc = SIMD4<Float>()
     for b in 0..<count / 32 {
         let block = row + b * q4_0BlockBytes
         let (w0, w1, w2, w3) = unpackQ4_0(block)
         let d = loadHalf(block)
-        acc0 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a0.quants + b * 32))) * (d * a0.scales[b])
-        acc1 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a1.quants + b * 32))) * (d * a1.scales[b])
-        acc2 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a2.quants + b * 32))) * (d * a2.scales[b])
-        acc3 += smallIntToFloat(dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32))) * (d * a3.scales[b])
+        let sums = SIMD4(
+            dot32(w0, w1, w2, w3, UnsafeRawPointer(a0.quants + b * 32)).wrappedSum(),
+            dot32(w0, w1, w2, w3, UnsafeRawPointer(a1.quants + b * 32)).wrappedSum(),
+            dot32(w0, w1, w2, w3, UnsafeRawPointer(a2.quants + b * 32)).wrappedSum(),
+            dot32(w0, w1, w2, w3, UnsafeRawPointer(a3.quants + b * 32)).wrappedSum())
+        let scales = SIMD4(d * a0.scales[b], d * a1.scales[b], d * a2.scales[b], d * a3.scales[b])
+        acc = acc.addingProduct(smallIntToFloat(sums), scales)
     }
-    return SIMD4(acc0.sum(), acc1.sum(), acc2.sum(), acc3.sum())
+    return acc
 }
 
 /// Q4_0 weights.
@@ -68,17 +69,19 @@ public enum Q4_0Rows: WeightType {
         }
     }
 
-    /// Σ row · activations over `count` values (Q4_0 weights × Q8_0 activations).
+    /// Σ row · activations over `count` values (Q4_0 weights × Q8_0 activations), rounded as llama.cpp's AVX2 build
+    /// rounds it: it repacks Q4_0 matrices (q4_0_8x8_q8_0, rows a multiple of 8) and its GEMV and GEMM
+    /// (gemv/gemm_q4_b32_8x8_q8_0_lut_avx) take, per block, the exact integer sum S: `acc = fma(S, dw·da, acc)`.
     @inline(__always)
     @inlinable
     public static func dot(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int) -> Float {
-        var acc = SIMD4<Float>()
+        var acc: Float = 0
         for b in 0..<count / 32 {
             let block = row + b * q4_0BlockBytes
             let (w0, w1, w2, w3) = unpackQ4_0(block)
-            let sumi = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32))
-            acc += smallIntToFloat(sumi) * (loadHalf(block) * a.scales[b])
+            let sum = dot32(w0, w1, w2, w3, UnsafeRawPointer(a.quants + b * 32)).wrappedSum()
+            acc = acc.addingProduct(Float(sum), loadHalf(block) * a.scales[b])
         }
-        return acc.sum()
+        return acc
     }
 }

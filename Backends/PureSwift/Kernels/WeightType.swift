@@ -72,8 +72,13 @@ public func withWeightType<Work: WeightTypeWork>(
     case .q5_0: return work(Q5_0Rows.self)
     case .q5_1: return work(Q5_1Rows.self)
     case .q8_0: return work(Q8_0Rows.self)
+    case .q2_K: return work(Q2_KRows.self)
+    case .q3_K: return work(Q3_KRows.self)
     case .q4_K: return work(Q4_KRows.self)
+    case .q5_K: return work(Q5_KRows.self)
     case .q6_K: return work(Q6_KRows.self)
+    case .iq4_NL: return work(IQ4_NLRows.self)
+    case .iq4_XS: return work(IQ4_XSRows.self)
     case .bf16: return work(BF16Rows.self)
     default: return nil
     }

@@ -1,16 +1,13 @@
 import SanadTestSupport
 import Testing
 
-// The architectures of issue 39 with random weights (SanadTestSupport's SyntheticArchitectures.swift) against the
-// reference llama.cpp build: greedy ids over 32 tokens and the top-10 logits of every step bit for bit, perplexity at
-// context 256 to 4 decimals, under every kernel build (SyntheticFidelity). The seed is in each test's name;
-// SANAD_SYNTHETIC_TYPES=Q8_0 reruns one type.
-//
-// Each architecture lists the weight types it matches llama.cpp in today. Q8_0 in all. Measured on 2026-11-27 and
-// left out until the kernels are exact, which is the weight types' work, not the architectures' (plain llama shows
-// the same): F32 everywhere (llama.cpp's F32 products round differently); Q6_K in qwen2 seed 2 and qwen3 seed 3 (6
-// of the prompt step's top-10 logits one ulp off on the batched Q6_K path, the one-token steps and perplexity exact);
-// Q4_K_M in qwen2 seed 2 (perplexity off by 2e-6 relative) and in plain llama seed 39.
+// The architectures of issue 39 with random weights (SanadTestSupport's SyntheticArchitectures.swift) in F32, Q8_0,
+// Q6_K and the Q4_K_M mix, against the reference llama.cpp build: greedy ids over 32 tokens and the top-10 logits of
+// every step bit for bit, perplexity at context 256 to 4 decimals, under every kernel build (SyntheticFidelity). The
+// seed is in each test's name; SANAD_SYNTHETIC_TYPES=Q8_0 reruns one type.
+
+/// The weight types each architecture is checked in.
+let syntheticArchitectureTypes = SyntheticFidelity.types(["F32", "Q8_0", "Q6_K", "Q4_K_M"])
 
 @Suite(
     "synthetic qwen2 against llama.cpp", .serialized,
@@ -18,7 +15,7 @@ import Testing
 struct SyntheticQwen2Tests {
     @Test(
         "qwen2 seed 2: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: SyntheticFidelity.types(["Q8_0"]))
+        arguments: syntheticArchitectureTypes)
     func qwen2Seed2(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.qwen2(), seed: 2, type: type)
     }
@@ -30,7 +27,7 @@ struct SyntheticQwen2Tests {
 struct SyntheticQwen3Tests {
     @Test(
         "qwen3 seed 3: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: SyntheticFidelity.types(["Q8_0", "Q4_K_M"]))
+        arguments: syntheticArchitectureTypes)
     func qwen3Seed3(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.qwen3(), seed: 3, type: type)
     }
@@ -42,7 +39,7 @@ struct SyntheticQwen3Tests {
 struct SyntheticLlama3Tests {
     @Test(
         "llama with rope_freqs seed 31: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: SyntheticFidelity.types(["Q8_0", "Q6_K", "Q4_K_M"]))
+        arguments: syntheticArchitectureTypes)
     func llama3Seed31(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.llama3(), seed: 31, type: type)
     }
@@ -54,7 +51,7 @@ struct SyntheticLlama3Tests {
 struct SyntheticPhi3Tests {
     @Test(
         "phi3 seed 4: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: SyntheticFidelity.types(["Q8_0", "Q6_K", "Q4_K_M"]))
+        arguments: syntheticArchitectureTypes)
     func phi3Seed4(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.phi3(), seed: 4, type: type)
     }
@@ -66,7 +63,7 @@ struct SyntheticPhi3Tests {
 struct SyntheticGemma2Tests {
     @Test(
         "gemma2 seed 5: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: SyntheticFidelity.types(["Q8_0", "Q6_K", "Q4_K_M"]))
+        arguments: syntheticArchitectureTypes)
     func gemma2Seed5(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.gemma2(), seed: 5, type: type)
     }

@@ -160,8 +160,10 @@ final class Gemma3Runner<A: GemmaFamily>: DecoderRunner {
             s.storeAndAttend(
                 q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention,
                 mask: c.isLocalLayer[l] ? local : global, into: attended)
-            if l == d.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
+            // Wo multiplies every row before the output rows are kept, as in llama.cpp (build_attn, then
+            // inp_out_ids): its products round by the batch for some weight types.
             s.projector.project(layer.attention.output, attended, rows: n, into: xb)
+            if l == d.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n, projected: true) { return }
             // ... and the feed-forward block's input norm(x), row by row.
             s.forRows(n) { r in
                 s.normalize(xb, with: layer.attentionPostNorm, into: xb, rows: r)

@@ -10,57 +10,31 @@ import Testing
 let syntheticArchitectureTypes = SyntheticFidelity.types(["F32", "Q8_0", "Q6_K", "Q4_K_M"])
 
 @Suite(
-    "synthetic qwen2 against llama.cpp", .serialized,
+    "synthetic qwen2, qwen3, Llama 3, phi3 and gemma2 against llama.cpp", .serialized,
     .enabled(if: SyntheticFidelity.unavailable == nil, "\(SyntheticFidelity.unavailable ?? "")"))
-struct SyntheticQwen2Tests {
+struct SyntheticArchitectureTests {
     @Test(
         "qwen2 seed 2: greedy ids, top-10 logits and perplexity equal llama.cpp's",
         arguments: syntheticArchitectureTypes)
-    func qwen2Seed2(_ type: String) throws {
-        try SyntheticFidelity.check(SyntheticModel.qwen2(), seed: 2, type: type)
-    }
-}
+    func qwen2Seed2(_ type: String) throws { try SyntheticFidelity.check(SyntheticModel.qwen2(), seed: 2, type: type) }
 
-@Suite(
-    "synthetic qwen3 against llama.cpp", .serialized,
-    .enabled(if: SyntheticFidelity.unavailable == nil, "\(SyntheticFidelity.unavailable ?? "")"))
-struct SyntheticQwen3Tests {
     @Test(
         "qwen3 seed 3: greedy ids, top-10 logits and perplexity equal llama.cpp's",
         arguments: syntheticArchitectureTypes)
-    func qwen3Seed3(_ type: String) throws {
-        try SyntheticFidelity.check(SyntheticModel.qwen3(), seed: 3, type: type)
-    }
-}
+    func qwen3Seed3(_ type: String) throws { try SyntheticFidelity.check(SyntheticModel.qwen3(), seed: 3, type: type) }
 
-@Suite(
-    "synthetic Llama 3 (rope_freqs) against llama.cpp", .serialized,
-    .enabled(if: SyntheticFidelity.unavailable == nil, "\(SyntheticFidelity.unavailable ?? "")"))
-struct SyntheticLlama3Tests {
     @Test(
         "llama with rope_freqs seed 31: greedy ids, top-10 logits and perplexity equal llama.cpp's",
         arguments: syntheticArchitectureTypes)
     func llama3Seed31(_ type: String) throws {
         try SyntheticFidelity.check(SyntheticModel.llama3(), seed: 31, type: type)
     }
-}
 
-@Suite(
-    "synthetic phi3 against llama.cpp", .serialized,
-    .enabled(if: SyntheticFidelity.unavailable == nil, "\(SyntheticFidelity.unavailable ?? "")"))
-struct SyntheticPhi3Tests {
     @Test(
-        "phi3 seed 4: greedy ids, top-10 logits and perplexity equal llama.cpp's",
-        arguments: syntheticArchitectureTypes)
-    func phi3Seed4(_ type: String) throws {
-        try SyntheticFidelity.check(SyntheticModel.phi3(), seed: 4, type: type)
-    }
-}
+        "phi3 seed 4: greedy ids, top-10 logits and perplexity equal llama.cpp's", arguments: syntheticArchitectureTypes
+    )
+    func phi3Seed4(_ type: String) throws { try SyntheticFidelity.check(SyntheticModel.phi3(), seed: 4, type: type) }
 
-@Suite(
-    "synthetic gemma2 against llama.cpp", .serialized,
-    .enabled(if: SyntheticFidelity.unavailable == nil, "\(SyntheticFidelity.unavailable ?? "")"))
-struct SyntheticGemma2Tests {
     @Test(
         "gemma2 seed 5: greedy ids, top-10 logits and perplexity equal llama.cpp's",
         arguments: syntheticArchitectureTypes)

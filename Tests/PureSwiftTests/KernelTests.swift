@@ -115,13 +115,7 @@ let blockFormats: [BlockFormat] = [
         reference: { b in
             let d = half(b, 0)
             let dmin = half(b, 2)
-            let sc = Array(b[4..<16])
-            // 6-bit scales and mins: j < 4 in the low bits of bytes j and j+4; j ≥ 4 split over bytes j+4 and the top
-            // bits of bytes j−4 and j.
-            func scaleMin(_ j: Int) -> (Int, Int) {
-                if j < 4 { return (Int(sc[j] & 63), Int(sc[j + 4] & 63)) }
-                return (Int(sc[j + 4] & 0x0F) | Int(sc[j - 4] >> 6) << 4, Int(sc[j + 4] >> 4) | Int(sc[j] >> 6) << 4)
-            }
+            let scaleMin = { kQuantScaleMin(Array(b[4..<16]), $0) }
             return (0..<256).map { i in
                 let group = i / 64
                 let isHigh = (i % 64) >= 32
@@ -197,11 +191,7 @@ let blockFormats: [BlockFormat] = [
         reference: { b in
             let d = half(b, 0)
             let dmin = half(b, 2)
-            let sc = Array(b[4..<16])
-            func scaleMin(_ j: Int) -> (Int, Int) {
-                if j < 4 { return (Int(sc[j] & 63), Int(sc[j + 4] & 63)) }
-                return (Int(sc[j + 4] & 0x0F) | Int(sc[j - 4] >> 6) << 4, Int(sc[j + 4] >> 4) | Int(sc[j] >> 6) << 4)
-            }
+            let scaleMin = { kQuantScaleMin(Array(b[4..<16]), $0) }
             return (0..<256).map { i in
                 let group = i / 64
                 let sub = 2 * group + ((i % 64) >= 32 ? 1 : 0)
@@ -238,6 +228,22 @@ let blockFormats: [BlockFormat] = [
         },
         dequantize: { IQ4_XSRows.dequantizeRow($0, $1, count: $2) }),
 ]
+
+/// A row's four-row dot product through the weight-type table.
+struct RowDot4: WeightTypeWork {
+    let row: UnsafeRawPointer
+    let a: ActivationRow
+    let rowStride: Int
+    let count: Int
+    func callAsFunction<W: WeightType>(_: W.Type) -> SIMD4<Float> { W.dot4(row, a, rowStride: rowStride, count: count) }
+}
+
+/// Scale and min `j` (0..<8) of Q4_K and Q5_K from their 12 packed bytes `sc`: j < 4 in the low bits of bytes j and
+/// j+4; j ≥ 4 split over bytes j+4 and the top bits of bytes j−4 and j.
+func kQuantScaleMin(_ sc: [UInt8], _ j: Int) -> (Int, Int) {
+    if j < 4 { return (Int(sc[j] & 63), Int(sc[j + 4] & 63)) }
+    return (Int(sc[j + 4] & 0x0F) | Int(sc[j - 4] >> 6) << 4, Int(sc[j + 4] >> 4) | Int(sc[j] >> 6) << 4)
+}
 
 /// ggml-common.h's kvalues_iq4nl.
 let iq4NonLinear: [Int] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
@@ -440,34 +446,13 @@ struct KernelTests {
             try bytes.withUnsafeBytes { raw in
                 let row = try #require(raw.baseAddress)
                 let (a0, a1, a2, a3) = (act.row(0), act.row(1), act.row(2), act.row(3))
-                let pair: (SIMD4<Float>, [Float])
-                switch format.name {
-                case "Q4_0":
-                    pair = (
-                        dot4Q4_0(row, a0, a1, a2, a3, count: columns),
-                        [a0, a1, a2, a3].map { Q4_0Rows.dot(row, $0, count: columns) }
-                    )
-                case "Q4_1":
-                    pair = (
-                        Q4_1Rows.dot4(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { Q4_1Rows.dot(row, $0, count: columns) }
-                    )
-                case "Q5_0":
-                    pair = (
-                        Q5_0Rows.dot4(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { Q5_0Rows.dot(row, $0, count: columns) }
-                    )
-                case "Q5_1":
-                    pair = (
-                        Q5_1Rows.dot4(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { Q5_1Rows.dot(row, $0, count: columns) }
-                    )
-                default:
-                    pair = (
-                        Q8_0Rows.dot4(row, a0, rowStride: columns, count: columns),
-                        [a0, a1, a2, a3].map { Q8_0Rows.dot(row, $0, count: columns) }
-                    )
+                let type = try #require(GGMLType.allCases.first { $0.description == format.name })
+                let four = try #require(
+                    withWeightType(type, RowDot4(row: row, a: a0, rowStride: columns, count: columns)))
+                let single = try [a0, a1, a2, a3].map {
+                    try #require(withWeightType(type, RowDot(row: row, a: $0, count: columns)))
                 }
+                let pair = (four, single)
                 for i in 0..<4 { #expect(pair.0[i] == pair.1[i], "\(format.name) column \(i)") }
             }
         }

@@ -16,7 +16,7 @@ enum SyntheticFidelity {
         "The synthetic model reads this sentence, then continues it with whatever its random weights say"
     static let textFile = "/usr/share/common-licenses/GPL-3"
     static let context = 256
-    static let perplexityChunks = 2
+    static let perplexityChunks = 1
 
     /// `all`, or the ones of them `SANAD_SYNTHETIC_TYPES` names (comma-separated), to rerun a few while working on a
     /// kernel.

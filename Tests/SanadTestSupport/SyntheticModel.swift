@@ -8,9 +8,9 @@ import GGUF
 /// into one type (`--pure`) or a mix (Q4_K_M, …), cached per (spec, seed, type) in the temporary directory.
 ///
 /// An architecture is one small function that builds a `Spec` (see `llama`); `Size` picks the dimensions. The
-/// default `.small` (2 layers, width 256, feed-forward 768) keeps a test at a few seconds; `.hundredMillion`
-/// (about 100M parameters with the 49,152-token vocabulary) is the size of the models people download, one argument
-/// away. Every matrix dimension is a multiple of 256, so every K-quant applies to every matrix.
+/// default `.small` (2 layers, width 256, feed-forward 768: 26.7M parameters, 25.2M of them the two embeddings, a
+/// 109 MB F32 file) keeps a test at seconds; `.hundredMillion` (107M parameters) is the size of the models people
+/// download, one argument away: `SyntheticModel.llama(.hundredMillion)`. Every matrix dimension is a multiple of 256, so every K-quant applies to every matrix.
 public enum SyntheticModel {
     /// How a tensor's values are drawn.
     public enum Initialization: Sendable, Hashable {
@@ -50,8 +50,8 @@ public enum SyntheticModel {
         public static let small = Size(layers: 2, width: 256, feedForward: 768, heads: 4, kvHeads: 2)
         /// 4 layers, width 512, feed-forward 1024, 8 heads sharing 4 KV heads.
         public static let medium = Size(layers: 4, width: 512, feedForward: 1024, heads: 8, kvHeads: 4)
-        /// About 100M parameters with the 49,152-token vocabulary (SmolLM2-135M's shape minus its odd widths).
-        public static let hundredMillion = Size(layers: 24, width: 512, feedForward: 1536, heads: 8, kvHeads: 4)
+        /// 107M parameters with the 49,152-token vocabulary (the input and output embeddings are 50M of them).
+        public static let hundredMillion = Size(layers: 24, width: 512, feedForward: 1024, heads: 8, kvHeads: 4)
 
         public var headDimension: Int { width / heads }
         public var description: String { "\(layers)x\(width)x\(feedForward)h\(heads)kv\(kvHeads)" }

@@ -120,23 +120,18 @@ func tailStart(_ count: Int) -> Int { count / 16 * 16 }
 @inlinable
 func interleavedIndex(_ j: Int) -> Int { j / 16 * 16 + (j % 2 == 0 ? (j % 16) / 2 : 8 + (j % 16) / 2) }
 
-/// `multiplyRows` for unquantized weights: `Single` (the vec_dot) for one activation row, `Tiled` (tinyBLAS) for
-/// two or more when the row length is a multiple of 8 (tinyBLAS's condition).
-@inline(__always)
-@inlinable
-func multiplyRowsFloat<Single: RowKernel, Tiled: RowKernel, Build>(
-    _: Single.Type, _: Tiled.Type, _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>,
-    out: UnsafeMutablePointer<Float>, outStride: Int, build: Build.Type
-) {
-    if x.rows >= 2 && w.columns % 8 == 0 {
-        PureSwiftKernels.multiplyRows(Tiled.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    } else {
-        PureSwiftKernels.multiplyRows(Single.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    }
+/// Unquantized weights: llamafile's tinyBLAS (`Batched`) takes products of two activation rows or more when the row
+/// length is a multiple of 8; ggml_vec_dot (the type's `dot`) the others.
+public protocol TinyBLASWeightType: BatchRoundedWeightType {}
+
+extension TinyBLASWeightType {
+    @inline(__always)
+    @inlinable
+    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= 2 && columns % 8 == 0 }
 }
 
 /// F32 weights.
-public enum F32Rows: WeightType {
+public enum F32Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 4, activationFormat: .f32)
     }
@@ -147,14 +142,7 @@ public enum F32Rows: WeightType {
         for i in 0..<count { out[i] = row.loadUnaligned(fromByteOffset: 4 * i, as: Float.self) }
     }
 
-    @inline(__always)
-    @inlinable
-    public static func multiplyRows<Build>(
-        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-        outStride: Int, build: Build.Type
-    ) {
-        multiplyRowsFloat(Self.self, F32TiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    }
+    public typealias Batched = F32TiledRows
 
     /// Σ row · activations (F32 weights × F32 activations) as ggml_vec_dot_f32 rounds it.
     @inline(__always)
@@ -208,7 +196,7 @@ public enum F32TiledRows: RowKernel {
 }
 
 /// F16 weights.
-public enum F16Rows: WeightType {
+public enum F16Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 2, activationFormat: .f16)
     }
@@ -219,14 +207,7 @@ public enum F16Rows: WeightType {
         for i in 0..<count { out[i] = halfToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
     }
 
-    @inline(__always)
-    @inlinable
-    public static func multiplyRows<Build>(
-        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-        outStride: Int, build: Build.Type
-    ) {
-        multiplyRowsFloat(Self.self, F16TiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    }
+    public typealias Batched = F16TiledRows
 
     /// Σ row · activations (F16 weights × half-rounded activations in even/odd order) as ggml_vec_dot_f16 rounds it.
     @inline(__always)
@@ -262,7 +243,7 @@ public enum F16TiledRows: RowKernel {
 }
 
 /// BF16 weights.
-public enum BF16Rows: WeightType {
+public enum BF16Rows: TinyBLASWeightType {
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 1, blockBytes: 2, activationFormat: .bf16)
     }
@@ -273,14 +254,7 @@ public enum BF16Rows: WeightType {
         for i in 0..<count { out[i] = bfloat16ToFloat(row.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)) }
     }
 
-    @inline(__always)
-    @inlinable
-    public static func multiplyRows<Build>(
-        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-        outStride: Int, build: Build.Type
-    ) {
-        multiplyRowsFloat(Self.self, BF16TiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-    }
+    public typealias Batched = BF16TiledRows
 
     /// Σ row · activations (BF16 weights × bfloat16-rounded activations in even/odd order) as ggml_vec_dot_bf16
     /// rounds it.

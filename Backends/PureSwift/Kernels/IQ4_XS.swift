@@ -38,7 +38,7 @@ func superBlockLanesIQ4_XS(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: I
 
 /// IQ4_XS weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled product does.
 public enum IQ4_XSRows: TiledKQuant {
-    public typealias Tiled = IQ4_XSTiledRows
+    public typealias Batched = IQ4_XSTiledRows
 
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 256, blockBytes: iq4_XSBlockBytes, activationFormat: .q8_K)

@@ -13,6 +13,16 @@ import Foundation
 // - `Q4_KRows.dot` (Q4_K.swift): the AVX2 build repacks Q4_K matrices (q4_K_8x8_q8_K) and multiplies activation rows in
 //   groups of four with ggml_gemm_q4_K_8x8_q8_K (one fma per pair of sub-blocks), the rest with the GEMV (one per
 //   super-block); the grouped rows' Q8_K activations come from its own quantizer (`.q8_KRepacked`).
+// - `Q2_KRows`, `Q3_KRows`, `Q5_KRows`, `IQ4_XSRows` (their files): one activation row as the type's AVX2 vec_dot
+//   (eight integer lanes per super-block, `fma(d·da, lane, acc)`, hsum_float_8; Q2_K's mins as lanes before the
+//   products, Q5_K's as a fused scalar sum); batches of 8 rows or more as the tiled K-quant product
+//   (TiledKQuants.swift: `fma(fma(−dmin, S₂, d·S₁), da, acc)` per super-block).
+// - `Q4_0Rows.dot`, `IQ4_NLRows.dot`: the AVX2 build repacks both (8x8, gemv/gemm_q4_b32_8x8_q8_0_lut_avx), which round
+//   every activation row alike: `acc = fma(S, dw·da, acc)` per block, in order.
+// - `F32Rows`, `F16Rows`, `BF16Rows` (FloatFormats.swift): one row as ggml_vec_dot_f32/f16/bf16 (four accumulators
+//   of eight lanes, GGML_F32x8_REDUCE or hsum), two rows or more as llamafile's tinyBLAS (one accumulator, hsum).
+// - The last layer's attention output projection multiplies every row of the batch before the rows whose logits are
+//   wanted are kept (Llama.swift), as llama.cpp's graph does: the products above round by the batch.
 // - `swiGLUExact`: ggml_vec_swiglu_f32 with ggml_v_silu / ggml_v_expf (a polynomial exp, not libm's).
 // - `applyRoPEExact`: the vectorized rotation `fma(x0, cos, −x1·sin)`, `fma(x0, sin, x1·cos)`.
 //

@@ -41,7 +41,7 @@ func superBlockLanesQ2_K(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: Int
 
 /// Q2_K weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled product does.
 public enum Q2_KRows: TiledKQuant {
-    public typealias Tiled = Q2_KTiledRows
+    public typealias Batched = Q2_KTiledRows
 
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 256, blockBytes: q2_KBlockBytes, activationFormat: .q8_K)

@@ -51,7 +51,7 @@ func superBlockLanesQ3_K(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: Int
 
 /// Q3_K weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled product does.
 public enum Q3_KRows: TiledKQuant {
-    public typealias Tiled = Q3_KTiledRows
+    public typealias Batched = Q3_KTiledRows
 
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 256, blockBytes: q3_KBlockBytes, activationFormat: .q8_K)

@@ -46,7 +46,7 @@ func superBlockLanesQ5_K(_ block: UnsafeRawPointer, _ a: ActivationRow, _ b: Int
 
 /// Q5_K weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled product does.
 public enum Q5_KRows: TiledKQuant {
-    public typealias Tiled = Q5_KTiledRows
+    public typealias Batched = Q5_KTiledRows
 
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 256, blockBytes: q5_KBlockBytes, activationFormat: .q8_K)

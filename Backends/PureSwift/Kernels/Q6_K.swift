@@ -78,23 +78,11 @@ public func dotQ6_KTiled(_ row: UnsafeRawPointer, _ a: ActivationRow, count: Int
 @inlinable public var q6_KTiledMinimumBatch: Int { 8 }
 
 /// Q6_K weights: batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled kernel does.
-public enum Q6_KRows: WeightType {
+public enum Q6_KRows: TiledKQuant {
+    public typealias Batched = Q6_KTiledRows
+
     @inlinable public static var traits: WeightTraits {
         WeightTraits(blockValues: 256, blockBytes: q6_KBlockBytes, activationFormat: .q8_K)
-    }
-
-    @inline(__always)
-    @inlinable
-    public static func multiplyRows<Build>(
-        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-        outStride: Int, build: Build.Type
-    ) {
-        if x.rows >= q6_KTiledMinimumBatch {
-            PureSwiftKernels.multiplyRows(
-                Q6_KTiledRows.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-        } else {
-            PureSwiftKernels.multiplyRows(Self.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-        }
     }
 
     /// Dequantizes `count` (a multiple of 256) Q6_K weights at `row` into `out`.

@@ -5,24 +5,13 @@
 // `acc = fma(d·S₁ − dmin·S₂, da, acc)` (the subtraction fused: `fma(−dmin, S₂, d·S₁)`), super-blocks in order.
 
 /// A K-quant weight type whose batches of at least `q6_KTiledMinimumBatch` rows round as llama.cpp's tiled product
-/// does (`Tiled`), and smaller ones as its vec_dot (the type's own `dot`).
-public protocol TiledKQuant: WeightType {
-    associatedtype Tiled: RowKernel
-}
+/// does (`Batched`), and smaller ones as its vec_dot (the type's own `dot`).
+public protocol TiledKQuant: BatchRoundedWeightType {}
 
 extension TiledKQuant {
     @inline(__always)
     @inlinable
-    public static func multiplyRows<Build>(
-        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
-        outStride: Int, build: Build.Type
-    ) {
-        if x.rows >= q6_KTiledMinimumBatch {
-            PureSwiftKernels.multiplyRows(Tiled.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-        } else {
-            PureSwiftKernels.multiplyRows(Self.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
-        }
-    }
+    public static func takesBatchedKernel(rows: Int, columns: Int) -> Bool { rows >= q6_KTiledMinimumBatch }
 }
 
 /// One super-block's step of the tiled product: `fma(fma(−dmin, S₂, d·S₁), da, acc)`.

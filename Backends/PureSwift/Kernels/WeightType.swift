@@ -50,6 +50,29 @@ extension WeightType {
     }
 }
 
+/// A weight type whose products llama.cpp rounds one way for small batches (the type's own `dot`) and another from
+/// some batch on (`Batched`): the K-quants' tiled product (TiledKQuants.swift), tinyBLAS for unquantized weights.
+public protocol BatchRoundedWeightType: WeightType {
+    associatedtype Batched: RowKernel
+    /// Whether a product with `rows` activation rows of `columns` values takes `Batched`.
+    static func takesBatchedKernel(rows: Int, columns: Int) -> Bool
+}
+
+extension BatchRoundedWeightType {
+    @inline(__always)
+    @inlinable
+    public static func multiplyRows<Build>(
+        _ w: WeightMatrix, _ x: some ActivationRows, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
+        outStride: Int, build: Build.Type
+    ) {
+        if takesBatchedKernel(rows: x.rows, columns: w.columns) {
+            PureSwiftKernels.multiplyRows(Batched.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+        } else {
+            PureSwiftKernels.multiplyRows(Self.self, w, x, rows: rows, out: out, outStride: outStride, build: build)
+        }
+    }
+}
+
 /// Work to do with a matrix's `WeightType` (`withWeightType`). A generic method rather than a closure, so that the
 /// work is specialized for every type in whichever module (kernel build) calls it.
 public protocol WeightTypeWork {

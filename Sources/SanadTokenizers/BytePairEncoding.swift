@@ -1,8 +1,10 @@
 /// Byte-level BPE (`tokenizer.ggml.model` = `gpt2`), as llama.cpp's `llm_tokenizer_bpe_session`:
 /// pre-tokenize into words, map each word's bytes to GPT-2's byte alphabet, then repeatedly merge the adjacent pair
 /// with the lowest merge rank (the leftmost among equals) until no pair of the word is in `tokenizer.ggml.merges`.
+/// With `ignoreMerges` (Llama 3) a word that is a token as a whole is that token.
 struct BytePairEncoding: Sendable {
     let preTokenizer: PreTokenizer
+    let ignoreMerges: Bool
     /// Every token text (entry = token id), then every merge part or result that is not a token (entry ≥ token
     /// count), so that a symbol is named by one integer while it is merged.
     let strings: ByteStringTable
@@ -12,8 +14,12 @@ struct BytePairEncoding: Sendable {
 
     /// Builds the merge table from `tokenizer.ggml.merges` ("left right", rank = position; the first of
     /// duplicates wins). `vocabulary` holds the token texts with their ids.
-    init(preTokenizer: PreTokenizer, vocabulary: ByteStringTable, tokenCount: Int, merges mergeLines: [String]) {
+    init(
+        preTokenizer: PreTokenizer, ignoreMerges: Bool = false, vocabulary: ByteStringTable, tokenCount: Int,
+        merges mergeLines: [String]
+    ) {
         self.preTokenizer = preTokenizer
+        self.ignoreMerges = ignoreMerges
         self.tokenCount = tokenCount
         var strings = vocabulary
         var merges: [UInt64: UInt64] = [:]
@@ -54,7 +60,10 @@ struct BytePairEncoding: Sendable {
             }
             mapped.removeAll(keepingCapacity: true)
             ByteLevelMapping.encode(word, into: &mapped)
-            let tokens = mapped.withUnsafeBufferPointer { mergeWord($0) }
+            let tokens = mapped.withUnsafeBufferPointer { word in
+                if ignoreMerges, let id = strings.value(word), Int(id) < tokenCount { return [id] }
+                return mergeWord(word)
+            }
             cache[word] = tokens
             output.append(contentsOf: tokens)
         }

@@ -7,6 +7,12 @@ enum PreTokenizer: Sendable, Equatable {
     case gpt2
     /// `\p{N}` (every digit its own word) and then the GPT-2 regex: smollm, starcoder, refact, codeshell, …
     case digitsThenGPT2
+    /// Llama 3's `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|
+    /// \s+(?!\S)|\s+` (llama-bpe, llama3, falcon3, …), as llama.cpp's `unicode_regex_split_custom_llama3` scans it.
+    case llama3
+    /// Qwen2's regex, Llama 3's with `\p{N}` for `\p{N}{1,3}` (every digit its own word): qwen2, deepseek-r1-qwen,
+    /// … (llama.cpp's `unicode_regex_split_custom_qwen2`).
+    case qwen2
 
     /// Splits `codepoints` into words; returns each word's end index (exclusive), in order.
     func wordEnds(_ codepoints: [UInt32]) -> [Int] {
@@ -28,6 +34,10 @@ enum PreTokenizer: Sendable, Equatable {
                 i += 1
             }
             if start < codepoints.count { splitGPT2(codepoints, start, codepoints.count, into: &ends) }
+        case .llama3:
+            splitLlama3(codepoints, 0, codepoints.count, digits: 3, into: &ends)
+        case .qwen2:
+            splitLlama3(codepoints, 0, codepoints.count, digits: 1, into: &ends)
         }
         return ends
     }
@@ -87,6 +97,90 @@ func splitGPT2(_ cps: [UInt32], _ lo: Int, _ hi: Int, into ends: inout [Int]) {
             pos += count - 1
         } else if count > 0 {
             pos += count
+        } else {
+            pos += 1  // nothing matched: one code point alone
+        }
+        ends.append(pos)
+    }
+}
+
+/// Llama 3's regex over `cps[lo..<hi]` with numbers of up to `digits` digits (3: `\p{N}{1,3}`; 1: Qwen2's
+/// `\p{N}`), step for step as llama.cpp's `unicode_regex_split_custom_llama3` and `_qwen2`; appends each word's
+/// end. Positions outside the range look like nothing, as in `splitGPT2`.
+func splitLlama3(_ cps: [UInt32], _ lo: Int, _ hi: Int, digits: Int, into ends: inout [Int]) {
+    @inline(__always) func cls(_ p: Int) -> CodepointClass {
+        p >= lo && p < hi ? CodepointClass.of(cps[p]) : .outside
+    }
+    @inline(__always) func cpt(_ p: Int) -> UInt32 { p >= lo && p < hi ? cps[p] : 0xFFFF_FFFF }
+    /// ASCII lower case: no other code point lowers to the letters of the contractions.
+    @inline(__always) func lower(_ c: UInt32) -> UInt32 { (0x41...0x5A).contains(c) ? c + 0x20 : c }
+    let (cr, lf): (UInt32, UInt32) = (0x0D, 0x0A)
+    var pos = lo
+    while pos < hi {
+        let c = cps[pos]
+        let flags = cls(pos)
+        // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+        if c == 0x27 && pos + 1 < hi {
+            let n1 = lower(cps[pos + 1])
+            if n1 == 0x73 || n1 == 0x74 || n1 == 0x6D || n1 == 0x64 {  // s t m d
+                pos += 2
+                ends.append(pos)
+                continue
+            }
+            if pos + 2 < hi {
+                let n2 = lower(cps[pos + 2])
+                if (n1 == 0x72 && n2 == 0x65) || (n1 == 0x76 && n2 == 0x65) || (n1 == 0x6C && n2 == 0x6C) {  // re ve ll
+                    pos += 3
+                    ends.append(pos)
+                    continue
+                }
+            }
+        }
+        // [^\r\n\p{L}\p{N}]?\p{L}+
+        if !(c == cr || c == lf || flags.isNumber) && (flags.isLetter || cls(pos + 1).isLetter) {
+            pos += 1
+            while cls(pos).isLetter { pos += 1 }
+            ends.append(pos)
+            continue
+        }
+        // \p{N}{1,3} (\p{N})
+        if flags.isNumber {
+            var first = pos
+            while cls(pos).isNumber {
+                pos += 1
+                if pos - first >= digits {
+                    ends.append(pos)
+                    first = pos
+                }
+            }
+            if pos > first { ends.append(pos) }
+            continue
+        }
+        // <space>?[^\s\p{L}\p{N}]+[\r\n]*
+        var next = c == 0x20 ? cls(pos + 1) : flags
+        if !(next.isWhitespace || next.isLetter || next.isNumber) && flags.exists {
+            if c == 0x20 { pos += 1 }
+            while !(next.isWhitespace || next.isLetter || next.isNumber) && next.exists {
+                pos += 1
+                next = cls(pos)
+            }
+            while cpt(pos) == cr || cpt(pos) == lf { pos += 1 }
+            ends.append(pos)
+            continue
+        }
+        var spaces = 0
+        var lastLineEnd = 0
+        while cls(pos + spaces).isWhitespace {
+            let c2 = cps[pos + spaces]
+            if c2 == cr || c2 == lf { lastLineEnd = pos + spaces + 1 }
+            spaces += 1
+        }
+        if lastLineEnd > 0 {
+            pos = lastLineEnd  // \s*[\r\n]+
+        } else if spaces > 1 && pos + spaces < hi {
+            pos += spaces - 1  // \s+(?!\S)
+        } else if spaces > 0 {
+            pos += spaces  // \s+
         } else {
             pos += 1  // nothing matched: one code point alone
         }

@@ -27,17 +27,42 @@ public final class Tokenizer: Sendable {
     /// The `tokenizer.ggml.model` values this engine reads.
     public static let supportedModels = ["gpt2", "llama"]
 
-    /// The byte-level BPE `tokenizer.ggml.pre` values this engine reads, with their pre-tokenizer and llama.cpp's
-    /// `clean_spaces` flag for each. Verified against llama.cpp: `smollm` (SmolLM2), `gpt-2` and `starcoder`; the others share
-    /// those regexes and flags in llama.cpp's `llama_vocab::impl::load`.
-    static let bytePairPreTokenizers: [String: (PreTokenizer, cleanSpaces: Bool)] = [
-        "smollm": (.digitsThenGPT2, false), "command-r": (.digitsThenGPT2, false),
-        "starcoder": (.digitsThenGPT2, true), "refact": (.digitsThenGPT2, true),
-        "codeshell": (.digitsThenGPT2, true), "exaone": (.digitsThenGPT2, true),
-        "minerva-7b": (.digitsThenGPT2, true), "mellum2": (.digitsThenGPT2, true),
-        "gpt-2": (.gpt2, true), "phi-2": (.gpt2, true), "mpt": (.gpt2, true), "olmo": (.gpt2, true),
-        "jais": (.gpt2, true), "trillion": (.gpt2, false), "granite-docling": (.gpt2, false),
-    ]
+    /// What llama.cpp's `llama_vocab::impl::load` sets with a byte-level BPE `tokenizer.ggml.pre` value.
+    struct BytePairSettings: Sendable {
+        let preTokenizer: PreTokenizer
+        /// `clean_spaces` (clean_up_tokenization_spaces when decoding).
+        let cleanSpaces: Bool
+        /// `ignore_merges`: a word that is a token as a whole is that token, merges or not (Llama 3).
+        var ignoreMerges = false
+        /// `add_bos` before the file's `tokenizer.ggml.add_bos_token` (Llama 3: true).
+        var addBOS = false
+    }
+
+    /// The byte-level BPE `tokenizer.ggml.pre` values this engine reads, with what llama.cpp sets for each.
+    /// Verified against llama.cpp: `smollm` (SmolLM2), `gpt-2`, `starcoder`, `qwen2` and `llama-bpe` (SmolLM2's
+    /// vocabulary relabelled); the others share those regexes and flags in llama.cpp's `llama_vocab::impl::load`.
+    static let bytePairPreTokenizers: [String: BytePairSettings] = {
+        var table: [String: BytePairSettings] = [:]
+        for (name, clean) in [
+            ("smollm", false), ("command-r", false), ("starcoder", true), ("refact", true), ("codeshell", true),
+            ("exaone", true), ("minerva-7b", true), ("mellum2", true),
+        ] {
+            table[name] = BytePairSettings(preTokenizer: .digitsThenGPT2, cleanSpaces: clean)
+        }
+        for (name, clean) in [
+            ("gpt-2", true), ("phi-2", true), ("mpt", true), ("olmo", true), ("jais", true), ("trillion", false),
+            ("granite-docling", false),
+        ] {
+            table[name] = BytePairSettings(preTokenizer: .gpt2, cleanSpaces: clean)
+        }
+        for name in ["llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"] {
+            table[name] = BytePairSettings(preTokenizer: .llama3, cleanSpaces: true, ignoreMerges: true, addBOS: true)
+        }
+        for (name, clean) in [("qwen2", false), ("deepseek-r1-qwen", false), ("megrez", true)] {
+            table[name] = BytePairSettings(preTokenizer: .qwen2, cleanSpaces: clean)
+        }
+        return table
+    }()
 
     /// The supported `tokenizer.ggml.pre` values for byte-level BPE, sorted.
     public static var supportedPreTokenizers: [String] { bytePairPreTokenizers.keys.sorted() }

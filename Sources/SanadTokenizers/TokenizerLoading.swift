@@ -64,7 +64,7 @@ extension Tokenizer {
         var flags: Flags
         switch model {
         case "gpt2":
-            guard let preTokenizer, let (pre, cleanSpaces) = bytePairPreTokenizers[preTokenizer] else {
+            guard let preTokenizer, let settings = bytePairPreTokenizers[preTokenizer] else {
                 throw TokenizerError.unsupportedPreTokenizer(
                     path: path, preTokenizer: preTokenizer ?? "(missing; llama.cpp would use 'default')",
                     supported: supportedPreTokenizers)
@@ -79,10 +79,13 @@ extension Tokenizer {
             let merges = values.compactMap(\.stringValue)
             kind = .bytePairEncoding(preTokenizer: preTokenizer)
             engine = .bytePair(
-                BytePairEncoding(preTokenizer: pre, vocabulary: vocabulary, tokenCount: n, merges: merges))
+                BytePairEncoding(
+                    preTokenizer: settings.preTokenizer, ignoreMerges: settings.ignoreMerges, vocabulary: vocabulary,
+                    tokenCount: n, merges: merges))
             special.bos = 11
             special.eos = 11
-            flags = Flags(addBOS: false, addEOS: false, addSpacePrefix: false, cleanSpaces: cleanSpaces)
+            flags = Flags(
+                addBOS: settings.addBOS, addEOS: false, addSpacePrefix: false, cleanSpaces: settings.cleanSpaces)
         case "llama":
             kind = .sentencePiece
             engine = .sentencePiece(SentencePiece(vocabulary: vocabulary, scores: scores))

@@ -91,32 +91,36 @@ struct CLIFoundationTests {
     func enginesPerModel() throws {
         let dir = try TestPaths.temporaryDirectory()
         try PlausibleModel.writer().write(to: dir.appendingPathComponent("a-llama.gguf"))
-        var qwen = PlausibleModel.writer()
-        qwen.setLlama(
-            .init(
-                architecture: "qwen2", layers: PlausibleModel.layers, width: PlausibleModel.dim,
-                feedForward: PlausibleModel.ffn, heads: PlausibleModel.heads, kvHeads: PlausibleModel.kvHeads))
-        try qwen.write(to: dir.appendingPathComponent("b-qwen2.gguf"))
+        for (name, architecture) in [("b-qwen2", "qwen2"), ("c-mamba", "mamba")] {
+            var w = PlausibleModel.writer()
+            w.setLlama(
+                .init(
+                    architecture: architecture, layers: PlausibleModel.layers, width: PlausibleModel.dim,
+                    feedForward: PlausibleModel.ffn, heads: PlausibleModel.heads, kvHeads: PlausibleModel.kvHeads))
+            try w.write(to: dir.appendingPathComponent("\(name).gguf"))
+        }
         var pre = PlausibleModel.writer()
-        pre.set("tokenizer.ggml.pre", .string("qwen2"))
-        try pre.write(to: dir.appendingPathComponent("c-pre.gguf"))
+        pre.set("tokenizer.ggml.pre", .string("deepseek-llm"))
+        try pre.write(to: dir.appendingPathComponent("d-pre.gguf"))
         let r = try SanadCLI.run(["models", "--models", dir.path])
         #expect(r.status == 0, "\(r.stderr)")
         let files = r.stdout.components(separatedBy: "\n").split { $0.hasSuffix(".gguf") }.map {
             $0.joined(separator: "\n")
         }
-        #expect(files.count == 3, "\(r.stdout)")
-        guard files.count == 3 else { return }
+        #expect(files.count == 4, "\(r.stdout)")
+        guard files.count == 4 else { return }
         #expect(files[0].contains("engines:       blas:") || files[0].contains("pure-swift: runs"), "\(files[0])")
         #expect(files[0].contains("pure-swift: runs (exact vs llama.cpp"), "\(files[0])")
+        #expect(files[1].contains("pure-swift: runs (exact vs llama.cpp"), "qwen2 is supported: \(files[1])")
         #expect(
-            files[1].contains("pure-swift: cannot: architecture 'qwen2' is not supported by the pure-Swift engine")
-                && files[1].contains("--backend llama"), "\(files[1])")
-        #expect(files[2].contains("pure-swift: cannot:") && files[2].contains("'qwen2'"), "\(files[2])")
+            files[2].contains("pure-swift: cannot: architecture 'mamba' is not supported by the pure-Swift engine")
+                && files[2].contains("supported: gemma2, gemma3, llama, phi3, qwen2, qwen3")
+                && files[2].contains("--backend llama"), "\(files[2])")
+        #expect(files[3].contains("pure-swift: cannot:") && files[3].contains("'deepseek-llm'"), "\(files[3])")
         for file in files { #expect(file.contains("llama: "), "every engine has a line: \(file)") }
         let json = try JSONValue.parse(try SanadCLI.run(["models", "--json", "--models", dir.path]).stdout)
         let rows = json.arrayValue ?? []
-        #expect(rows.count == 3 && rows[1]["engines"]?["pure-swift"]?["runs"] == .bool(false), "\(json)")
-        #expect(rows.first?["engines"]?["pure-swift"]?["runs"] == .bool(true), "\(json)")
+        #expect(rows.count == 4 && rows[2]["engines"]?["pure-swift"]?["runs"] == .bool(false), "\(json)")
+        #expect(rows.prefix(2).allSatisfy { $0["engines"]?["pure-swift"]?["runs"] == .bool(true) }, "\(json)")
     }
 }

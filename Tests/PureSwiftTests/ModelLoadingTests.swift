@@ -100,8 +100,10 @@ struct ModelLoadingTests {
         } catch let error as PureSwiftError {
             #expect(
                 error
-                    == .unsupportedArchitecture(path: url.path, architecture: "mamba", supported: ["gemma3", "llama"]))
-            #expect(error.description.contains("supported: gemma3, llama"))
+                    == .unsupportedArchitecture(
+                        path: url.path, architecture: "mamba",
+                        supported: ["gemma2", "gemma3", "llama", "phi3", "qwen2", "qwen3"]))
+            #expect(error.description.contains("supported: gemma2, gemma3, llama, phi3, qwen2, qwen3"))
         }
     }
 

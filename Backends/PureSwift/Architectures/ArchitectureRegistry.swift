@@ -9,6 +9,10 @@ public enum ArchitectureRegistry {
 
     public static let architectures: [String: Loader] = [
         "llama": { try Decoder<Llama>(file: $0, repackWeights: $1) },
+        "qwen2": { try Decoder<Qwen2>(file: $0, repackWeights: $1) },
+        "qwen3": { try Decoder<Qwen3>(file: $0, repackWeights: $1) },
+        "phi3": { try Decoder<Phi3>(file: $0, repackWeights: $1) },
+        "gemma2": { try Decoder<Gemma2>(file: $0, repackWeights: $1) },
         "gemma3": { try Decoder<Gemma3>(file: $0, repackWeights: $1) },
     ]
 

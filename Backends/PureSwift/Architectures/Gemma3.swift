@@ -15,10 +15,10 @@ import PureSwiftKernels
 // last `sliding_window` positions and rotate with their own base (`rope.freq_base_swa`, 10 000); the last attends
 // to everything with the model's base (`rope.freq_base`, and its linear scaling if any).
 
-/// Hyperparameters of a Gemma 3 model, read from the model's own `gemma3.*` keys.
+/// Hyperparameters of a Gemma 3 (or Gemma 2, `Gemma2.swift`) model, read from the model's own keys.
 public struct Gemma3Configuration: DecoderConfiguration, Sendable, Equatable {
     public var dimensions: DecoderDimensions
-    /// Multiplies the queries before attention (1/√headDimension; 1/√(embedding/heads) for the 27B model).
+    /// Multiplies the queries before attention (1/√headDimension; 1/√(embedding/heads) for the 27B models).
     public var queryScale: Float
     /// RoPE of the global layers.
     public var rope: RoPEConfiguration
@@ -28,81 +28,102 @@ public struct Gemma3Configuration: DecoderConfiguration, Sendable, Equatable {
     public var slidingWindow: Int?
     /// Whether layer i attends through the sliding window.
     public var isLocalLayer: [Bool]
+    /// Soft-capping of the attention scores (0: none; Gemma 2: `attn_logit_softcapping`, 50 by default).
+    public var attentionSoftCap: Float = 0
     /// Final logit soft-capping (0: none).
     public var finalLogitSoftCap: Float
 
-    /// Reads the configuration of `file` (whose `general.architecture` is `gemma3`).
-    public init(file: GGUFFile) throws {
-        let hp = HyperparameterReader(file: file, architecture: "gemma3")
+    /// Reads the configuration of `file`, a Gemma 3 model (`gemma3.*` keys) or with `gemma2` a Gemma 2 model
+    /// (`gemma2.*`), with llama.cpp's defaults for each: Gemma 2 always has sliding-window layers (4096 positions,
+    /// every other layer), its local layers rotate with the model's own base and scale unless
+    /// `rope.freq_base_swa` says otherwise, and it soft-caps the attention scores (50) and the logits (30).
+    public init(file: GGUFFile, gemma2: Bool = false) throws {
+        let hp = HyperparameterReader(file: file, architecture: gemma2 ? "gemma2" : "gemma3")
         dimensions = try hp.decoderDimensions()
         let (layers, embedding, heads, headDimension) = (
             dimensions.layers, dimensions.embedding, dimensions.heads, dimensions.headDimension
         )
         rope = try hp.rope(mode: .neox, headDimension: headDimension)
-        localRoPE = RoPEConfiguration(
-            mode: .neox, dimensions: headDimension, frequencyBase: try hp.float("rope.freq_base_swa", default: 10_000))
-        if file.metadata[hp.key("attention.sliding_window")] != nil {
-            let window = try hp.int("attention.sliding_window")
-            let pattern = try hp.int("attention.sliding_window_pattern", default: 6)
+        localRoPE = rope
+        localRoPE.frequencyBase = try hp.float("rope.freq_base_swa", default: gemma2 ? rope.frequencyBase : 10_000)
+        if !gemma2 { localRoPE.frequencyScale = 1 }
+        if gemma2 || file.metadata[hp.key("attention.sliding_window")] != nil {
+            let window = try hp.int("attention.sliding_window", default: 4096)
+            let pattern = try hp.int("attention.sliding_window_pattern", default: gemma2 ? 2 : 6)
             slidingWindow = window
             isLocalLayer = (0..<layers).map { $0 % pattern < pattern - 1 }
         } else {
             slidingWindow = nil
             isLocalLayer = Array(repeating: false, count: layers)
         }
-        // llama.cpp: the 27B model (62 layers) scales by the embedding per head, the others by the head size.
-        queryScale = 1 / Float(layers == 62 ? embedding / heads : headDimension).squareRoot()
-        finalLogitSoftCap = try hp.float("final_logit_softcapping", default: 0)
+        // llama.cpp: the 27B models (Gemma 2: 46 layers, Gemma 3: 62) scale by the embedding per head, the others
+        // by the head size.
+        queryScale = 1 / Float(layers == (gemma2 ? 46 : 62) ? embedding / heads : headDimension).squareRoot()
+        if gemma2 { attentionSoftCap = try hp.float("attn_logit_softcapping", default: 50) }
+        finalLogitSoftCap = try hp.float("final_logit_softcapping", default: gemma2 ? 30 : 0)
     }
 }
 
-/// The Gemma 3 architecture: per-head query and key norms, norms after attention and feed-forward, GELU.
-enum Gemma3: DecoderArchitecture {
-    static let name = "gemma3"
+/// One Gemma block's weights (memory-mapped): Gemma 3's per-head query and key norms (nil for Gemma 2), norms
+/// before and after attention and feed-forward, GEGLU.
+struct GemmaLayer {
+    let attention: AttentionWeights
+    var queryNorm: RMSNorm? = nil
+    var keyNorm: RMSNorm? = nil
+    let attentionPostNorm: RMSNorm
+    let feedForwardNorm: RMSNorm
+    let feedForward: FeedForwardWeights
+    let feedForwardPostNorm: RMSNorm
+}
 
-    /// One Gemma 3 block's weights (memory-mapped).
-    struct Layer {
-        let attention: AttentionWeights
-        let queryNorm: RMSNorm
-        let keyNorm: RMSNorm
-        let attentionPostNorm: RMSNorm
-        let feedForwardNorm: RMSNorm
-        let feedForward: FeedForwardWeights
-        let feedForwardPostNorm: RMSNorm
+/// Gemma 2 and Gemma 3: built the same way, sharing `Gemma3Runner`.
+protocol GemmaFamily: DecoderArchitecture
+where Configuration == Gemma3Configuration, Layer == GemmaLayer, Runner == Gemma3Runner<Self> {}
+
+extension GemmaFamily {
+    /// The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
+    static func shape(_ c: Gemma3Configuration) -> DecoderShape {
+        DecoderShape(
+            dimensions: c.dimensions, attentionScale: 1, activation: .gelu, attentionSoftCap: c.attentionSoftCap)
     }
 
-    static func configuration(_ file: GGUFFile) throws -> Gemma3Configuration { try Gemma3Configuration(file: file) }
+    static func runner(_ model: Decoder<Self>, state: DecoderState) throws -> Gemma3Runner<Self> {
+        try Gemma3Runner(model: model, state: state)
+    }
 
-    static func layer(_ t: BlockTensors, _ c: Gemma3Configuration) throws -> Layer {
+    /// A block's weights, with the per-head query and key norms when `queryKeyNorms`.
+    static func gemmaLayer(_ t: BlockTensors, _ c: Gemma3Configuration, queryKeyNorms: Bool) throws -> GemmaLayer {
         let dim = c.embedding
-        return Layer(
+        return GemmaLayer(
             attention: try t.attention(c.dimensions),
-            queryNorm: try t.norm("attn_q_norm", count: c.headDimension),
-            keyNorm: try t.norm("attn_k_norm", count: c.headDimension),
+            queryNorm: queryKeyNorms ? try t.norm("attn_q_norm", count: c.headDimension) : nil,
+            keyNorm: queryKeyNorms ? try t.norm("attn_k_norm", count: c.headDimension) : nil,
             attentionPostNorm: try t.norm("post_attention_norm", count: dim),
             feedForwardNorm: try t.norm("ffn_norm", count: dim),
             feedForward: try t.gatedFeedForward(width: c.feedForward, embedding: dim),
             feedForwardPostNorm: try t.norm("post_ffw_norm", count: dim))
     }
+}
 
-    /// The queries carry the scale (llama.cpp scales Q, then attends with scale 1).
-    static func shape(_ c: Gemma3Configuration) -> DecoderShape {
-        DecoderShape(dimensions: c.dimensions, attentionScale: 1, activation: .gelu)
-    }
+/// The Gemma 3 architecture: per-head query and key norms, norms after attention and feed-forward, GELU.
+enum Gemma3: GemmaFamily {
+    static let name = "gemma3"
 
-    static func runner(_ model: Decoder<Gemma3>, state: DecoderState) throws -> Gemma3Runner {
-        try Gemma3Runner(model: model, state: state)
+    static func configuration(_ file: GGUFFile) throws -> Gemma3Configuration { try Gemma3Configuration(file: file) }
+
+    static func layer(_ t: BlockTensors, _ c: Gemma3Configuration) throws -> GemmaLayer {
+        try gemmaLayer(t, c, queryKeyNorms: true)
     }
 }
 
-/// One session's Gemma 3 state: the decoder's buffers and blocks, and the global and local RoPE.
-final class Gemma3Runner: DecoderRunner {
-    let model: Decoder<Gemma3>
+/// One session's Gemma state: the decoder's buffers and blocks, and the global and local RoPE.
+final class Gemma3Runner<A: GemmaFamily>: DecoderRunner {
+    let model: Decoder<A>
     let state: DecoderState
     private let rope: RotaryEmbedding
     private let localRoPE: RotaryEmbedding
 
-    init(model: Decoder<Gemma3>, state: DecoderState) throws {
+    init(model: Decoder<A>, state: DecoderState) throws {
         self.model = model
         self.state = state
         rope = try state.rotaryEmbedding(model.configuration.rope)
@@ -118,7 +139,6 @@ final class Gemma3Runner: DecoderRunner {
         let s = state
         let (x, xb, q, k, v, attended) = (s.x, s.xb, s.q, s.k, s.v, s.attended)
         let dim = d.embedding
-        let hd = d.headDimension
         var n = tokens.count
 
         s.embed(tokens, from: model.weights.tokenEmbedding, scale: Float(dim).squareRoot())
@@ -133,20 +153,17 @@ final class Gemma3Runner: DecoderRunner {
             // Attention block: x += postnorm(Wo · attention(q, k, v)).
             s.projectAttentionInput(layer.attention, rows: n)
             s.forRows(n) { r in
-                let (qr, kr) = (q + r.lowerBound * d.queryDimensions, k + r.lowerBound * d.kvDimensions)
-                layer.queryNorm.apply(qr, into: qr, rows: r.count * d.heads, width: hd)
-                layer.keyNorm.apply(kr, into: kr, rows: r.count * d.kvHeads, width: hd)
-                for b in r {
-                    positions.apply(q + b * d.queryDimensions, heads: d.heads, row: b)
-                    positions.apply(k + b * d.kvDimensions, heads: d.kvHeads, row: b)
-                }
-                for i in 0..<r.count * d.queryDimensions { qr[i] *= c.queryScale }
+                s.positionQueriesAndKeys(
+                    rows: r, queryNorm: layer.queryNorm, keyNorm: layer.keyNorm, rope: positions,
+                    queryScale: c.queryScale)
             }
             s.storeAndAttend(
                 q, k, v, layer: l, pass: pass, rows: n, tiled: tiledAttention,
                 mask: c.isLocalLayer[l] ? local : global, into: attended)
-            if l == d.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n) { return }
+            // Wo multiplies every row before the output rows are kept, as in llama.cpp (build_attn, then
+            // inp_out_ids): its products round by the batch for some weight types.
             s.projector.project(layer.attention.output, attended, rows: n, into: xb)
+            if l == d.layers - 1 && !s.keepOutputRows(&outputRows, rows: &n, projected: true) { return }
             // ... and the feed-forward block's input norm(x), row by row.
             s.forRows(n) { r in
                 s.normalize(xb, with: layer.attentionPostNorm, into: xb, rows: r)

@@ -168,6 +168,43 @@ struct BlockTensors {
             output: try projection("attn_output", rows: d.embedding, columns: d.queryDimensions))
     }
 
+    /// The attention block's weights with Q, K and V fused in one matrix `attn_qkv` (Phi-3), its rows Q's, then K's,
+    /// then V's: each read as a view of its rows, as llama.cpp's `build_qkv` views the fused product. Separate
+    /// `attn_q`, `attn_k`, `attn_v` when the file has no `attn_qkv`.
+    func fusedAttention(_ d: DecoderDimensions) throws -> AttentionWeights {
+        guard loader.file.tensor(named: prefix + "attn_qkv.weight") != nil else { return try attention(d) }
+        let (q, kv) = (d.queryDimensions, d.kvDimensions)
+        let parts = try fusedProjection("attn_qkv", parts: [q, kv, kv], columns: d.embedding)
+        return AttentionWeights(
+            norm: try norm("attn_norm", count: d.embedding), query: parts[0], key: parts[1], value: parts[2],
+            output: try projection("attn_output", rows: d.embedding, columns: d.queryDimensions))
+    }
+
+    /// The gated feed-forward block with gate and up fused in one `ffn_up` of `2 · width` rows (Phi-3): the first
+    /// half is the gate, the second the up projection (ggml_swiglu of one row: silu of its first half times its
+    /// second), and `ffn_down`.
+    func fusedGatedFeedForward(width: Int, embedding: Int) throws -> FeedForwardWeights {
+        let parts = try fusedProjection("ffn_up", parts: [width, width], columns: embedding)
+        return FeedForwardWeights(
+            gate: parts[0], up: parts[1], down: try projection("ffn_down", rows: embedding, columns: width))
+    }
+
+    /// `<name>.weight` of `parts.reduce(0, +)` rows, and its bias when present, as one projection per run of rows of
+    /// the sizes in `parts`, in order. Each output value is its row's dot product either way, so the views compute
+    /// what the fused product computes.
+    func fusedProjection(_ name: String, parts: [Int], columns: Int) throws -> [Projection] {
+        let whole = try loader.matrix(prefix + name + ".weight", rows: parts.reduce(0, +), columns: columns)
+        let bias = try loader.optionalVector(prefix + name + ".bias", count: whole.rows)
+        var start = 0
+        return try parts.map { rows in
+            defer { start += rows }
+            let view = WeightMatrix(
+                name: whole.name, type: whole.type, rows: rows, columns: columns, rowBytes: whole.rowBytes,
+                base: whole.row(start))
+            return Projection(weight: try packed.prepare(view), bias: bias.map { $0 + start })
+        }
+    }
+
     /// The gated feed-forward block `ffn_gate`, `ffn_up`, `ffn_down` of hidden width `width`.
     func gatedFeedForward(width: Int, embedding: Int) throws -> FeedForwardWeights {
         FeedForwardWeights(

@@ -6,6 +6,8 @@ struct DecoderShape: DecoderConfiguration {
     /// The scale attention applies to q·k (1 when the architecture scales the queries itself).
     var attentionScale: Float
     var activation: FeedForwardActivation
+    /// Soft-capping of the attention scores (`c · tanh(s / c)`, Gemma 2), 0 for none.
+    var attentionSoftCap: Float = 0
 }
 
 /// The sequences the rows of one forward pass belong to: one sequence in `cache` from its count on (a session's own
@@ -57,7 +59,8 @@ final class DecoderState {
             batchedProducts: batchedProducts)
         attention = try SelfAttention(
             heads: s.heads, kvHeads: s.kvHeads, headDimension: s.headDimension, scale: s.attentionScale,
-            contextLength: contextLength, threads: threads, kernels: kernels, scratch: scratch)
+            softCap: s.attentionSoftCap, contextLength: contextLength, threads: threads, kernels: kernels,
+            scratch: scratch)
         feedForward = try FeedForward(
             activation: s.activation, width: s.feedForward, batch: b, projector: projector, scratch: scratch)
         x = try scratch.floats(b * s.embedding)
@@ -70,7 +73,8 @@ final class DecoderState {
 
     /// RoPE for `configuration` over one micro-batch, its tables in this state's scratch.
     func rotaryEmbedding(_ configuration: RoPEConfiguration) throws -> RotaryEmbedding {
-        try RotaryEmbedding(configuration, batch: microBatch, kernels: kernels, scratch: scratch)
+        try RotaryEmbedding(
+            configuration, headDimension: shape.headDimension, batch: microBatch, kernels: kernels, scratch: scratch)
     }
 
     /// Runs an elementwise step (norms, RoPE, residuals) over a pass's `rows` rows, in chunks on the workers for a
@@ -92,6 +96,26 @@ final class DecoderState {
     func projectAttentionInput(_ a: AttentionWeights, rows n: Int) {
         forRows(n) { r in normalize(x, with: a.norm, into: xb, rows: r) }
         projector.projectGroup((a.query, q), (a.key, k), (a.value, v), xb, rows: n)
+    }
+
+    /// Rows `r` of the queries `q` and keys `k` made ready for attention: each head through its RMS norm when the
+    /// architecture has one (Qwen 3, Gemma 3), rotated by `rope`, and the queries times `queryScale` (architectures
+    /// that scale Q rather than the scores: ggml_scale after RoPE).
+    func positionQueriesAndKeys(
+        rows r: Range<Int>, queryNorm: RMSNorm?, keyNorm: RMSNorm?, rope: RotaryEmbedding, queryScale: Float = 1
+    ) {
+        let (heads, kvHeads, hd) = (shape.heads, shape.kvHeads, shape.headDimension)
+        let (queryDimensions, kvDimensions) = (shape.queryDimensions, shape.kvDimensions)
+        let (qr, kr) = (q + r.lowerBound * queryDimensions, k + r.lowerBound * kvDimensions)
+        queryNorm?.apply(qr, into: qr, rows: r.count * heads, width: hd)
+        keyNorm?.apply(kr, into: kr, rows: r.count * kvHeads, width: hd)
+        for b in r {
+            rope.apply(q + b * queryDimensions, heads: heads, row: b)
+            rope.apply(k + b * kvDimensions, heads: kvHeads, row: b)
+        }
+        if queryScale != 1 {
+            for i in 0..<r.count * queryDimensions { qr[i] *= queryScale }
+        }
     }
 
     /// Rows `r` of the residual stream `x` += the same rows of `y`.

@@ -86,26 +86,39 @@ extension HyperparameterReader {
         return AttentionShape(heads: heads, kvHeads: kvHeads, headDimension: headDimension)
     }
 
-    /// The rotary embedding of whole heads of `headDimension` values in `mode`: `rope.freq_base` (default
-    /// `defaultBase`), linear scaling from `rope.scaling.factor` or `rope.scale_linear` (llama.cpp reads the factor
-    /// whatever `rope.scaling.type` says; YaRN and LongRoPE need more and are refused), `rope.dimension_count`
-    /// (which must be the head size).
-    func rope(mode: RoPEMode, headDimension: Int, defaultBase: Float = 10_000) throws -> RoPEConfiguration {
+    /// The rotary embedding of heads of `headDimension` values in `mode`: `rope.freq_base` (default `defaultBase`),
+    /// linear scaling from `rope.scaling.factor` or `rope.scale_linear` (llama.cpp reads the factor whatever
+    /// `rope.scaling.type` says, and ignores it for `none`; the types outside `scalingTypes`, such as YaRN, need
+    /// more and are refused), `rope.scaling.attn_factor` (cos and sin times it), `rope.dimension_count` (the head
+    /// size, or with `partialRotation` an even count up to it: the rest of each head passes through).
+    func rope(
+        mode: RoPEMode, headDimension: Int, defaultBase: Float = 10_000, partialRotation: Bool = false,
+        scalingTypes: Set<String> = ["none", "linear"]
+    ) throws -> RoPEConfiguration {
         let dimensions = try int("rope.dimension_count", default: headDimension)
-        guard dimensions == headDimension else {
-            throw PureSwiftError.badHyperparameter(
-                path: file.path, key: key("rope.dimension_count"),
-                problem: "is \(dimensions) but the head size is \(headDimension); the engine rotates whole heads")
+        if partialRotation {
+            guard dimensions <= headDimension, dimensions % 2 == 0 else {
+                throw PureSwiftError.badHyperparameter(
+                    path: file.path, key: key("rope.dimension_count"),
+                    problem: "is \(dimensions); the engine rotates an even count up to the head size \(headDimension)")
+            }
+        } else {
+            guard dimensions == headDimension else {
+                throw PureSwiftError.badHyperparameter(
+                    path: file.path, key: key("rope.dimension_count"),
+                    problem: "is \(dimensions) but the head size is \(headDimension); the engine rotates whole heads")
+            }
         }
-        let scalingType = string("rope.scaling.type") ?? "none"
-        guard scalingType == "none" || scalingType == "linear" else {
+        let scalingType = string("rope.scaling.type") ?? "linear"
+        guard scalingTypes.contains(scalingType) else {
             throw PureSwiftError.unsupportedFeature(
                 path: file.path, feature: "RoPE scaling '\(scalingType)' (\(key("rope.scaling.type")))")
         }
         let factor = try float("rope.scaling.factor", default: try float("rope.scale_linear", default: 0))
         return RoPEConfiguration(
             mode: mode, dimensions: dimensions, frequencyBase: try float("rope.freq_base", default: defaultBase),
-            frequencyScale: factor == 0 ? 1 : 1 / factor)
+            frequencyScale: factor == 0 || scalingType == "none" ? 1 : 1 / factor,
+            attentionFactor: try float("rope.scaling.attn_factor", default: 1))
     }
 
     /// The rows of `token_embd.weight`, checked against `vocab_size` when the file has it.

@@ -34,9 +34,7 @@ final class SelfAttention {
     let kernels: any KernelSet
 
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
-    /// Per worker, the vector path's scratch (`vectorPathScratch` for the whole context).
-    private let accumulators: UnsafeMutablePointer<Float>
-    private let accumulatorStride: Int
+    private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
     /// One layer's keys for the tiled path, tile by tile: per tile of 64 positions, `kvHeads · headDimension` rows
     /// of 64 floats (`attendFloatCacheTiled`'s `tileStride` 64 · kvDimensions, `keyStride` 64). In one matrix of
     /// rows as long as the context, a tile's rows lay a context's length apart (2 KiB at 512 positions), so they
@@ -65,8 +63,7 @@ final class SelfAttention {
         self.kernels = kernels
         let kvDimensions = kvHeads * headDimension
         queries = try scratch.floats(self.threads * headDimension)
-        accumulatorStride = vectorPathScratch(dimensions: headDimension, count: contextLength)
-        accumulators = try scratch.floats(self.threads * accumulatorStride)
+        accumulators = try scratch.floats(self.threads * 2 * headDimension)
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
         let group = heads / max(1, kvHeads)
@@ -204,6 +201,6 @@ final class SelfAttention {
         kernels.attendHalfCacheVectorPath(
             query: rounded, keys: keys + kvOffset, values: values + kvOffset, stride: kvDimensions,
             count: seen.count, dimensions: hd, scale: scale, softCap: softCap,
-            scratch: accumulators + worker * accumulatorStride, out: out)
+            scratch: accumulators + worker * 2 * hd, out: out)
     }
 }

@@ -105,17 +105,12 @@ func llamaDotHalfVector(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, c
 /// positions in order with the value sum kept in half precision (`VKQ = half(fma(v, w, VKQ))`, rescaled as
 /// `half(VKQ · m)` when the maximum grows), divided by the weight sum at the end.
 ///
-/// Where the head dimension is a multiple of 32 the work runs in passes that give every value the same operations
-/// in the same order: the scores of all positions (independent dot products), then the softmax's scalar chain (the
-/// running maximum, each position's rescale factor and weight, the weight sum), then the value sums 32 dimensions
-/// at a time, held in registers over all positions instead of loaded and stored at each.
-///
 /// - Parameters:
 ///   - query: `dimensions` half-rounded floats in natural order.
 ///   - keys, values: first cached row of this head; rows are `stride` halves apart.
 ///   - softCap: with a nonzero cap c, scores become `c · tanh(score · scale / c)` (Gemma 2's logit soft-capping,
 ///     as ggml applies it: the scale divided by c first).
-///   - scratch: at least `vectorPathScratch(dimensions:count:)` floats.
+///   - scratch: at least `dimensions` floats.
 ///   - out: `dimensions` floats.
 @inline(__always)
 @inlinable
@@ -125,93 +120,47 @@ public func attendHalfCacheVectorPath(
     out: UnsafeMutablePointer<Float>
 ) {
     let scale = softCap == 0 ? scale : scale / softCap
-    guard dimensions % 32 == 0 else {
-        attendHalfCacheVectorPathScalar(
-            query: query, keys: keys, values: values, stride: stride, count: count, dimensions: dimensions,
-            scale: scale, softCap: softCap, accumulator: scratch, out: out)
-        return
-    }
-    // Pass 1: the scores, and from them each position's factors: `rescales[t]` for the sum so far when position t
-    // raises the maximum (1 when it does not), `weights[t]` for its value row.
-    let rescales = scratch
-    let weights = scratch + count
-    for t in 0..<count {
-        let score = llamaDotHalfVector(keys + t * stride, query, count: dimensions)
-        weights[t] = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
-    }
-    var sum: Float = 0
-    var maxScore = -Float.infinity
-    for t in 0..<count {
-        let s = weights[t]
-        var ms: Float = 1
-        var vs: Float = 1
-        if s > maxScore {
-            ms = expf(maxScore - s)
-            maxScore = s
-        } else {
-            vs = expf(s - maxScore)
-        }
-        (rescales[t], weights[t]) = (ms, vs)
-        sum = fusedMultiplyAdd(sum, ms, vs)
-    }
-    let inverse: Float = sum == 0 ? 0 : 1 / sum
-    // Pass 2: the value sums, 32 dimensions at a time.
-    for d in Swift.stride(from: 0, to: dimensions, by: 32) {
-        var a = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
-        for t in 0..<count {
-            let ms = rescales[t]
-            // A factor of 1 leaves half-precision sums as they are: skipping it changes nothing.
-            if ms != 1 {
-                a = (roundToHalves(a.0 * ms), roundToHalves(a.1 * ms), roundToHalves(a.2 * ms), roundToHalves(a.3 * ms))
-            }
-            let v = UnsafeRawPointer(values + t * stride + d)
-            let vs = weights[t]
-            a = (
-                roundToHalves(a.0.addingProduct(loadHalves8(v), vs)),
-                roundToHalves(a.1.addingProduct(loadHalves8(v + 16), vs)),
-                roundToHalves(a.2.addingProduct(loadHalves8(v + 32), vs)),
-                roundToHalves(a.3.addingProduct(loadHalves8(v + 48), vs))
-            )
-        }
-        let o = UnsafeMutableRawPointer(out + d)
-        o.storeBytes(of: a.0 * inverse, toByteOffset: 0, as: SIMD8<Float>.self)
-        o.storeBytes(of: a.1 * inverse, toByteOffset: 32, as: SIMD8<Float>.self)
-        o.storeBytes(of: a.2 * inverse, toByteOffset: 64, as: SIMD8<Float>.self)
-        o.storeBytes(of: a.3 * inverse, toByteOffset: 96, as: SIMD8<Float>.self)
-    }
-}
-
-/// Scratch floats `attendHalfCacheVectorPath` needs for a head of `dimensions` over `count` positions.
-@inlinable
-public func vectorPathScratch(dimensions: Int, count: Int) -> Int { max(dimensions, 2 * count) }
-
-/// `attendHalfCacheVectorPath` one position at a time (for head dimensions that are not a multiple of 32, and the
-/// tests' reference for the passes; `scale`
-/// already divided by a soft cap).
-@inlinable
-public func attendHalfCacheVectorPathScalar(
-    query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
-    count: Int, dimensions: Int, scale: Float, softCap: Float, accumulator: UnsafeMutablePointer<Float>,
-    out: UnsafeMutablePointer<Float>
-) {
+    let accumulator = scratch
     for i in 0..<dimensions { accumulator[i] = 0 }
     var sum: Float = 0
     var maxScore = -Float.infinity
+    let vectorized = dimensions % 32 == 0
+    let acc = UnsafeMutableRawPointer(accumulator)
     for t in 0..<count {
-        let score = llamaDotHalf(keys + t * stride, query, count: dimensions)
+        let score =
+            vectorized
+            ? llamaDotHalfVector(keys + t * stride, query, count: dimensions)
+            : llamaDotHalf(keys + t * stride, query, count: dimensions)
         let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
         var ms: Float = 1
         var vs: Float = 1
         if s > maxScore {
             ms = expf(maxScore - s)
             maxScore = s
-            for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
+            if vectorized {
+                for g in 0..<dimensions / 8 {
+                    let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                    acc.storeBytes(of: roundToHalves(a * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
+                }
+            } else {
+                for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
+            }
         } else {
             vs = expf(s - maxScore)
         }
         let v = values + t * stride
-        for i in 0..<dimensions {
-            accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
+        if vectorized {
+            let rows = UnsafeRawPointer(v)
+            for g in 0..<dimensions / 8 {
+                let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                acc.storeBytes(
+                    of: roundToHalves(a.addingProduct(loadHalves8(rows + 16 * g), vs)), toByteOffset: 32 * g,
+                    as: SIMD8<Float>.self)
+            }
+        } else {
+            for i in 0..<dimensions {
+                accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
+            }
         }
         sum = fusedMultiplyAdd(sum, ms, vs)
     }

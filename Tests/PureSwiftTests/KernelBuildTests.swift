@@ -252,7 +252,8 @@ struct KernelBuildTests {
     }
 
     @Test(
-        "tiled attention of a block of tokens (causal ends, sliding windows, soft cap): each query as alone, every build")
+        "tiled attention of a block of tokens (causal ends, sliding windows, soft cap): each query as alone, every build"
+    )
     func tiledBlocks() {
         var r = TestRandom(31)
         let dims = 64

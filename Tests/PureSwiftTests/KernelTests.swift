@@ -635,11 +635,11 @@ struct KernelTests {
         }
         var tileWeights = [Float](repeating: 0, count: attentionTileSize + 2)
         valuesFloat.withUnsafeBufferPointer { v in
-            attendFloatCacheTiled(
+            BuiltKernels().attendFloatCacheTiled(
                 queries: q, queryCount: 1, queryStride: dims, keysTransposed: keysTransposed, keyStride: keyStride,
                 tileStride: attentionTileSize, values: v.baseAddress! + 8, valueStride: stride, from: first,
                 count: count, dimensions: dims, scale: 0.25, softCap: c.softCap, weights: &tileWeights, out: &out,
-                outStride: dims, build: BuiltKernels.self)
+                outStride: dims)
         }
         keys.withUnsafeBufferPointer { k in
             values.withUnsafeBufferPointer { v in

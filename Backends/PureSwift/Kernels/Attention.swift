@@ -506,28 +506,6 @@ public func attendFloatCacheTiled<Build>(
     }
 }
 
-/// `attendFloatCacheTiled` for one token's `queryCount` query heads (rows `queryStride` apart, outputs `outStride`
-/// apart) over positions `first..<count`.
-@inlinable
-public func attendFloatCacheTiled<Build>(
-    queries: UnsafePointer<Float>, queryCount: Int, queryStride: Int, keysTransposed: UnsafePointer<Float>,
-    keyStride: Int, tileStride: Int, values: UnsafePointer<Float>, valueStride: Int, from first: Int = 0, count: Int,
-    dimensions: Int, scale: Float, softCap: Float = 0, weights: UnsafeMutablePointer<Float>,
-    out: UnsafeMutablePointer<Float>, outStride: Int, build: Build.Type
-) {
-    withUnsafePointer(to: first) { firsts in
-        withUnsafePointer(to: count) { counts in
-            attendFloatCacheTiled(
-                TiledQueries(
-                    base: queries, heads: queryCount, headStride: queryStride, tokens: 1, tokenStride: 0,
-                    firsts: firsts, counts: counts, out: out, outHeadStride: outStride, outTokenStride: 0),
-                keysTransposed: keysTransposed, keyStride: keyStride, tileStride: tileStride, values: values,
-                valueStride: valueStride, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights,
-                build: build)
-        }
-    }
-}
-
 /// One query's step of `attendFloatCacheTiled` between its tile's scores and its values: soft cap and masks (the
 /// positions from `n`, and the first `masked`), the new maximum (rescaling `sum` and the `groups` · 8 outputs at
 /// `out` when it grows), and the scores turned into weights (ggml_vec_soft_max_f32: ggml_v_expf(score − max), eight

@@ -40,7 +40,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
             runner: loaded.network.makeRunner(
                 contextLength: loaded.context, batchSize: min(options.batchSize, loaded.context),
                 threads: options.threads,
-                options: RunnerOptions(kernels: loaded.kernels, batchedProducts: batchedProducts)))
+                options: loaded.runnerOptions(batchedProducts)))
     }
 
     /// `count` sessions of the model at `path` (loaded once) that share one runner, its scratch and its threads,
@@ -54,7 +54,7 @@ public final class PureSwiftSession: InferenceSession, @unchecked Sendable {
         let loaded = try LoadedModel(path: path, options: options)
         let runner = try loaded.network.makeRunner(
             contextLength: loaded.context, batchSize: min(options.batchSize, loaded.context),
-            threads: options.threads, options: RunnerOptions(kernels: loaded.kernels, batchedProducts: batchedProducts))
+            threads: options.threads, options: loaded.runnerOptions(batchedProducts))
         guard let decoderRunner = runner as? any DecoderRunner else {
             throw SanadError.engine(
                 "pure-swift: the \(loaded.network.architecture) architecture cannot share its runner between sessions")
@@ -274,5 +274,12 @@ private struct LoadedModel {
         kernels = try settings.selectKernels()
         self.file = file
         self.network = network
+    }
+
+    /// The runner options of these load options: the kernel build, the cache types, and `batchedProducts`.
+    func runnerOptions(_ batchedProducts: (any BatchedProducts)?) -> RunnerOptions {
+        RunnerOptions(
+            kernels: kernels, batchedProducts: batchedProducts, cacheKeyType: options.cacheTypeK,
+            cacheValueType: options.cacheTypeV)
     }
 }

@@ -128,3 +128,21 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
         }
     }
 }
+
+extension GGMLType {
+    /// The KV cache types llama.cpp b11434 accepts for `-ctk`/`-ctv` (common/arg.cpp's `kv_cache_types`), in its
+    /// order. The pure-Swift and BLAS engines store `f16` and `q8_0` of them.
+    public static let cacheTypes: [GGMLType] = [.f32, .f16, .bf16, .q8_0, .q4_0, .q4_1, .iq4_NL, .q5_0, .q5_1]
+
+    /// The cache type named `name` as llama.cpp's `-ctk`/`-ctv` take it (`f16`, `q8_0`, …; any case), or nil.
+    public init?(cacheTypeName name: String) {
+        guard let type = Self.cacheTypes.first(where: { $0.cacheTypeName == name.lowercased() }) else { return nil }
+        self = type
+    }
+
+    /// The name llama.cpp's `-ctk`/`-ctv` and llama-bench's `type_k`/`type_v` use: `f16`, `q8_0`, …
+    public var cacheTypeName: String { description.lowercased() }
+
+    /// Bytes of `count` values (a whole number of blocks) of this type.
+    public func bytes(count: Int) -> Int { count / blockSize * blockBytes }
+}

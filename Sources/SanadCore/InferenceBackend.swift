@@ -26,16 +26,23 @@ public struct ModelLoadOptions: Sendable, Equatable {
     public var seed: UInt64
     /// Per-engine options from the host config (for example a library path).
     public var engineOptions: [String: JSONValue]
+    /// How the KV cache stores keys and values (llama.cpp's `-ctk`/`-ctv`, one of `GGMLType.cacheTypes`): F16 by
+    /// default; Q8_0 takes about half the memory (the pure-Swift and BLAS engines store F16 and Q8_0).
+    public var cacheTypeK: GGMLType
+    public var cacheTypeV: GGMLType
 
     public init(
         threads: Int = ProcessInfo.processInfo.activeProcessorCount, contextLength: Int? = nil, batchSize: Int = 512,
-        seed: UInt64 = 0xC0FFEE, engineOptions: [String: JSONValue] = [:]
+        seed: UInt64 = 0xC0FFEE, engineOptions: [String: JSONValue] = [:], cacheTypeK: GGMLType = .f16,
+        cacheTypeV: GGMLType = .f16
     ) {
         self.threads = max(1, threads)
         self.contextLength = contextLength
         self.batchSize = max(1, batchSize)
         self.seed = seed
         self.engineOptions = engineOptions
+        self.cacheTypeK = cacheTypeK
+        self.cacheTypeV = cacheTypeV
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import PureSwiftBackend
 import PureSwiftKernels
 import SanadCore
@@ -33,40 +34,59 @@ enum SyntheticFidelity {
         return nil
     }
 
-    /// All the checks for `spec` with weights from `seed` quantized to `type` ("F32", "Q4_K", "Q4_K_M", …).
-    static func check(_ spec: SyntheticModel.Spec, seed: UInt64, type: String) throws {
+    /// All the checks for `spec` with weights from `seed` quantized to `type` ("F32", "Q4_K", "Q4_K_M", …), with
+    /// the KV cache's keys and values stored as `cache` (llama.cpp's `-ctk`/`-ctv`; the reference tools get the
+    /// same flags).
+    static func check(
+        _ spec: SyntheticModel.Spec, seed: UInt64, type: String, cache: (k: GGMLType, v: GGMLType) = (.f16, .f16)
+    ) throws {
+        try checkFile(try SyntheticModel.file(spec, seed: seed, type: type), label: type, cache: cache)
+    }
+
+    /// The same checks for the model file `model` (`label` names it in failures), under `builds`.
+    static func checkFile(
+        _ model: URL, label type: String, cache: (k: GGMLType, v: GGMLType) = (.f16, .f16),
+        builds: [any KernelSet] = KernelBuilds.runnable
+    ) throws {
         let tools = try #require(LlamaTools.reference, "\(LlamaTools.referenceUnavailable ?? "")")
-        let model = try SyntheticModel.file(spec, seed: seed, type: type)
-        let reference = try tools.greedy(model: model, prompt: prompt, maxTokens: 32, topK: 10)
+        let cacheFlags =
+            cache == (.f16, .f16) ? [] : ["-ctk", cache.k.cacheTypeName, "-ctv", cache.v.cacheTypeName]
+        let reference = try tools.greedy(model: model, prompt: prompt, maxTokens: 32, topK: 10, extra: cacheFlags)
         try #require(reference.ids.count == 32 && reference.topLogits.count == 32, "greedy-ids stopped early")
         let pplReference = try tools.perplexity(
-            model: model, textFile: textFile, context: context, batch: 2048, chunks: perplexityChunks)
-        for build in KernelBuilds.runnable {
+            model: model, textFile: textFile, context: context, batch: 2048, chunks: perplexityChunks,
+            extra: cacheFlags)
+        for build in builds {
+            let label = "\(type) \(build.name)" + (cacheFlags.isEmpty ? "" : " " + cacheFlags.joined(separator: " "))
             let session = try PureSwiftSession(
                 path: model.path,
                 options: ModelLoadOptions(
                     threads: 2, contextLength: 512, batchSize: 512,
-                    engineOptions: ["kernels": .string(build.name)]))
+                    engineOptions: ["kernels": .string(build.name)], cacheTypeK: cache.k, cacheTypeV: cache.v))
             let promptIDs = try session.tokenize(prompt, addSpecial: true, parseSpecial: true)
-            #expect(promptIDs == reference.promptIDs, "\(type) \(build.name): prompt tokens")
-            checkSteps(session, build, reference, label: "\(type) \(build.name)")
+            #expect(promptIDs == reference.promptIDs, "\(label): prompt tokens")
+            checkSteps(
+                session, build, reference,
+                cache: RunnerOptions(kernels: build, cacheKeyType: cache.k, cacheValueType: cache.v),
+                label: label)
             let (ppl, chunks) = try llamaPerplexity(
                 session, textFile: textFile, context: context, maxChunks: perplexityChunks)
             #expect(chunks == pplReference.runningPPL.count)
             #expect(
                 abs(ppl - pplReference.ppl) <= 0.00005 + 1e-9,
-                "\(type) \(build.name): pure-swift PPL \(ppl), llama.cpp \(pplReference.ppl)")
+                "\(label): pure-swift PPL \(ppl), llama.cpp \(pplReference.ppl)")
         }
     }
 
     /// Teacher-forced greedy steps: at every step the largest logit is llama.cpp's token and the top 10 logits are
     /// llama.cpp's, bit for bit.
     static func checkSteps(
-        _ session: PureSwiftSession, _ build: any KernelSet, _ reference: LlamaTools.GreedyRun, label: String
+        _ session: PureSwiftSession, _ build: any KernelSet, _ reference: LlamaTools.GreedyRun,
+        cache options: RunnerOptions? = nil, label: String
     ) {
         guard
             let runner = try? session.network.makeRunner(
-                contextLength: 512, batchSize: 512, threads: 2, options: RunnerOptions(kernels: build))
+                contextLength: 512, batchSize: 512, threads: 2, options: options ?? RunnerOptions(kernels: build))
         else {
             Issue.record("\(label): cannot make a runner")
             return

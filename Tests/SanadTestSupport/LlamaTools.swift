@@ -119,14 +119,18 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `greedy-ids -m MODEL -n maxTokens -k topK -t 1 -f PROMPT_FILE`; remembered for the rest of the test run.
-    public func greedy(model: URL, prompt: String, maxTokens: Int = 32, topK: Int = 5) throws -> GreedyRun {
-        let key = "greedy|\(greedyIDs.path)|\(model.path)|\(maxTokens)|\(topK)|\(prompt)"
+    /// `greedy-ids -m MODEL -n maxTokens -k topK -t 1 [extra…] -f PROMPT_FILE` (`extra`: `-ctk TYPE -ctv TYPE`);
+    /// remembered for the rest of the test run.
+    public func greedy(model: URL, prompt: String, maxTokens: Int = 32, topK: Int = 5, extra: [String] = []) throws
+        -> GreedyRun
+    {
+        let key = "greedy|\(greedyIDs.path)|\(model.path)|\(maxTokens)|\(topK)|\(extra)|\(prompt)"
         return try LlamaToolCache.shared.value(key) {
             let file = try LlamaToolCache.temporaryFile(Data(prompt.utf8))
             defer { try? FileManager.default.removeItem(at: file) }
             let out = try run(
-                greedyIDs, ["-m", model.path, "-n", "\(maxTokens)", "-k", "\(topK)", "-t", "1", "-f", file.path])
+                greedyIDs,
+                ["-m", model.path, "-n", "\(maxTokens)", "-k", "\(topK)", "-t", "1"] + extra + ["-f", file.path])
             return try Self.parseGreedy(out, command: greedyIDs.lastPathComponent)
         }
     }
@@ -168,13 +172,16 @@ public struct LlamaTools: Sendable, CustomStringConvertible {
         public var finalLine: String
     }
 
-    /// `llama-perplexity -m MODEL -f TEXT -c context -b batch -t threads [--chunks N]`; remembered for the test run.
-    public func perplexity(model: URL, textFile: String, context: Int, batch: Int, chunks: Int? = nil, threads: Int = 2)
-        throws -> PerplexityRun
-    {
-        var arguments = [
-            "-m", model.path, "-f", textFile, "-c", "\(context)", "-b", "\(batch)", "-t", "\(threads)",
-        ]
+    /// `llama-perplexity -m MODEL -f TEXT -c context -b batch -t threads [extra…] [--chunks N]` (`extra`: `-ctk TYPE
+    /// -ctv TYPE`); remembered for the test run.
+    public func perplexity(
+        model: URL, textFile: String, context: Int, batch: Int, chunks: Int? = nil, threads: Int = 2,
+        extra: [String] = []
+    ) throws -> PerplexityRun {
+        var arguments =
+            [
+                "-m", model.path, "-f", textFile, "-c", "\(context)", "-b", "\(batch)", "-t", "\(threads)",
+            ] + extra
         if let chunks { arguments += ["--chunks", "\(chunks)"] }
         let key = "perplexity|\(bin.path)|" + arguments.joined(separator: " ")
         return try LlamaToolCache.shared.value(key) {

@@ -12,7 +12,11 @@
 // line still names the greedy pick of that step. scripts/make-golden --check uses it to measure how often another
 // build picks the reference's token given the reference's context (top-1 agreement).
 //
-// Usage: greedy-ids -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE
+// Cache types (-ctk TYPE, -ctv TYPE): the KV cache's key and value types as llama-cli's -ctk/-ctv name them (f16,
+// the default, q8_0, ...); everything else as above.
+//
+// Usage: greedy-ids -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] [-ctk TYPE] [-ctv TYPE]
+//                   -f PROMPT_FILE
 //   PROMPT_FILE is read verbatim (no escape processing, no newline stripping). THREADS (default: llama.cpp's, 4) does
 //   not change the numbers: every output element of ggml's CPU kernels is computed by one thread.
 // Output, one record per line, fields separated by single spaces:
@@ -98,6 +102,24 @@ static char * read_file(const char * path, size_t * size) {
     return data;
 }
 
+// The ggml type llama-cli's -ctk/-ctv name NAME (common/arg.cpp's kv_cache_types), or GGML_TYPE_COUNT.
+static enum ggml_type cache_type(const char * name) {
+    static const struct {
+        const char *   name;
+        enum ggml_type type;
+    } types[] = {
+        { "f32", GGML_TYPE_F32 },       { "f16", GGML_TYPE_F16 },   { "bf16", GGML_TYPE_BF16 },
+        { "q8_0", GGML_TYPE_Q8_0 },     { "q4_0", GGML_TYPE_Q4_0 }, { "q4_1", GGML_TYPE_Q4_1 },
+        { "iq4_nl", GGML_TYPE_IQ4_NL }, { "q5_0", GGML_TYPE_Q5_0 }, { "q5_1", GGML_TYPE_Q5_1 },
+    };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (strcmp(name, types[i].name) == 0) {
+            return types[i].type;
+        }
+    }
+    return GGML_TYPE_COUNT;
+}
+
 int main(int argc, char ** argv) {
     setlocale(LC_NUMERIC, "C");
 
@@ -108,6 +130,8 @@ int main(int argc, char ** argv) {
     int          n_threads   = 0;
     llama_token  forced[4096];
     int          n_forced    = -1;
+    enum ggml_type type_k    = GGML_TYPE_F16;
+    enum ggml_type type_v    = GGML_TYPE_F16;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
             model_path = argv[++i];
@@ -117,6 +141,14 @@ int main(int argc, char ** argv) {
             n_predict = atoi(argv[++i]);
         } else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
             top_k = atoi(argv[++i]);
+        } else if ((strcmp(argv[i], "-ctk") == 0 || strcmp(argv[i], "-ctv") == 0) && i + 1 < argc) {
+            const int            is_k = strcmp(argv[i], "-ctk") == 0;
+            const enum ggml_type type = cache_type(argv[++i]);
+            if (type == GGML_TYPE_COUNT) {
+                fprintf(stderr, "error: unknown cache type '%s' (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)\n", argv[i]);
+                return 64;
+            }
+            *(is_k ? &type_k : &type_v) = type;
         } else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
@@ -133,12 +165,12 @@ int main(int argc, char ** argv) {
                 p                  = *end == ',' ? end + 1 : end;
             }
         } else {
-            fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE\n", argv[0]);
+            fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] [-ctk TYPE] [-ctv TYPE] -f PROMPT_FILE\n", argv[0]);
             return 64;
         }
     }
     if (!model_path || !prompt_path || n_predict < 1 || top_k < 0 || n_threads < 0) {
-        fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] -f PROMPT_FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s -m MODEL [-n N_PREDICT] [-k TOP_K] [-t THREADS] [-i FORCED_IDS] [-ctk TYPE] [-ctv TYPE] -f PROMPT_FILE\n", argv[0]);
         return 64;
     }
     if (n_forced == 0) {
@@ -178,6 +210,8 @@ int main(int argc, char ** argv) {
     ctx_params.n_ctx                       = n_prompt + n_predict - 1;
     ctx_params.n_batch                     = n_prompt;
     ctx_params.no_perf                     = false;
+    ctx_params.type_k                      = type_k;
+    ctx_params.type_v                      = type_v;
     if (n_threads > 0) {
         ctx_params.n_threads       = n_threads;
         ctx_params.n_threads_batch = n_threads;

@@ -24,10 +24,18 @@ public struct RunnerOptions: Sendable {
     /// Matrix products of whole batches handed to an outside library (the BLAS engine), nil for the engine's own
     /// kernels everywhere.
     public var batchedProducts: (any BatchedProducts)?
+    /// How the KV cache stores keys and values (`kvCacheTypes`: `.f16`, llama.cpp's default, or `.q8_0`).
+    public var cacheKeyType: GGMLType
+    public var cacheValueType: GGMLType
 
-    public init(kernels: any KernelSet = KernelBuilds.runnable[0], batchedProducts: (any BatchedProducts)? = nil) {
+    public init(
+        kernels: any KernelSet = KernelBuilds.runnable[0], batchedProducts: (any BatchedProducts)? = nil,
+        cacheKeyType: GGMLType = .f16, cacheValueType: GGMLType = .f16
+    ) {
         self.kernels = kernels
         self.batchedProducts = batchedProducts
+        self.cacheKeyType = cacheKeyType
+        self.cacheValueType = cacheValueType
     }
 }
 

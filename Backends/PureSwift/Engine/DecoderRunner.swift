@@ -32,6 +32,8 @@ enum PassSequences {
 final class DecoderState {
     let shape: DecoderShape
     let cache: KVCache
+    /// The Walsh–Hadamard block sizes of a Q8_0 cache's rotations (`cacheRotations`; 0: none).
+    let rotations: (keys: Int, values: Int)
     let contextLength: Int
     let batchSize: Int
     /// Tokens run through the layers together (`MicroBatches`): the scratch buffers hold one slice.
@@ -53,7 +55,11 @@ final class DecoderState {
         self.batchSize = max(1, batchSize)
         let b = MicroBatches.size(batchSize: batchSize, batchedProducts: batchedProducts)
         microBatch = b
-        cache = try KVCache(layers: s.layers, capacity: contextLength, kvDimensions: s.kvDimensions)
+        cache = try KVCache(
+            layers: s.layers, capacity: contextLength, kvDimensions: s.kvDimensions, keyType: options.cacheKeyType,
+            valueType: options.cacheValueType)
+        rotations = cacheRotations(
+            keyType: options.cacheKeyType, valueType: options.cacheValueType, headDimension: s.headDimension)
         projector = Projector(
             rows: b, columns: max(s.embedding, s.queryDimensions, s.feedForward), threads: threads, kernels: kernels,
             batchedProducts: batchedProducts)
@@ -152,12 +158,25 @@ final class DecoderState {
     }
 
     /// Stores the keys and values of the pass's `rows` rows (`k`, `v`) in their caches, and attends each query row
-    /// of `q` to its sequence into `attended`. Leaves the caches' counts alone.
+    /// of `q` to its sequence into `attended`. Leaves the caches' counts alone. With a Q8_0 cache side, first
+    /// rotates the queries and keys (Q8_0 keys) or the values (Q8_0 values) in place, and the output back after, as
+    /// llama.cpp does (`cacheRotations`).
     func storeAndAttend(
-        _ q: UnsafePointer<Float>, _ k: UnsafePointer<Float>, _ v: UnsafePointer<Float>, layer l: Int,
-        pass: PassSequences, rows n: Int, tiled: Bool, mask: AttentionMask = AttentionMask(),
+        _ q: UnsafeMutablePointer<Float>, _ k: UnsafeMutablePointer<Float>, _ v: UnsafeMutablePointer<Float>,
+        layer l: Int, pass: PassSequences, rows n: Int, tiled: Bool, mask: AttentionMask = AttentionMask(),
         into attended: UnsafeMutablePointer<Float>
     ) {
+        let (queryDimensions, kvDimensions) = (shape.queryDimensions, shape.kvDimensions)
+        if rotations.keys > 0 {
+            rotateWalshHadamard(q, count: n * queryDimensions, size: rotations.keys)
+            rotateWalshHadamard(k, count: n * kvDimensions, size: rotations.keys)
+        }
+        if rotations.values > 0 { rotateWalshHadamard(v, count: n * kvDimensions, size: rotations.values) }
+        defer {
+            if rotations.values > 0 {
+                rotateWalshHadamard(attended, count: n * queryDimensions, size: rotations.values)
+            }
+        }
         switch pass {
         case .one(let cache):
             cache.store(keys: k, values: v, layer: l, position: cache.count, count: n)

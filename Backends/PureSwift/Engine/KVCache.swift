@@ -1,42 +1,71 @@
 import Foundation
+import GGUF
 import PureSwiftKernels
 import SanadCore
 
-/// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row
-/// `kvDimensions` halves (all KV heads of one position). Stored in half precision, as llama.cpp's default F16 cache,
-/// which halves the memory and keeps results identical to it.
+/// The key/value cache of one session: for every layer, `capacity` rows of keys and of values, each row all KV
+/// heads of one position (`kvDimensions` values). Stored as llama.cpp stores its cache: half precision by default
+/// (F16, half the memory of floats and results identical to llama.cpp's default), or Q8_0 per side
+/// (`-ctk/-ctv q8_0`: about half again), each row as the type's blocks.
 public final class KVCache {
     public let layers: Int
     public let capacity: Int
     public let kvDimensions: Int
+    /// How keys and values are stored: `.f16` or `.q8_0` (`kvCacheTypes`).
+    public let keyType: GGMLType
+    public let valueType: GGMLType
+    /// Bytes from one position's row to the next.
+    public let keyRowBytes: Int
+    public let valueRowBytes: Int
     /// Positions filled so far (the next token goes to row `count`).
     public var count = 0
-    private let storage: UnsafeMutablePointer<UInt16>
+    private let storage: UnsafeMutableRawPointer
 
-    /// Throws `SanadError.engine` when the memory cannot be had.
-    public init(layers: Int, capacity: Int, kvDimensions: Int) throws {
+    /// Throws `SanadError.engine` when the memory cannot be had or a type is not one the engine stores.
+    public init(
+        layers: Int, capacity: Int, kvDimensions: Int, keyType: GGMLType = .f16, valueType: GGMLType = .f16
+    ) throws {
+        for (type, side) in [(keyType, "k"), (valueType, "v")] where !kvCacheTypes.contains(type) {
+            throw SanadError.engine(
+                "pure-swift: cache type \(type.cacheTypeName) for the \(side == "k" ? "keys" : "values") (--cache-type-\(side)) is "
+                    + "not one this engine stores (\(kvCacheTypes.map(\.cacheTypeName).joined(separator: ", "))); "
+                    + "the llama engine (--backend llama) takes llama.cpp's other cache types")
+        }
+        if keyType == .q8_0 || valueType == .q8_0, kvDimensions % 32 != 0 {
+            throw SanadError.engine(
+                "pure-swift: a q8_0 cache needs rows of a multiple of 32 values; this model's are \(kvDimensions)")
+        }
         self.layers = layers
         self.capacity = capacity
         self.kvDimensions = kvDimensions
-        storage = try allocateZeroed(
-            UInt16.self, count: layers * capacity * kvDimensions * 2, for: "the KV cache of \(capacity) positions")
+        self.keyType = keyType
+        self.valueType = valueType
+        keyRowBytes = kvCacheRowBytes(keyType, count: kvDimensions)
+        valueRowBytes = kvCacheRowBytes(valueType, count: kvDimensions)
+        storage = UnsafeMutableRawPointer(
+            try allocateZeroed(
+                UInt8.self, count: layers * capacity * (keyRowBytes + valueRowBytes),
+                for: "the KV cache of \(capacity) positions"))
     }
 
     deinit { free(storage) }
 
     /// Bytes the cache takes.
-    public var byteCount: Int { layers * capacity * kvDimensions * 2 * 2 }
+    public var byteCount: Int { layers * capacity * (keyRowBytes + valueRowBytes) }
+
+    /// Whether both sides are F16 (llama.cpp's tiled path for large batches applies only then).
+    public var isHalf: Bool { keyType == .f16 && valueType == .f16 }
 
     /// Row `position` of layer `layer`'s keys.
     @inline(__always)
-    public func keys(layer: Int, position: Int) -> UnsafeMutablePointer<UInt16> {
-        storage + ((layer * 2) * capacity + position) * kvDimensions
+    public func keys(layer: Int, position: Int) -> UnsafeMutableRawPointer {
+        storage + layer * capacity * (keyRowBytes + valueRowBytes) + position * keyRowBytes
     }
 
     /// Row `position` of layer `layer`'s values.
     @inline(__always)
-    public func values(layer: Int, position: Int) -> UnsafeMutablePointer<UInt16> {
-        storage + ((layer * 2 + 1) * capacity + position) * kvDimensions
+    public func values(layer: Int, position: Int) -> UnsafeMutableRawPointer {
+        storage + (layer * capacity * (keyRowBytes + valueRowBytes) + capacity * keyRowBytes) + position * valueRowBytes
     }
 }
 
@@ -53,16 +82,18 @@ func allocateZeroed<T>(_ type: T.Type, count: Int, for what: String) throws -> U
 }
 
 extension KVCache {
-    /// Stores the keys and values of `count` consecutive positions from `position` in layer `layer`, rounded to
-    /// half: `keys` and `values` are (count, kvDimensions).
+    /// Stores the keys and values of `count` consecutive positions from `position` in layer `layer`, as the
+    /// cache's types (`storeCacheRow`): `keys` and `values` are (count, kvDimensions).
     func store(
         keys: UnsafePointer<Float>, values: UnsafePointer<Float>, layer: Int, position: Int, count: Int
     ) {
         for b in 0..<count {
-            storeHalves(
-                keys + b * kvDimensions, into: self.keys(layer: layer, position: position + b), count: kvDimensions)
-            storeHalves(
-                values + b * kvDimensions, into: self.values(layer: layer, position: position + b), count: kvDimensions)
+            storeCacheRow(
+                keys + b * kvDimensions, as: keyType, into: self.keys(layer: layer, position: position + b),
+                count: kvDimensions)
+            storeCacheRow(
+                values + b * kvDimensions, as: valueType, into: self.values(layer: layer, position: position + b),
+                count: kvDimensions)
         }
     }
 }

@@ -17,9 +17,10 @@ struct AttentionMask: Sendable, Equatable {
     }
 }
 
-/// Multi-head (grouped-query) attention over the half-precision KV cache, as llama.cpp's CPU flash attention
-/// computes it (Kernels/Attention.swift): its vector path for batches under `halfAccumulationBatchLimit` tokens and
-/// its tiled path for larger ones. Owns the per-worker scratch and the float copy of one layer's cache that the
+/// Multi-head (grouped-query) attention over the KV cache, as llama.cpp's CPU flash attention computes it
+/// (Kernels/Attention.swift): over an F16 cache its vector path for batches under `halfAccumulationBatchLimit` tokens
+/// and its tiled path for larger ones; with a Q8_0 side its vector path for every batch
+/// (Kernels/QuantizedCacheAttention.swift). Owns the per-worker scratch and the float copy of one layer's cache that the
 /// tiled path reads.
 final class SelfAttention {
     let heads: Int
@@ -34,7 +35,7 @@ final class SelfAttention {
     let kernels: any KernelSet
 
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
-    private let accumulators: UnsafeMutablePointer<Float>  // (threads, 2 · headDimension) attention scratch
+    private let accumulators: UnsafeMutablePointer<Float>  // per thread, cacheVectorPathScratch floats
     /// One layer's keys for the tiled path, tile by tile: per tile of 64 positions, `kvHeads · headDimension` rows
     /// of 64 floats (`attendFloatCacheTiled`'s `tileStride` 64 · kvDimensions, `keyStride` 64). In one matrix of
     /// rows as long as the context, a tile's rows lay a context's length apart (2 KiB at 512 positions), so they
@@ -63,7 +64,7 @@ final class SelfAttention {
         self.kernels = kernels
         let kvDimensions = kvHeads * headDimension
         queries = try scratch.floats(self.threads * headDimension)
-        accumulators = try scratch.floats(self.threads * 2 * headDimension)
+        accumulators = try scratch.floats(self.threads * cacheVectorPathScratch(dimensions: headDimension))
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
         let group = heads / max(1, kvHeads)
@@ -86,11 +87,9 @@ final class SelfAttention {
         let scale = self.scale
         let softCap = self.softCap
         let kernels = self.kernels
-        let keys = cache.keys(layer: l, position: 0)
-        let values = cache.values(layer: l, position: 0)
         let positions = start + n
         let workers = n * heads * positions < 256 ? 1 : threads
-        if !tiled {
+        if !tiled || !cache.isHalf {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
             let items = n * heads
             parallelChunksIndexed(workers, threads: workers) { worker, _ in
@@ -100,7 +99,7 @@ final class SelfAttention {
                     let b = item / heads
                     let h = item % heads
                     attendVector(
-                        q + b * queryDimensions + h * hd, head: h, keys: keys, values: values,
+                        q + b * queryDimensions + h * hd, head: h, cache: cache, layer: l,
                         seen: mask.positions(query: start + b, total: positions), worker: worker,
                         into: out + b * queryDimensions + h * hd)
                 }
@@ -110,6 +109,8 @@ final class SelfAttention {
         // Large batches: llama.cpp's tiled path (see Kernels/Attention.swift) over keys and values converted to
         // float once per layer: keys transposed (dimension-major) tile by tile, values as they are; from the first
         // tile any query of the batch sees.
+        let keys = UnsafePointer(cache.keys(layer: l, position: 0).assumingMemoryBound(to: UInt16.self))
+        let values = UnsafePointer(cache.values(layer: l, position: 0).assumingMemoryBound(to: UInt16.self))
         let tileStride = attentionTileSize * kvDimensions
         let keysFloat = self.keysFloat
         let valuesFloat = self.valuesFloat
@@ -179,28 +180,40 @@ final class SelfAttention {
                 let cache = caches[b]
                 let position = cache.count
                 attendVector(
-                    q + b * queryDimensions + h * hd, head: h, keys: cache.keys(layer: l, position: 0),
-                    values: cache.values(layer: l, position: 0),
+                    q + b * queryDimensions + h * hd, head: h, cache: cache, layer: l,
                     seen: mask.positions(query: position, total: position + 1), worker: worker,
                     into: out + b * queryDimensions + h * hd)
             }
         }
     }
 
-    /// One query head (`query`, head `h`) over cache positions `seen` on llama.cpp's vector path, with worker
-    /// `worker`'s scratch.
+    /// One query head (`query`, head `h`) over positions `seen` of layer `l` of `cache` on llama.cpp's vector path,
+    /// with worker `worker`'s scratch: `attendHalfCacheVectorPath` for an F16 cache, `attendCacheVectorPath` for one
+    /// with a Q8_0 side.
     @inline(__always)
     private func attendVector(
-        _ query: UnsafePointer<Float>, head h: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
-        seen: Range<Int>, worker: Int, into out: UnsafeMutablePointer<Float>
+        _ query: UnsafePointer<Float>, head h: Int, cache: KVCache, layer l: Int, seen: Range<Int>, worker: Int,
+        into out: UnsafeMutablePointer<Float>
     ) {
         let hd = headDimension
+        let kvHead = h / (heads / kvHeads)
+        let keys = UnsafeRawPointer(cache.keys(layer: l, position: seen.lowerBound))
+        let values = UnsafeRawPointer(cache.values(layer: l, position: seen.lowerBound))
+        let scratch = accumulators + worker * cacheVectorPathScratch(dimensions: hd)
+        guard cache.isHalf else {
+            kernels.attendCacheVectorPath(
+                query: query, keys: keys + kvCacheRowBytes(cache.keyType, count: kvHead * hd),
+                keyType: cache.keyType, keyStride: cache.keyRowBytes,
+                values: values + kvCacheRowBytes(cache.valueType, count: kvHead * hd), valueType: cache.valueType,
+                valueStride: cache.valueRowBytes, count: seen.count, dimensions: hd, scale: scale, softCap: softCap,
+                scratch: scratch, out: out)
+            return
+        }
         let rounded = queries + worker * hd
-        let kvOffset = seen.lowerBound * kvDimensions + (h / (heads / kvHeads)) * hd
         for i in 0..<hd { rounded[i] = roundToHalf(query[i]) }
         kernels.attendHalfCacheVectorPath(
-            query: rounded, keys: keys + kvOffset, values: values + kvOffset, stride: kvDimensions,
-            count: seen.count, dimensions: hd, scale: scale, softCap: softCap,
-            scratch: accumulators + worker * 2 * hd, out: out)
+            query: rounded, keys: keys.assumingMemoryBound(to: UInt16.self) + kvHead * hd,
+            values: values.assumingMemoryBound(to: UInt16.self) + kvHead * hd, stride: kvDimensions,
+            count: seen.count, dimensions: hd, scale: scale, softCap: softCap, scratch: scratch, out: out)
     }
 }

@@ -47,8 +47,10 @@ final class SharedDecoder: @unchecked Sendable {
 
     /// A KV cache for one more session, as long as the runner's context.
     func makeCache() throws -> KVCache {
-        let shape = runner.state.shape
-        return try KVCache(layers: shape.layers, capacity: runner.contextLength, kvDimensions: shape.kvDimensions)
+        let (shape, own) = (runner.state.shape, runner.state.cache)
+        return try KVCache(
+            layers: shape.layers, capacity: runner.contextLength, kvDimensions: shape.kvDimensions,
+            keyType: own.keyType, valueType: own.valueType)
     }
 
     /// `ModelRunner.evaluate` for the session whose cache is `cache`: a single token whose logits are wanted joins

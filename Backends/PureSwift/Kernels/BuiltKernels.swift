@@ -3,6 +3,8 @@
 // PureSwiftKernelsAVX512VNNI, whose targets set `SANAD_KERNEL_BUILD_*` and a `-target-cpu` (Package.swift; the
 // VNNI build sets the AVX-512 build's flag too).
 
+import GGUF
+
 #if SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512
     import PureSwiftKernels
 #endif
@@ -68,6 +70,17 @@ public struct BuiltKernels: KernelSet {
         PureSwiftKernels.attendHalfCacheVectorPath(
             query: query, keys: keys, values: values, stride: stride, count: count, dimensions: dimensions,
             scale: scale, softCap: softCap, scratch: scratch, out: out)
+    }
+
+    public func attendCacheVectorPath(
+        query: UnsafePointer<Float>, keys: UnsafeRawPointer, keyType: GGMLType, keyStride: Int,
+        values: UnsafeRawPointer, valueType: GGMLType, valueStride: Int, count: Int, dimensions: Int, scale: Float,
+        softCap: Float, scratch: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+    ) {
+        PureSwiftKernels.attendCacheVectorPath(
+            query: query, keys: keys, keyType: keyType, keyStride: keyStride, values: values, valueType: valueType,
+            valueStride: valueStride, count: count, dimensions: dimensions, scale: scale, softCap: softCap,
+            scratch: scratch, out: out)
     }
 
     public func attendFloatCacheTiled(

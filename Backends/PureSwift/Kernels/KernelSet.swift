@@ -1,3 +1,5 @@
+import GGUF
+
 /// The hot loops of the engine, as one CPU-specific build.
 ///
 /// Swift compiles a module for one CPU target. Built for the x86-64 baseline (SSE2), fused multiply-adds become
@@ -35,6 +37,13 @@ public protocol KernelSet: Sendable {
         query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
         count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
+
+    /// `attendCacheVectorPath`: one head's attention for one query over a cache with Q8_0 keys or values,
+    /// llama.cpp's vector path (`softCap` 0: none).
+    func attendCacheVectorPath(
+        query: UnsafePointer<Float>, keys: UnsafeRawPointer, keyType: GGMLType, keyStride: Int,
+        values: UnsafeRawPointer, valueType: GGMLType, valueStride: Int, count: Int, dimensions: Int, scale: Float,
+        softCap: Float, scratch: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>)
 
     /// `attendFloatCacheTiled`: the attention of a block of tokens' query heads that share a KV head, each query
     /// over its token's positions as llama.cpp's tiled path computes it (`softCap` 0: none).

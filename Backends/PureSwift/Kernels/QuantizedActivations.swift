@@ -208,10 +208,7 @@ func roundToNearestEven(_ x: Float) -> Int32 {
 public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, withSums: Bool) {
     for b in 0..<count / 32 {
         let v = x + b * 32
-        var maxAbs: Float = 0
-        for i in 0..<32 { maxAbs = max(maxAbs, abs(v[i])) }
-        let d = maxAbs / 127
-        let id: Float = maxAbs != 0 ? 127 / maxAbs : 0
+        let (d, id) = q8_0Scale(v)
         var sum: Int32 = 0
         let q = out.quants + b * 32
         let p = out.pairs + b * 32
@@ -224,6 +221,16 @@ public func quantizeRowQ8_0(_ x: UnsafePointer<Float>, count: Int, into out: Act
         out.scales[b] = roundToHalf(d)
         if withSums { out.sums[b] = roundToHalf(d * Float(sum)) }
     }
+}
+
+/// The scale `d = max|x| / 127` of the 32 floats at `v` and the factor `id = 127 / max|x|` (0 for a zero block) the
+/// quants are `round(x · id)` with, as ggml's x86 `quantize_row_q8_0` computes them.
+@inline(__always)
+@inlinable
+func q8_0Scale(_ v: UnsafePointer<Float>) -> (d: Float, id: Float) {
+    var maxAbs: Float = 0
+    for i in 0..<32 { maxAbs = max(maxAbs, abs(v[i])) }
+    return (maxAbs / 127, maxAbs != 0 ? 127 / maxAbs : 0)
 }
 
 /// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the

@@ -6,7 +6,8 @@ set -euo pipefail
 
 usage() {
     cat <<USAGE
-Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-d N[,N...]] [-r REPS] [--pairs K] [--backends LIST]
+Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-d N[,N...]] [-ctk TYPE] [-ctv TYPE] [-r REPS]
+                        [--pairs K] [--backends LIST]
                         [--save] [--plot FILE.svg]
 
 Alternates K times: llama-bench, then sanad bench (all engines), each with -r REPS repetitions of pp N and tg N.
@@ -19,6 +20,8 @@ Options:
   -n N             generation length (default: 128)
   -d LIST          context depths, passed to both tools (llama-bench's -d: the KV cache holds that many tokens
                    before each test; default: 0)
+  -ctk, -ctv TYPE  KV cache key/value type, passed to both tools (f16, the default, or q8_0: llama-bench's
+                   -ctk/-ctv; llama-bench turns flash attention on for a q8_0 value cache)
   -r REPS          repetitions inside each tool run (default: 3)
   --pairs K        alternating pairs (default: 3)
   --backends LIST  sanad engines (default: all)
@@ -38,6 +41,8 @@ THREADS=2
 PP=512
 TG=128
 DEPTHS=0
+CACHE_K=f16
+CACHE_V=f16
 REPS=3
 PAIRS=3
 BACKENDS=all
@@ -50,6 +55,8 @@ while [[ $# -gt 0 ]]; do
         -p) PP="$2"; shift 2 ;;
         -n) TG="$2"; shift 2 ;;
         -d) DEPTHS="$2"; shift 2 ;;
+        -ctk) CACHE_K="$2"; shift 2 ;;
+        -ctv) CACHE_V="$2"; shift 2 ;;
         -r) REPS="$2"; shift 2 ;;
         --pairs) PAIRS="$2"; shift 2 ;;
         --backends) BACKENDS="$2"; shift 2 ;;
@@ -77,10 +84,10 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 for ((i = 1; i <= PAIRS; i++)); do
     echo "==> pair $i/$PAIRS: llama-bench" >&2
-    "$LLAMA_BENCH" -m "$MODEL_PATH" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -r "$REPS" -o jsonl >"$WORK/llama-$i.jsonl" 2>"$WORK/llama-$i.err" \
+    "$LLAMA_BENCH" -m "$MODEL_PATH" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -ctk "$CACHE_K" -ctv "$CACHE_V" -r "$REPS" -o jsonl >"$WORK/llama-$i.jsonl" 2>"$WORK/llama-$i.err" \
         || { cat "$WORK/llama-$i.err" >&2; exit 1; }
     echo "==> pair $i/$PAIRS: sanad bench --backends $BACKENDS" >&2
-    "$SANAD" bench -m "$MODEL_PATH" --backends "$BACKENDS" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -r "$REPS" -o jsonl \
+    "$SANAD" bench -m "$MODEL_PATH" --backends "$BACKENDS" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTHS" -ctk "$CACHE_K" -ctv "$CACHE_V" -r "$REPS" -o jsonl \
         >"$WORK/sanad-$i.jsonl"
 done
 
@@ -122,7 +129,7 @@ for t in tests:
 PY
 )"
 echo "$TABLE"
-{ echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -d $DEPTHS -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "CPU: $CPU; llama.cpp ${LLAMA_BUILD:-build unknown}; pure-swift ${KERNELS:-kernels unknown}"; echo; echo "$TABLE"; } >"$WORK/results.md"
+{ echo "# bench/compare.sh $(date -u +%Y-%m-%dT%H:%MZ)"; echo; echo "Command: bench/compare.sh -m $MODEL -t $THREADS -p $PP -n $TG -d $DEPTHS -ctk $CACHE_K -ctv $CACHE_V -r $REPS --pairs $PAIRS --backends $BACKENDS"; echo; echo "CPU: $CPU; llama.cpp ${LLAMA_BUILD:-build unknown}; pure-swift ${KERNELS:-kernels unknown}"; echo; echo "$TABLE"; } >"$WORK/results.md"
 if [[ $SAVE -eq 1 ]]; then
     slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
     stem="$(basename "$MODEL" .gguf | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')"

@@ -124,6 +124,9 @@ final class LlamaModelContext {
         params.nThreads = Int32(options.threads)
         params.nThreadsBatch = Int32(options.threads)
         params.noPerf = true
+        // -ctk/-ctv: llama.cpp turns flash attention on for a quantized V cache itself (its default is auto).
+        params.typeK = Int32(options.cacheTypeK.rawValue)
+        params.typeV = Int32(options.cacheTypeV.rawValue)
         do {
             try configure(&params, model)
         } catch {

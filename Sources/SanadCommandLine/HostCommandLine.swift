@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import SanadChat
 import SanadCore
 import SanadHost
@@ -88,21 +89,49 @@ extension HostOptions {
 public struct LoadFlags {
     public var checkMemory = true
     public var allowLongContext = false
+    /// `-ctk`/`--cache-type-k`, `-ctv`/`--cache-type-v`: the KV cache's key and value types; nil = the tier's.
+    public var cacheTypeK: GGMLType?
+    public var cacheTypeV: GGMLType?
 
-    public init(checkMemory: Bool = true, allowLongContext: Bool = false) {
+    public init(
+        checkMemory: Bool = true, allowLongContext: Bool = false, cacheTypeK: GGMLType? = nil,
+        cacheTypeV: GGMLType? = nil
+    ) {
         self.checkMemory = checkMemory
         self.allowLongContext = allowLongContext
+        self.cacheTypeK = cacheTypeK
+        self.cacheTypeV = cacheTypeV
     }
 
     public static let help = """
           --no-memory-check      load even when the estimate exceeds the tier's memory budget
           --allow-long-context   allow a context beyond the model's training context
+          -ctk, --cache-type-k TYPE
+                                 how the KV cache stores keys, as llama.cpp's -ctk: f16 (default, or the
+                                 tier's kvCache.typeK) or q8_0 (half the memory again, results exact
+                                 against llama.cpp run with the same types); the llama engine also takes f32,
+                                 bf16, q4_0, q4_1, iq4_nl, q5_0, q5_1
+          -ctv, --cache-type-v TYPE
+                                 the same for values (-ctv)
         """
 
-    public static func parse(_ arguments: inout Arguments) -> LoadFlags {
+    public static func parse(_ arguments: inout Arguments) throws -> LoadFlags {
         LoadFlags(
             checkMemory: !arguments.flag("--no-memory-check"),
-            allowLongContext: arguments.flag("--allow-long-context"))
+            allowLongContext: arguments.flag("--allow-long-context"),
+            cacheTypeK: try cacheType(arguments.option("-ctk", "--cache-type-k"), flag: "--cache-type-k"),
+            cacheTypeV: try cacheType(arguments.option("-ctv", "--cache-type-v"), flag: "--cache-type-v"))
+    }
+
+    /// The cache type `name` names, or a usage error listing llama.cpp's names.
+    static func cacheType(_ name: String?, flag: String) throws -> GGMLType? {
+        guard let name else { return nil }
+        guard let type = GGMLType(cacheTypeName: name) else {
+            throw UsageError(
+                "\(flag) '\(name)' is not a cache type; use one of "
+                    + GGMLType.cacheTypes.map(\.cacheTypeName).joined(separator: ", "))
+        }
+        return type
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import SanadChat
 import SanadCore
 
@@ -56,6 +57,11 @@ public struct HostConfiguration: Sendable, Equatable {
     /// (`groundedReplies.why`: the measurement behind the choice).
     public var groundedPhrasing: GroundedPhrasing = .model
     public var groundedPhrasingWhy: String?
+    /// How the KV cache stores keys and values (`kvCache.typeK`/`typeV`: llama.cpp's `-ctk`/`-ctv` names; default
+    /// f16) and why (`kvCache.why`). `--cache-type-k/-v` override them per command.
+    public var cacheTypeK: GGMLType = .f16
+    public var cacheTypeV: GGMLType = .f16
+    public var cacheWhy: String?
 
     /// The ranges a config's numbers must fall in: wide enough for any real machine and model, narrow enough that
     /// every product the host and the engines form from them (bytes from MiB, C `int32_t` context and thread counts)
@@ -72,7 +78,7 @@ public struct HostConfiguration: Sendable, Equatable {
 
     static let keys = [
         "tier", "summary", "minimumMemoryMiB", "memoryBudgetMiB", "model", "contextLength", "threads", "batchSize",
-        "backends", "embedding", "plugins", "groundedReplies",
+        "backends", "embedding", "plugins", "groundedReplies", "kvCache",
     ]
 
     /// Reads and validates `url` (strict JSON, see `StrictJSON`). `backendIDs`, `embeddingIDs` and `pluginIDs`
@@ -153,6 +159,16 @@ public struct HostConfiguration: Sendable, Equatable {
             backends: backends, embedding: embedding, plugins: plugins)
         config.groundedPhrasing = phrasing
         config.groundedPhrasingWhy = phrasingWhy
+        if let c = try object.optional("kvCache") {
+            let o = try c.object(allowed: ["typeK", "typeV", "why"])
+            let names = GGMLType.cacheTypes.map(\.cacheTypeName)
+            for (key, side) in [("typeK", \HostConfiguration.cacheTypeK), ("typeV", \HostConfiguration.cacheTypeV)] {
+                if let name = try o.optional(key)?.string(oneOf: names), let type = GGMLType(cacheTypeName: name) {
+                    config[keyPath: side] = type
+                }
+            }
+            config.cacheWhy = try o.optional("why")?.string()
+        }
         return config
     }
 }

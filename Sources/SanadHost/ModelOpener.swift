@@ -17,11 +17,17 @@ public struct ModelRequest: Sendable, Equatable {
     public var checkMemory: Bool
     /// Allow a context beyond the model's training context (`--allow-long-context`).
     public var allowLongContext: Bool
+    /// The KV cache's key and value types (`--cache-type-k/-v`); nil = the config's.
+    public var cacheTypeK: GGMLType?
+    public var cacheTypeV: GGMLType?
 
     public init(
         model: String? = nil, backend: String? = nil, threads: Int? = nil, contextLength: Int? = nil,
-        batchSize: Int? = nil, seed: UInt64? = nil, checkMemory: Bool = true, allowLongContext: Bool = false
+        batchSize: Int? = nil, seed: UInt64? = nil, checkMemory: Bool = true, allowLongContext: Bool = false,
+        cacheTypeK: GGMLType? = nil, cacheTypeV: GGMLType? = nil
     ) {
+        self.cacheTypeK = cacheTypeK
+        self.cacheTypeV = cacheTypeV
         self.model = model
         self.backend = backend
         self.threads = threads
@@ -110,17 +116,21 @@ public struct ModelOpener: Sendable {
             threads: request.threads ?? config.threads ?? CPUAvailability.defaultThreads,
             contextLength: request.contextLength ?? config.contextLength,
             batchSize: request.batchSize ?? config.batchSize, seed: request.seed ?? 0xC0FFEE,
-            engineOptions: engineOptions(backend))
+            engineOptions: engineOptions(backend), cacheTypeK: request.cacheTypeK ?? config.cacheTypeK,
+            cacheTypeV: request.cacheTypeV ?? config.cacheTypeV)
     }
 
-    /// The memory `model` needs at `contextLength` with what `backend` adds under the config's options for it.
+    /// The memory `model` needs at `contextLength` with what `backend` adds under the config's options for it, with
+    /// the KV cache stored as `cacheTypes` (default: the config's).
     public func estimate(
-        model file: GGUFFile, contextLength: Int, batchSize: Int? = nil, backend: (any InferenceBackend)?
+        model file: GGUFFile, contextLength: Int, batchSize: Int? = nil, backend: (any InferenceBackend)?,
+        cacheTypes: (k: GGMLType, v: GGMLType)? = nil
     ) throws -> MemoryEstimate {
         let engine = backend.flatMap { $0.additionalMemory(model: file, options: engineOptions($0.id)) }
+        let cache = cacheTypes ?? (config.cacheTypeK, config.cacheTypeV)
         return MemoryEstimate(
             model: try ModelSummary(file: file), contextLength: contextLength, batchSize: batchSize ?? config.batchSize,
-            engine: engine)
+            cacheTypeK: cache.k, cacheTypeV: cache.v, engine: engine)
     }
 
     /// Resolves, picks and checks everything short of loading. Throws `modelNotFound`, `unknownBackend`,
@@ -138,7 +148,8 @@ public struct ModelOpener: Sendable {
             throw HostError.contextBeyondTraining(model: url.lastPathComponent, context: context, training: training)
         }
         let estimate = try self.estimate(
-            model: file, contextLength: context, batchSize: options.batchSize, backend: backend)
+            model: file, contextLength: context, batchSize: options.batchSize, backend: backend,
+            cacheTypes: (options.cacheTypeK, options.cacheTypeV))
         if request.checkMemory { try estimate.check(against: config, allTiers: tiers) }
         return ModelPlan(
             url: url, backend: backend, skipped: skipped, options: options, estimate: estimate,

@@ -97,21 +97,23 @@ public struct MemoryEstimate: Sendable, Equatable {
 
     public var totalBytes: Int { saturatingSum(weightBytes, kvCacheBytes, scratchBytes, engine?.bytes ?? 0) }
 
-    /// KV cache = context × layers × (KV heads × (key + value length)) × element size; scratch = activations and
-    /// logits of one batch. `kvElementBytes` is 2: every engine's cache stores F16 (the pure-Swift and BLAS
-    /// engines' `KVCache`, llama.cpp's default cache type). Products saturate at `Int.max` instead of trapping, so
-    /// an absurd context or model gives an estimate that no budget fits.
+    /// KV cache = context × layers × KV heads × (a key row of `cacheTypeK` + a value row of `cacheTypeV`): 2 bytes a
+    /// value for F16 (every engine's default), 34 per 32 for Q8_0 (`--cache-type-k/-v`); scratch = activations and
+    /// logits of one batch. Products saturate at `Int.max` instead of trapping, so an absurd context or model gives
+    /// an estimate that no budget fits.
     public init(
-        model: ModelSummary, contextLength: Int, batchSize: Int = 512, kvElementBytes: Int = 2,
-        engine: EngineMemory? = nil
+        model: ModelSummary, contextLength: Int, batchSize: Int = 512, cacheTypeK: GGMLType = .f16,
+        cacheTypeV: GGMLType = .f16, engine: EngineMemory? = nil
     ) {
         weightBytes = model.tensorBytes
         self.engine = engine
         self.contextLength = contextLength
         let layers = model.layerCount ?? 0
         let kvHeads = model.kvHeadCount ?? 0
-        let kvWidth = saturatingProduct(kvHeads, saturatingSum(model.keyLength ?? 0, model.valueLength ?? 0))
-        kvCacheBytes = saturatingProduct(contextLength, layers, kvWidth, kvElementBytes)
+        let rowBytes = saturatingSum(
+            cacheTypeK.bytes(count: min(model.keyLength ?? 0, 1 << 30)),
+            cacheTypeV.bytes(count: min(model.valueLength ?? 0, 1 << 30)))
+        kvCacheBytes = saturatingProduct(contextLength, layers, kvHeads, rowBytes)
         let embedding = model.embeddingLength ?? 0
         let vocab = model.vocabularySize ?? 0
         let batch = min(batchSize, contextLength)

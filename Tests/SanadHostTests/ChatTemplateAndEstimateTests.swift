@@ -60,11 +60,23 @@ struct MemoryEstimateTests {
     func kvCache() throws {
         let s = try ModelSummary(file: try tinyModel())
         #expect(s.layerCount == 2 && s.kvHeadCount == 2 && s.keyLength == 2 && s.vocabularySize == 3)
-        let e = MemoryEstimate(model: s, contextLength: 100, kvElementBytes: 4)
+        let e = MemoryEstimate(model: s, contextLength: 100, cacheTypeK: .f32, cacheTypeV: .f32)
         #expect(e.kvCacheBytes == 100 * 2 * (2 * (2 + 2)) * 4)
         #expect(e.weightBytes == 96)
         #expect(e.totalBytes == e.weightBytes + e.kvCacheBytes + e.scratchBytes)
-        #expect(MemoryEstimate(model: s, contextLength: 100, kvElementBytes: 2).kvCacheBytes == e.kvCacheBytes / 2)
+        #expect(MemoryEstimate(model: s, contextLength: 100).kvCacheBytes == e.kvCacheBytes / 2)
+    }
+
+    @Test("a q8_0 cache side takes 34 bytes per 32 values (SmolLM2: 30 layers, 3 KV heads of 64)")
+    func quantizedCache() throws {
+        let url = try #require(TestPaths.model(TestPaths.smolLM2), "models/\(TestPaths.smolLM2) is absent")
+        let s = try ModelSummary(file: try GGUFFile(path: url.path))
+        let half = MemoryEstimate(model: s, contextLength: 1024)
+        let q8 = MemoryEstimate(model: s, contextLength: 1024, cacheTypeK: .q8_0, cacheTypeV: .q8_0)
+        let keys = MemoryEstimate(model: s, contextLength: 1024, cacheTypeK: .q8_0)
+        #expect(half.kvCacheBytes == 1024 * 30 * 3 * (128 + 128))
+        #expect(q8.kvCacheBytes == 1024 * 30 * 3 * (68 + 68))
+        #expect(keys.kvCacheBytes == 1024 * 30 * 3 * (68 + 128))
     }
 
     @Test("an engine's own memory is added to the total and named in the text")

@@ -77,7 +77,7 @@ enum BenchCommand: SanadCommand {
         let ubatches = try positiveInts(&arguments, "-ub", "--ubatch-size", allowZero: false) ?? [512]
         let format = try arguments.option("-o", "--output") ?? "md"
         let noWarmup = arguments.flag("--no-warmup")
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         guard BenchPrinter.formats.contains(format) else {
@@ -109,7 +109,12 @@ enum BenchCommand: SanadCommand {
         let threads = threadList ?? [host.config.threads ?? CPUAvailability.defaultThreads]
 
         // As llama-bench: n_batch and n_ubatch get a markdown column when they are not its defaults.
-        let extraColumns = [("n_batch", batches != [2048]), ("n_ubatch", ubatches != [512])].filter(\.1).map(\.0)
+        let cacheTypeK = load.cacheTypeK ?? host.config.cacheTypeK
+        let cacheTypeV = load.cacheTypeV ?? host.config.cacheTypeV
+        let extraColumns = [
+            ("n_batch", batches != [2048]), ("n_ubatch", ubatches != [512]), ("type_k", cacheTypeK != .f16),
+            ("type_v", cacheTypeV != .f16),
+        ].filter(\.1).map(\.0)
         let printer = BenchPrinter(format: format, extraColumns: extraColumns, build: buildDescription())
         printer.begin()
         let cpu = TuneCommand.cpuName()
@@ -123,7 +128,8 @@ enum BenchCommand: SanadCommand {
                     for ubatch in ubatches {
                         for t in threads {
                             let run = BenchRun(
-                                model: info, backend: id, threads: t, batch: batch, ubatch: ubatch, cpu: cpu)
+                                model: info, backend: id, threads: t, batch: batch, ubatch: ubatch, cpu: cpu,
+                                cacheTypeK: cacheTypeK, cacheTypeV: cacheTypeV)
                             let ran = try await runTests(
                                 tests, run: run, modelURL: model.url, host: host, load: load, reps: reps,
                                 warmup: !noWarmup, named: namedBackends, printer: printer)
@@ -153,7 +159,8 @@ enum BenchCommand: SanadCommand {
                 ModelRequest(
                     model: modelURL.path, backend: id, threads: run.threads, contextLength: contextNeeded,
                     batchSize: min(run.batch, run.ubatch), checkMemory: load.checkMemory,
-                    allowLongContext: load.allowLongContext))
+                    allowLongContext: load.allowLongContext,
+                    cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
         } catch {
             let reason: String
             if case SanadError.backendUnavailable(_, let why) = error {
@@ -301,6 +308,9 @@ struct BenchRun {
     var batch: Int
     var ubatch: Int
     var cpu: String
+    /// The KV cache's key and value types (`-ctk`/`-ctv`, else the tier's).
+    var cacheTypeK: GGMLType = .f16
+    var cacheTypeV: GGMLType = .f16
 }
 
 struct BenchResult {

@@ -41,8 +41,8 @@ enum BenchFields {
 
     static let all = llamaBench + sanad
 
-    /// What a plain CPU run of llama-bench writes for the fields that describe no setting of Sanad's engines (and
-    /// the F16 KV cache every engine keeps).
+    /// What a plain CPU run of llama-bench writes for the fields that describe no setting of Sanad's engines (the
+    /// cache types are replaced by the run's).
     static let cpuDefaults: [String: JSONValue] = [
         "gpu_info": .string(""), "backends": .string("CPU"), "cpu_mask": .string("0x0"), "cpu_strict": .bool(false),
         "poll": .number(50), "type_k": .string("f16"), "type_v": .string("f16"), "n_gpu_layers": .number(0),
@@ -80,7 +80,8 @@ enum BenchFields {
 final class BenchPrinter {
     static let formats = ["md", "json", "jsonl", "csv", "sql", "svg"]
     let format: String
-    /// Extra markdown columns, as llama-bench adds them when the values are not its defaults (`n_batch`, `n_ubatch`).
+    /// Extra markdown columns, as llama-bench adds them when the values are not its defaults (`n_batch`, `n_ubatch`,
+    /// `type_k`, `type_v`).
     let extraColumns: [String]
     let build: (commit: String, number: Int)
     var first = true
@@ -140,6 +141,7 @@ final class BenchPrinter {
             "n_batch": .number(Double(run.batch)), "n_ubatch": .number(Double(run.ubatch)),
             "n_threads": .number(Double(run.threads)), "n_prompt": .number(Double(test.prompt)),
             "n_gen": .number(Double(test.gen)), "n_depth": .number(Double(test.depth)),
+            "type_k": .string(run.cacheTypeK.cacheTypeName), "type_v": .string(run.cacheTypeV.cacheTypeName),
             "test_time": .string(testTime),
         ]
         row.merge(settings) { $1 }
@@ -184,7 +186,14 @@ final class BenchPrinter {
             var cells = [
                 run.model.type, size, formatParameterCount(run.model.parameters), run.backend, String(run.threads),
             ]
-            for column in extraColumns { cells.append(column == "n_batch" ? String(run.batch) : String(run.ubatch)) }
+            for column in extraColumns {
+                switch column {
+                case "n_batch": cells.append(String(run.batch))
+                case "n_ubatch": cells.append(String(run.ubatch))
+                case "type_k": cells.append(run.cacheTypeK.cacheTypeName)
+                default: cells.append(run.cacheTypeV.cacheTypeName)
+                }
+            }
             cells += [test.name, markdown]
             print("|" + zip(markdownColumns, cells).map { " " + pad($1, $0.width, right: $0.right) + " |" }.joined())
         case "json", "jsonl":

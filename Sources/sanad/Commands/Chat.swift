@@ -95,7 +95,7 @@ enum ChatCommand: SanadCommand {
         let phrasing = try parsePhrasing(&arguments)
         let language = try parseLanguage(arguments.option("--lang"))
         let clock = try PluginHost.clock(&arguments)
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let user = try PluginHost.userFile(&arguments, host: host)
         try arguments.finish()
@@ -118,7 +118,8 @@ enum ChatCommand: SanadCommand {
         try host.validateBackendID(backendID)
         let request = ModelRequest(
             model: modelName, backend: backendID, threads: threads, contextLength: context,
-            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
+            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext,
+            cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV)
         let loader: EngineLoader = {
             let plan = try host.planModel(request)
             let backend = plan.backend

@@ -79,7 +79,7 @@ enum CompareCommand: SanadCommand {
         guard ids.count == 2 else {
             throw UsageError("--backends takes exactly two engine ids, got \(ids.count): \(ids.joined(separator: ","))")
         }
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         for id in ids { try host.validateBackendID(id) }
@@ -101,7 +101,8 @@ enum CompareCommand: SanadCommand {
             let (session, plan) = try await host.openModel(
                 ModelRequest(
                     model: modelName, backend: id, threads: threads, contextLength: context, batchSize: batch,
-                    checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+                    checkMemory: load.checkMemory, allowLongContext: load.allowLongContext,
+                    cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
             sessions.append(session)
             url = plan.url
         }

@@ -99,6 +99,10 @@ enum ConfigCommand: SanadCommand {
                     "measuredAt": host.tuning.map { .string($0.measuredAt) } ?? .null,
                 ]),
                 "model": .object(modelRow), "contextLength": .number(Double(c.contextLength)),
+                "kvCache": .object([
+                    "typeK": .string(c.cacheTypeK.cacheTypeName), "typeV": .string(c.cacheTypeV.cacheTypeName),
+                    "why": c.cacheWhy.map(JSONValue.string) ?? .null,
+                ]),
                 "threads": c.threads.map { .number(Double($0)) } ?? .null,
                 "defaultThreads": .number(Double(c.threads ?? CPUAvailability.defaultThreads)),
                 "cpu": .string(CPUAvailability.current.description),
@@ -131,6 +135,9 @@ enum ConfigCommand: SanadCommand {
         print(
             "context:    \(c.contextLength) tokens, threads: \(threadsText), batch \(c.batchSize)"
         )
+        print(
+            "KV cache:   keys \(c.cacheTypeK.cacheTypeName), values \(c.cacheTypeV.cacheTypeName)"
+                + (c.cacheWhy.map { " — \($0)" } ?? ""))
         print("embedding:  \(c.embedding.map { "\($0.backend) (\($0.model))" } ?? "none")")
         print("plugins:    \(c.plugins.isEmpty ? "none" : c.plugins.map(\.id).joined(separator: ", "))")
         print(

@@ -68,7 +68,7 @@ enum GenerateCommand: SanadCommand {
         let file = try arguments.option("-f", "--file")
         let promptFlag = try arguments.option("-p", "--prompt")
         let constraintSource = try ConstraintSource.parse(&arguments)
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let receiptFlags = try ReceiptFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let positionals = try arguments.positionals(max: 1, names: "PROMPT")
@@ -93,7 +93,8 @@ enum GenerateCommand: SanadCommand {
             ModelRequest(
                 model: modelName, backend: backendID, threads: threads, contextLength: context,
                 seed: sampling.parameters.seed,
-                checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+                checkMemory: load.checkMemory, allowLongContext: load.allowLongContext,
+                cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
         let backend = plan.backend
 
         var text = prompt

@@ -35,7 +35,7 @@ enum PerplexityCommand: SanadCommand {
         let batch = try arguments.int("-b", "--batch", range: 1...1 << 20)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
         let backendID = try arguments.option("--backend")
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         try arguments.finish()
         try host.validateBackendID(backendID)
@@ -47,7 +47,8 @@ enum PerplexityCommand: SanadCommand {
             ModelRequest(
                 model: modelName, backend: backendID, threads: threads, contextLength: context,
                 batchSize: min(batch ?? context, context), checkMemory: load.checkMemory,
-                allowLongContext: load.allowLongContext))
+                allowLongContext: load.allowLongContext,
+                cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
         let backend = plan.backend
         let options = plan.options
 

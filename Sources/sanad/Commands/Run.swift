@@ -51,7 +51,7 @@ enum RunCommand: SanadCommand {
         let template = try arguments.option("--chat-template", "--template").map(parseTemplate)
         let context = try arguments.int("-c", "--ctx", range: 16...1 << 24)
         let threads = try arguments.int("-t", "--threads", range: 1...1024)
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         if let positional = try arguments.positionals(max: 1, names: "MODEL").first {
             guard modelName == nil else { throw UsageError("give the model once: MODEL or -m MODEL") }
@@ -61,7 +61,8 @@ enum RunCommand: SanadCommand {
             ModelRequest(
                 model: modelName, backend: backendID, threads: threads, contextLength: context,
                 seed: sampling.parameters.seed, checkMemory: load.checkMemory,
-                allowLongContext: load.allowLongContext))
+                allowLongContext: load.allowLongContext,
+                cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
         printError(
             "[\(plan.url.lastPathComponent) on \(plan.backend.id), context \(session.model.contextLength), seed "
                 + "\(sampling.parameters.seed); /help for commands]")

@@ -103,7 +103,7 @@ enum ServeCommand: SanadCommand {
             bindHost: host, allowedHosts: try arguments.list("--allowed-hosts") ?? [],
             allowedOrigins: try arguments.list("--allowed-origins") ?? [])
         let clock = try PluginHost.clock(&arguments)
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let hostContext = try HostContext.load(&arguments)
         let user = try PluginHost.userFile(&arguments, host: hostContext)
         try arguments.finish()
@@ -118,7 +118,8 @@ enum ServeCommand: SanadCommand {
 
         var request = ModelRequest(
             model: modelName, backend: backendID, threads: threads, contextLength: context,
-            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext)
+            checkMemory: load.checkMemory, allowLongContext: load.allowLongContext,
+            cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV)
         var plan = try hostContext.planModel(request)
         // Slots of an engine that does not batch are copies that share the cores: unless -t says otherwise, the
         // tier's threads are divided among them (slots that together ask for more threads than there are cores slow

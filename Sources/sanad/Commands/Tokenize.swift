@@ -32,14 +32,15 @@ enum TokenizeCommand: SanadCommand {
         let modelName = try arguments.option("-m", "--model")
         let backendID = try arguments.option("--backend")
         let file = try arguments.option("-f", "--file")
-        let load = LoadFlags.parse(&arguments)
+        let load = try LoadFlags.parse(&arguments)
         let host = try HostContext.load(&arguments)
         let text = try promptText(positionals: try arguments.positionals(max: 1, names: "TEXT"), file: file)
         // Tokenizing needs no KV cache to speak of: the smallest context the engines accept.
         let (session, _) = try await host.openModel(
             ModelRequest(
                 model: modelName, backend: backendID, contextLength: tokenizeContext, batchSize: tokenizeContext,
-                checkMemory: load.checkMemory, allowLongContext: load.allowLongContext))
+                checkMemory: load.checkMemory, allowLongContext: load.allowLongContext,
+                cacheTypeK: load.cacheTypeK, cacheTypeV: load.cacheTypeV))
         let ids = try session.tokenize(text, addSpecial: !noBOS, parseSpecial: parseSpecial)
         print("[" + ids.map(String.init).joined(separator: ", ") + "]")
         return ExitCode.success

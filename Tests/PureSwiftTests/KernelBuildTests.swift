@@ -311,4 +311,39 @@ struct KernelBuildTests {
             }
         }
     }
+
+    @Test("the query heads of a KV head in one pass equal each head alone, bit for bit, under every build")
+    func vectorPathHeads() {
+        var r = TestRandom(40)
+        let dims = 64
+        let count = 300
+        let stride = 2 * dims  // two KV heads per row: the first one's
+        let keys = (0..<(count * stride)).map { _ in floatToHalf(r.float(-1...1)) }
+        let values = (0..<(count * stride)).map { _ in floatToHalf(r.float(-1...1)) }
+        for heads in [2, 3, 4] {
+            let queries = r.floats(heads * dims).map(roundToHalf)
+            for softCap in [Float(0), 2] {
+                for build in [Self.portable] + KernelBuilds.runnable {
+                    var together = [Float](repeating: .nan, count: heads * dims)
+                    var scratch = [Float](repeating: .nan, count: heads * (dims + 2))
+                    build.attendHalfCacheVectorPathHeads(
+                        queries: queries, heads: heads, keys: keys, values: values, stride: stride, count: count,
+                        dimensions: dims, scale: 0.125, softCap: softCap, scratch: &scratch, out: &together)
+                    for h in 0..<heads {
+                        var alone = [Float](repeating: .nan, count: dims)
+                        var single = [Float](repeating: 0, count: 2 * dims)
+                        queries.withUnsafeBufferPointer { q in
+                            build.attendHalfCacheVectorPath(
+                                query: q.baseAddress! + h * dims, keys: keys, values: values, stride: stride,
+                                count: count, dimensions: dims, scale: 0.125, softCap: softCap, scratch: &single,
+                                out: &alone)
+                        }
+                        #expect(
+                            together[(h * dims)..<((h + 1) * dims)].map(\.bitPattern) == alone.map(\.bitPattern),
+                            "\(build.name): head \(h) of \(heads), soft cap \(softCap)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -36,6 +36,7 @@ final class SelfAttention {
 
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
     private let accumulators: UnsafeMutablePointer<Float>  // per thread, cacheVectorPathScratch floats
+    private let groupScratch: UnsafeMutablePointer<Float>  // per thread, a KV head's query heads: rounded + scratch
     /// One layer's keys for the tiled path, tile by tile: per tile of 64 positions, `kvHeads · headDimension` rows
     /// of 64 floats (`attendFloatCacheTiled`'s `tileStride` 64 · kvDimensions, `keyStride` 64). In one matrix of
     /// rows as long as the context, a tile's rows lay a context's length apart (2 KiB at 512 positions), so they
@@ -65,6 +66,8 @@ final class SelfAttention {
         let kvDimensions = kvHeads * headDimension
         queries = try scratch.floats(self.threads * headDimension)
         accumulators = try scratch.floats(self.threads * cacheVectorPathScratch(dimensions: headDimension))
+        groupScratch = try scratch.floats(
+            self.threads * (heads / max(1, kvHeads)) * (2 * headDimension + 2))
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
         let group = heads / max(1, kvHeads)
@@ -89,6 +92,22 @@ final class SelfAttention {
         let kernels = self.kernels
         let positions = start + n
         let workers = n * heads * positions < 256 ? 1 : threads
+        if n == 1 && cache.isHalf && hd % 32 == 0 && group > 1 {
+            // One token (a generation step): each worker takes a contiguous share of the heads, those of one KV
+            // head together in one pass over its keys and values.
+            parallelChunksIndexed(workers, threads: workers) { worker, _ in
+                var h = worker * heads / workers
+                let end = (worker + 1) * heads / workers
+                while h < end {
+                    let last = min(end, (h / group + 1) * group)
+                    attendVectorHeads(
+                        q + h * hd, heads: h..<last, cache: cache, layer: l,
+                        seen: mask.positions(query: start, total: positions), worker: worker, into: out + h * hd)
+                    h = last
+                }
+            }
+            return
+        }
         if !tiled || !cache.isHalf {
             // llama.cpp's vector path, reproduced exactly (see Kernels/Attention.swift).
             let items = n * heads
@@ -185,6 +204,28 @@ final class SelfAttention {
                     into: out + b * queryDimensions + h * hd)
             }
         }
+    }
+
+    /// Query heads `heads` (of one KV head; `queries` their rows, one after another) over positions `seen` of layer
+    /// `l` of an F16 `cache` on llama.cpp's vector path, in one pass (`attendHalfCacheVectorPathHeads`), with worker
+    /// `worker`'s scratch.
+    private func attendVectorHeads(
+        _ queries: UnsafePointer<Float>, heads: Range<Int>, cache: KVCache, layer l: Int, seen: Range<Int>,
+        worker: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        let hd = headDimension
+        let group = self.heads / kvHeads
+        let rounded = groupScratch + worker * group * (2 * hd + 2)
+        for i in 0..<heads.count * hd { rounded[i] = roundToHalf(queries[i]) }
+        let offset = heads.lowerBound / group * hd
+        kernels.attendHalfCacheVectorPathHeads(
+            queries: rounded, heads: heads.count,
+            keys: UnsafePointer(cache.keys(layer: l, position: seen.lowerBound).assumingMemoryBound(to: UInt16.self))
+                + offset,
+            values: UnsafePointer(
+                cache.values(layer: l, position: seen.lowerBound).assumingMemoryBound(to: UInt16.self)) + offset,
+            stride: kvDimensions, count: seen.count, dimensions: hd, scale: scale, softCap: softCap,
+            scratch: rounded + group * hd, out: out)
     }
 
     /// One query head (`query`, head `h`) over positions `seen` of layer `l` of `cache` on llama.cpp's vector path,

@@ -168,6 +168,65 @@ public func attendHalfCacheVectorPath(
     for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
 }
 
+/// `attendHalfCacheVectorPath` for `heads` query heads that share one KV head, in one pass over the positions: each
+/// key and value row is read once for all of them, and the heads' chains (score, softmax, value sums) are
+/// independent, so the processor overlaps them where one head alone waits on the latency of its last update. Each
+/// head's arithmetic is `attendHalfCacheVectorPath`'s, operation for operation, so its output is the same bit for
+/// bit.
+///
+/// - Parameters:
+///   - queries: `heads` half-rounded rows of `dimensions` floats (a multiple of 32), one after another.
+///   - keys, values, stride, count, scale, softCap: as in `attendHalfCacheVectorPath`.
+///   - scratch: `heads · (dimensions + 2)` floats.
+///   - out: `heads` rows of `dimensions` floats, one after another.
+@inline(__always)
+@inlinable
+public func attendHalfCacheVectorPathHeads(
+    queries: UnsafePointer<Float>, heads: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
+    stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float = 0, scratch: UnsafeMutablePointer<Float>,
+    out: UnsafeMutablePointer<Float>
+) {
+    let scale = softCap == 0 ? scale : scale / softCap
+    let groups = dimensions / 8
+    let acc = UnsafeMutableRawPointer(scratch)
+    let sums = scratch + heads * dimensions
+    let maxScores = sums + heads
+    for i in 0..<heads * dimensions { scratch[i] = 0 }
+    for j in 0..<heads { (sums[j], maxScores[j]) = (0, -.infinity) }
+    for t in 0..<count {
+        let key = keys + t * stride
+        let row = UnsafeRawPointer(values + t * stride)
+        for j in 0..<heads {
+            let score = llamaDotHalfVector(key, queries + j * dimensions, count: dimensions)
+            let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
+            let a = acc + 4 * j * dimensions
+            var ms: Float = 1
+            var vs: Float = 1
+            if s > maxScores[j] {
+                ms = expf(maxScores[j] - s)
+                maxScores[j] = s
+                for g in 0..<groups {
+                    let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                    a.storeBytes(of: roundToHalves(v * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
+                }
+            } else {
+                vs = expf(s - maxScores[j])
+            }
+            for g in 0..<groups {
+                let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                a.storeBytes(
+                    of: roundToHalves(v.addingProduct(loadHalves8(row + 16 * g), vs)), toByteOffset: 32 * g,
+                    as: SIMD8<Float>.self)
+            }
+            sums[j] = fusedMultiplyAdd(sums[j], ms, vs)
+        }
+    }
+    for j in 0..<heads {
+        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
+        for i in 0..<dimensions { out[j * dimensions + i] = scratch[j * dimensions + i] * inverse }
+    }
+}
+
 /// Stores `count` floats as halves.
 @inline(__always)
 @inlinable

@@ -72,6 +72,16 @@ public struct BuiltKernels: KernelSet {
             scale: scale, softCap: softCap, scratch: scratch, out: out)
     }
 
+    public func attendHalfCacheVectorPathHeads(
+        queries: UnsafePointer<Float>, heads: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
+        stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        PureSwiftKernels.attendHalfCacheVectorPathHeads(
+            queries: queries, heads: heads, keys: keys, values: values, stride: stride, count: count,
+            dimensions: dimensions, scale: scale, softCap: softCap, scratch: scratch, out: out)
+    }
+
     public func attendCacheVectorPath(
         query: UnsafePointer<Float>, keys: UnsafeRawPointer, keyType: GGMLType, keyStride: Int,
         values: UnsafeRawPointer, valueType: GGMLType, valueStride: Int, count: Int, dimensions: Int, scale: Float,

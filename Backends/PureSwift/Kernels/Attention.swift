@@ -100,6 +100,21 @@ func llamaDotHalfVector(_ k: UnsafePointer<UInt16>, _ q: UnsafePointer<Float>, c
     return (t0[0] + t0[1]) + (t0[2] + t0[3])
 }
 
+/// One position's step of llama.cpp's online softmax (its vector path): the score scaled, or soft-capped
+/// (`softCap · tanh(score · scale)`, the scale already divided by the cap); on a new maximum the factor `ms` the
+/// running sums are rescaled by (`grew`; the weight `vs` is then 1), else the weight `vs = exp(s − max)`.
+@inline(__always)
+@inlinable
+func onlineSoftmaxStep(_ score: Float, scale: Float, softCap: Float, maxScore: inout Float) -> (
+    ms: Float, vs: Float, grew: Bool
+) {
+    let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
+    guard s > maxScore else { return (1, expf(s - maxScore), false) }
+    let ms = expf(maxScore - s)
+    maxScore = s
+    return (ms, 1, true)
+}
+
 /// llama.cpp's vector flash-attention path (batches under 64 queries) for one query and one head, reproduced
 /// operation by operation: a half-rounded query, scores as `ggml_vec_dot_f16` sums them, an online softmax over the
 /// positions in order with the value sum kept in half precision (`VKQ = half(fma(v, w, VKQ))`, rescaled as
@@ -131,12 +146,8 @@ public func attendHalfCacheVectorPath(
             vectorized
             ? llamaDotHalfVector(keys + t * stride, query, count: dimensions)
             : llamaDotHalf(keys + t * stride, query, count: dimensions)
-        let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
-        var ms: Float = 1
-        var vs: Float = 1
-        if s > maxScore {
-            ms = expf(maxScore - s)
-            maxScore = s
+        let (ms, vs, grew) = onlineSoftmaxStep(score, scale: scale, softCap: softCap, maxScore: &maxScore)
+        if grew {
             if vectorized {
                 for g in 0..<dimensions / 8 {
                     let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
@@ -145,8 +156,6 @@ public func attendHalfCacheVectorPath(
             } else {
                 for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
             }
-        } else {
-            vs = expf(s - maxScore)
         }
         let v = values + t * stride
         if vectorized {
@@ -198,19 +207,13 @@ public func attendHalfCacheVectorPathHeads(
         let row = UnsafeRawPointer(values + t * stride)
         for j in 0..<heads {
             let score = llamaDotHalfVector(key, queries + j * dimensions, count: dimensions)
-            let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
             let a = acc + 4 * j * dimensions
-            var ms: Float = 1
-            var vs: Float = 1
-            if s > maxScores[j] {
-                ms = expf(maxScores[j] - s)
-                maxScores[j] = s
+            let (ms, vs, grew) = onlineSoftmaxStep(score, scale: scale, softCap: softCap, maxScore: &maxScores[j])
+            if grew {
                 for g in 0..<groups {
                     let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
                     a.storeBytes(of: roundToHalves(v * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
                 }
-            } else {
-                vs = expf(s - maxScores[j])
             }
             for g in 0..<groups {
                 let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)

@@ -95,19 +95,13 @@ public func attendCacheVectorPath(
             keyType == .q8_0
             ? dotLaneBlocks(Q8_0Rows.self, key, row, count: hd)
             : llamaDotHalf(key.assumingMemoryBound(to: UInt16.self), converted, count: hd)
-        let s = softCap == 0 ? score * scale : softCap * tanhf(score * scale)
-        var ms: Float = 1
-        var vs: Float = 1
-        if s > maxScore {
-            ms = expf(maxScore - s)
-            maxScore = s
+        let (ms, vs, grew) = onlineSoftmaxStep(score, scale: scale, softCap: softCap, maxScore: &maxScore)
+        if grew {
             if halfValues {
                 for i in 0..<hd { accumulator[i] = roundToHalf(accumulator[i] * ms) }
             } else {
                 for i in 0..<hd { accumulator[i] *= ms }
             }
-        } else {
-            vs = expf(s - maxScore)
         }
         let v = values + t * valueStride
         if halfValues {

@@ -9,7 +9,7 @@ let usage = """
     Usage: bench/synthetic-models [--families LIST] [--size SIZE] DIR [TYPE...]
 
     Writes the synthetic model of each family (random weights from the family's test seed, SmolLM2's vocabulary)
-    to DIR as FAMILY-SIZE-seedN-TYPE.gguf, quantized with the reference llama.cpp build's llama-quantize into each
+    to DIR as FAMILY-NM-seedS-TYPE.gguf (N million parameters, seed S), quantized with the reference llama.cpp build's llama-quantize into each
     TYPE (default: Q4_K_M). A file already in DIR is kept. The F32 file each type is made from is removed unless
     F32 is one of the types.
 
@@ -52,14 +52,13 @@ struct Request {
     var types = ["Q4_K_M"]
     var families = SyntheticModel.families
     var size = SyntheticModel.Size.hundredMillion
-    var sizeName = "100m"
 }
 
 /// Reads the command line, exiting with a usage error (64) on anything it does not take.
 func parse(_ arguments: [String]) -> Request {
     var positional: [String] = []
     var families: [SyntheticModel.Family]?
-    var chosenSize: (SyntheticModel.Size, String)?
+    var chosenSize: SyntheticModel.Size?
     var i = 0
     func value(_ flag: String) -> String {
         i += 1
@@ -85,7 +84,7 @@ func parse(_ arguments: [String]) -> Request {
         case "--size":
             let name = value(a)
             guard let s = size(named: name) else { usageError("unknown --size '\(name)'; use 100m, medium or small") }
-            chosenSize = (s, name.lowercased())
+            chosenSize = s
         default:
             if a.hasPrefix("-") && a.count > 1 { usageError("unknown option '\(a)'") }
             positional.append(a)
@@ -99,7 +98,7 @@ func parse(_ arguments: [String]) -> Request {
         usageError("unknown type '\(t)'; the types are \(SyntheticModel.engineTypes.joined(separator: ", "))")
     }
     if let families { request.families = families }
-    if let (s, name) = chosenSize { (request.size, request.sizeName) = (s, name) }
+    if let chosenSize { request.size = chosenSize }
     return request
 }
 
@@ -114,10 +113,10 @@ func run(_ request: Request) -> Int32 {
         try fm.createDirectory(at: request.directory, withIntermediateDirectories: true)
         for family in request.families {
             let spec = family.spec(request.size)
-            let millions = (Double(spec.parameterCount) / 1e6).rounded()
+            let millions = Int((Double(spec.parameterCount) / 1e6).rounded())
             // F32 last: the quantized types are made from it.
             for type in request.types.filter({ $0 != "F32" }) + request.types.filter({ $0 == "F32" }) {
-                let name = "\(family.name)-\(request.sizeName)-seed\(family.seed)-\(type).gguf"
+                let name = "\(family.name)-\(millions)M-seed\(family.seed)-\(type).gguf"
                 let target = request.directory.appendingPathComponent(name)
                 if fm.fileExists(atPath: target.path) {
                     print("\(target.path) (kept)")
@@ -127,7 +126,7 @@ func run(_ request: Request) -> Int32 {
                 let made = try SyntheticModel.file(spec, seed: family.seed, type: type, in: request.directory)
                 try fm.moveItem(at: made, to: target)
                 print(
-                    "\(target.path) (\(Int(millions))M parameters, "
+                    "\(target.path) (\(millions)M parameters, "
                         + String(format: "%.0f s)", Date().timeIntervalSince(start)))
             }
             try? fm.removeItem(

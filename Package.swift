@@ -271,6 +271,9 @@ let package = Package(
 
         // Test support: finds models and fixtures, runs the CLI, the server and the live llama.cpp tools.
         .target(name: "SanadTestSupport", dependencies: ["GGUF", "SanadCore"], path: "Tests/SanadTestSupport"),
+        // The synthetic models of the fidelity tests at a benchmark's size, written to a folder (bench/synthetic-models).
+        .executableTarget(
+            name: "synthetic-models", dependencies: ["SanadTestSupport"], path: "Tests/synthetic-models"),
         .testTarget(name: "SanadNativeTests", dependencies: ["SanadNative"], path: "Tests/SanadNativeTests"),
         .testTarget(
             name: "GGUFTests", dependencies: ["GGUF", "SanadFiles", "SanadCore", "SanadTestSupport"],

@@ -8,7 +8,7 @@ usage() {
     cat <<USAGE
 Usage: bench/compare.sh [-m MODEL] [-t THREADS] [-p N] [-n N] [-d N[,N...]] [-ctk TYPE] [-ctv TYPE] [-r REPS]
                         [--pairs K] [--backends LIST]
-                        [--save] [--plot FILE.svg]
+                        [--save] [--label NAME] [--plot FILE.svg]
 
 Alternates K times: llama-bench, then sanad bench (all engines), each with -r REPS repetitions of pp N and tg N.
 Prints a markdown table of medians over the K pairs with each engine's ratio to llama-bench.
@@ -26,6 +26,8 @@ Options:
   --pairs K        alternating pairs (default: 3)
   --backends LIST  sanad engines (default: all)
   --save           also write the table to bench/results/<date>-<model>-<cpu>.md
+  --label NAME     with --save: write bench/results/<date>-NAME-<model>-<cpu>.md instead, so that a run (a family
+                   of synthetic models, a kernel change) gets its own file beside the tables the README's plot reads
   --plot FILE.svg  also draw the ratios as an SVG (bench/plot.py; 'bench/plot.py OUT.svg bench/results/X.md ...'
                    draws saved tables, one panel per model)
   -h, --help       this help
@@ -47,6 +49,7 @@ REPS=3
 PAIRS=3
 BACKENDS=all
 SAVE=0
+LABEL=""
 PLOT=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -61,11 +64,13 @@ while [[ $# -gt 0 ]]; do
         --pairs) PAIRS="$2"; shift 2 ;;
         --backends) BACKENDS="$2"; shift 2 ;;
         --save) SAVE=1; shift ;;
+        --label) LABEL="$2"; shift 2 ;;
         --plot) PLOT="$2"; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; echo "Error: unknown option '$1'" >&2; exit 64 ;;
     esac
 done
+[[ -z "$LABEL" || $SAVE -eq 1 ]] || { echo "Error: --label names the file --save writes; add --save" >&2; exit 64; }
 
 MODELS_DIR="${SANAD_MODELS:-$ROOT/models}"
 MODEL_PATH="$MODEL"
@@ -133,7 +138,8 @@ echo "$TABLE"
 if [[ $SAVE -eq 1 ]]; then
     slug="$(echo "$CPU" | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//')"
     stem="$(basename "$MODEL" .gguf | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')"
-    out="$ROOT/bench/results/$(date +%Y-%m-%d)-$stem-$slug.md"
+    label="${LABEL:+$(echo "$LABEL" | tr -cs 'A-Za-z0-9._' '-' | sed 's/-*$//')-}"
+    out="$ROOT/bench/results/$(date +%Y-%m-%d)-$label$stem-$slug.md"
     cp "$WORK/results.md" "$out"
     echo "saved $out" >&2
 fi

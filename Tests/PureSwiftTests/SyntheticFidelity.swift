@@ -19,6 +19,10 @@ enum SyntheticFidelity {
     static let context = 256
     static let perplexityChunks = 1
 
+    /// The weight types every synthetic architecture is checked in (`SyntheticModel.engineTypes`: every single type
+    /// the engine multiplies with and the three mixes), less those `SANAD_SYNTHETIC_TYPES` leaves out.
+    static let allTypes = types(SyntheticModel.engineTypes)
+
     /// `all`, or the ones of them `SANAD_SYNTHETIC_TYPES` names (comma-separated), to rerun a few while working on a
     /// kernel.
     static func types(_ all: [String]) -> [String] {

@@ -18,8 +18,9 @@ public func llamaPerplexity(
     for chunk in 0..<chunks {
         var input = Array(tokens[(chunk * context)..<((chunk + 1) * context)])
         if session.model.addsBOS, let bos = session.model.bosToken { input[0] = bos }
-        let rows = try session.evaluateLogits(input, rows: first..<(context - 1))
-        for (i, logits) in rows.enumerated() {
+        // The last position's logits too, unscored, as llama-perplexity (Sources/sanad/Commands/Perplexity.swift).
+        let rows = try session.evaluateLogits(input, rows: first..<context)
+        for (i, logits) in rows.dropLast().enumerated() {
             let target = Int(tokens[chunk * context + first + i + 1])
             let maxLogit = logits.max() ?? 0
             let sum = logits.reduce(0.0) { $0 + Double(expf($1 - maxLogit)) }

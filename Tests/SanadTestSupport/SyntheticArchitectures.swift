@@ -121,3 +121,28 @@ extension SyntheticModel.Spec {
         }
     }
 }
+
+extension SyntheticModel {
+    /// A synthetic model family as the fidelity tests check it and the benchmarks run it: its name, the seed its
+    /// test uses (in the test's name) and its spec at a size.
+    public struct Family: Sendable {
+        public var name: String
+        public var seed: UInt64
+        public var spec: @Sendable (Size) -> Spec
+
+        public init(_ name: String, seed: UInt64, spec: @escaping @Sendable (Size) -> Spec) {
+            (self.name, self.seed, self.spec) = (name, seed, spec)
+        }
+    }
+
+    /// Every synthetic family with its test's seed: llama (SyntheticLlamaTests), then qwen2, qwen3, Llama 3
+    /// (`llama` with `rope_freqs`), phi3 and gemma2 (SyntheticArchitectureTests).
+    public static let families: [Family] = [
+        Family("llama", seed: 39) { llama($0) },
+        Family("qwen2", seed: 2) { qwen2($0) },
+        Family("qwen3", seed: 3) { qwen3($0) },
+        Family("llama3", seed: 31) { llama3($0) },
+        Family("phi3", seed: 4) { phi3($0) },
+        Family("gemma2", seed: 5) { gemma2($0) },
+    ]
+}

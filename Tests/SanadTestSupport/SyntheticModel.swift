@@ -220,16 +220,17 @@ public enum SyntheticModel {
     /// The file of `spec` with weights from `seed` in `type`: "F32" (as `make` writes it) or any type name
     /// `llama-quantize` takes — single types ("Q4_0", "Q2_K", "IQ4_XS", "F16", "BF16", …) are quantized `--pure`
     /// (every matrix that type), mixes ("Q4_K_M", "Q5_K_M", "Q3_K_M") as llama.cpp mixes them. Made once and
-    /// kept in the temporary directory under a name with the spec's digest, the seed and the type.
-    public static func file(_ spec: Spec, seed: UInt64, type: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sanad-synthetic")
+    /// kept in `directory` (the temporary directory's `sanad-synthetic` unless given) under a name with the spec's
+    /// digest, the seed and the type.
+    public static func file(_ spec: Spec, seed: UInt64, type: String, in directory: URL = cacheDirectory) throws -> URL
+    {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let stem = "\(spec.architecture)-\(spec.digest)-seed\(seed)"
-        let url = directory.appendingPathComponent("\(stem)-\(type).gguf")
+        let url = cachedURL(spec, seed: seed, type: type, in: directory)
+        let stem = url.deletingPathExtension().lastPathComponent
         cacheLock.lock()
         defer { cacheLock.unlock() }
         if FileManager.default.fileExists(atPath: url.path) { return url }
-        let partial = directory.appendingPathComponent("\(stem)-\(type).\(UUID().uuidString).partial")
+        let partial = directory.appendingPathComponent("\(stem).\(UUID().uuidString).partial")
         defer { try? FileManager.default.removeItem(at: partial) }
         if type == "F32" {
             try make(spec, seed: seed, to: partial)
@@ -238,7 +239,7 @@ public enum SyntheticModel {
                 throw LlamaToolError(
                     "cannot quantize to \(type): \(LlamaTools.referenceUnavailable ?? "no reference build")")
             }
-            let source = try file(spec, seed: seed, type: "F32")
+            let source = try file(spec, seed: seed, type: "F32", in: directory)
             let pure = !mixes.contains(type)
             let arguments = (pure ? ["--pure"] : []) + [source.path, partial.path, type, "2"]
             let r = try runChildProcess(tools.tool("llama-quantize"), arguments, mergeStderr: true)
@@ -254,6 +255,23 @@ public enum SyntheticModel {
         }
         return url
     }
+
+    /// The name `file` gives the file of `spec`, `seed` and `type` in `directory`, made or not.
+    public static func cachedURL(_ spec: Spec, seed: UInt64, type: String, in directory: URL = cacheDirectory) -> URL {
+        directory.appendingPathComponent("\(spec.architecture)-\(spec.digest)-seed\(seed)-\(type).gguf")
+    }
+
+    /// Where `file` keeps the files it makes unless told otherwise: `$TMPDIR/sanad-synthetic`.
+    public static var cacheDirectory: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("sanad-synthetic")
+    }
+
+    /// Every single weight type the pure-Swift engine multiplies with (made `--pure`) and the mixes llama.cpp users
+    /// download: the types the synthetic fidelity tests check every architecture in.
+    public static let engineTypes = [
+        "F32", "F16", "BF16", "Q4_0", "Q5_1", "Q8_0", "Q4_K", "Q6_K", "Q2_K", "Q3_K", "Q5_K", "IQ4_NL", "IQ4_XS",
+        "Q4_K_M", "Q5_K_M", "Q3_K_M",
+    ]
 
     /// The quantization mixes `file` passes to `llama-quantize` without `--pure`.
     public static let mixes: Set<String> = [

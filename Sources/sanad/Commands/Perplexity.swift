@@ -73,9 +73,11 @@ enum PerplexityCommand: SanadCommand {
             let start = chunk * context
             var input = Array(tokens[start..<(start + context)])
             if let bos { input[0] = bos }
-            // Logits at positions first ..< context-1 predict the tokens first+1 ..< context.
-            let rows = try session.evaluateLogits(input, rows: first..<(context - 1))
-            for (i, logits) in rows.enumerated() {
+            // Logits at positions first ..< context-1 predict the tokens first+1 ..< context. As llama-perplexity,
+            // the last position's logits are computed too (and not scored): some kernels round by the batch's
+            // rows (Q4_K's groups of four), so asking for one row fewer changes the others' last bits.
+            let rows = try session.evaluateLogits(input, rows: first..<context)
+            for (i, logits) in rows.dropLast().enumerated() {
                 let v = -logSoftmax(logits, token: Int(tokens[start + first + i + 1]))
                 nll += v
                 nll2 += v * v

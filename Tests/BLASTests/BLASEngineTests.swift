@@ -119,7 +119,7 @@ struct BLASEngineTests {
             for b in 0..<batch {
                 prepareActivationRow(
                     xp.baseAddress! + b * w.columns, count: w.columns, into: activations[b].row(0),
-                    format: w.activationFormat)
+                    format: w.activationFormat, build: BuiltKernels.self)
             }
             for r in 0..<w.rows {
                 row.withUnsafeMutableBufferPointer { w.dequantizeRow(r, into: $0.baseAddress!) }

@@ -100,13 +100,15 @@ struct KernelBuildTests {
         }
     }
 
-    /// The x86 kernels for Q5_0, Q8_0, Q4_K and Q6_K (ISA/AVX2) take activation rows eight at a time, padded or
-    /// regrouped, with rows handed to single-row kernels after the groups: every batch size from 1 to 13 (one
-    /// group or none, padded groups of four to seven, remainders of one to three) and two full groups plus a
-    /// remainder, on a row range that does not start at 0 (for Q5_0 and Q8_0 one of three tiles of prepared weight
-    /// rows), against the portable dot products each row must equal.
+    /// The x86 kernels for Q5_0, Q8_0, Q4_K and Q6_K (ISA/AVX2) take activation rows eight at a time (the AVX-512
+    /// VNNI build's K-quant kernels sixteen, ISA/AVX512VNNI), padded or regrouped, with rows handed to single-row
+    /// kernels after the groups: every batch size from 1 to 13 (one group or none, padded groups of four to seven,
+    /// remainders of one to three), two full groups of eight plus a remainder, and two of sixteen plus a padded
+    /// group or a remainder, on a row range that does not start at 0 and is not a multiple of four weight rows (for
+    /// Q5_0 and Q8_0 one of three tiles of prepared weight rows), against the portable dot products each row must
+    /// equal.
     @Test(
-        "Q5_0, Q8_0, Q4_K and Q6_K batches of 1…13 and 19 rows: every runnable build equals the portable dot products",
+        "Q5_0, Q8_0, Q4_K and Q6_K batches of 1…13, 19, 35 and 40 rows: every runnable build equals the portable dot products",
         arguments: ["Q5_0", "Q8_0", "Q4_K", "Q6_K"])
     func batchedProducts(name: String) throws {
         var r = TestRandom(17)
@@ -117,7 +119,7 @@ struct KernelBuildTests {
         let rows = format.blockSize == 256 ? 11 : 120
         let range = 3..<(rows - 1)
         let bytes = (0..<(rows * columns / format.blockSize)).flatMap { _ in format.makeBlock(&r) }
-        for batch in Array(1...13) + [19] {
+        for batch in Array(1...13) + [19, 35, 40] {
             var x = r.floats(batch * columns)
             x[columns / 2] = 9  // a large value: quants of ±127 in that row's block
             for build in KernelBuilds.runnable {

@@ -583,9 +583,7 @@ func tileWeights<Build>(
     }
     for i in n..<attentionTileSize { weights[i] = -.infinity }
     for i in 0..<masked { weights[i] = -.infinity }
-    var tileMax = -Float.infinity
-    for i in 0..<n { tileMax = max(tileMax, weights[i]) }
-    let newMax = max(maxScore, tileMax)
+    let newMax = max(maxScore, tileMaximum(weights))
     if newMax > maxScore {
         let ms = expf(maxScore - newMax)
         for g in 0..<groups {
@@ -608,6 +606,23 @@ func tileWeights<Build>(
         total += Double((r[0] + r[2]) + (r[1] + r[3]))
     }
     sum = Float(Double(sum) + total)
+}
+
+/// The largest of a tile's 64 scores (−∞ for a tile of masked positions), eight lanes at a time. Where signed zeros
+/// tie, the lane order can pick either zero; that cannot change a weight (`score − max` and `expf(old − new)` come out
+/// the same for either zero).
+@inline(__always)
+@inlinable
+func tileMaximum(_ weights: UnsafeMutablePointer<Float>) -> Float {
+    let raw = UnsafeRawPointer(weights)
+    var lanes = SIMD8<Float>(repeating: -.infinity)
+    for chunk in 0..<(attentionTileSize / 8) {
+        let v = raw.loadUnaligned(fromByteOffset: 32 * chunk, as: SIMD8<Float>.self)
+        lanes.replace(with: v, where: lanes .<= v)
+    }
+    var tileMax = -Float.infinity
+    for lane in 0..<8 { tileMax = max(tileMax, lanes[lane]) }
+    return tileMax
 }
 
 /// Converts `count` halves to floats (eight at a time, then one by one).

@@ -59,7 +59,7 @@ public struct BuiltKernels: KernelSet {
     public func prepareActivationRow(
         _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat
     ) {
-        PureSwiftKernels.prepareActivationRow(source, count: count, into: out, format: format)
+        PureSwiftKernels.prepareActivationRow(source, count: count, into: out, format: format, build: BuiltKernels.self)
     }
 
     public func attendHalfCacheVectorPath(

@@ -172,11 +172,13 @@ public final class QuantizedActivations {
     }
 }
 
-/// One row of `count` floats converted into `format` (see `QuantizedActivations`).
+/// One row of `count` floats converted into `format` (see `QuantizedActivations`). `build` is the calling kernel
+/// build's type, so that the out-of-line copies are that build's (as for `multiplyRows`).
 @inline(__always)
 @inlinable
-public func prepareActivationRow(
-    _ source: UnsafePointer<Float>, count columns: Int, into out: ActivationRow, format: ActivationFormat
+public func prepareActivationRow<Build>(
+    _ source: UnsafePointer<Float>, count columns: Int, into out: ActivationRow, format: ActivationFormat,
+    build: Build.Type
 ) {
     switch format {
     case .f32: out.floats.update(from: source, count: columns)
@@ -188,8 +190,8 @@ public func prepareActivationRow(
         interleaveForHalves(out.floats, count: columns)
     case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
     case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
-    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: false)
-    case .q8_KRepacked: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: true)
+    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: false, build: build)
+    case .q8_KRepacked: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: true, build: build)
     }
 }
 
@@ -233,24 +235,51 @@ func q8_0Scale(_ v: UnsafePointer<Float>) -> (d: Float, id: Float) {
     return (maxAbs / 127, maxAbs != 0 ? 127 / maxAbs : 0)
 }
 
+/// The largest magnitude of the 256 floats at `v` and the first value that has it (ggml's scalar loop: `|v[i]| > amax`
+/// takes a new maximum, so NaNs are passed over and the first of equal magnitudes stays), eight lanes at a time.
+@inline(__always)
+@inlinable
+func largestMagnitude256(_ v: UnsafePointer<Float>) -> (amax: Float, value: Float) {
+    let raw = UnsafeRawPointer(v)
+    @inline(__always) func magnitudes(_ i: Int) -> SIMD8<Float> {
+        let bits = raw.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<UInt32>.self)
+        return unsafeBitCast(bits & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+    }
+    // Four independent chains of eight lanes; a lane only takes a greater value, so NaNs are passed over.
+    @inline(__always) func larger(_ m: SIMD8<Float>, _ a: SIMD8<Float>) -> SIMD8<Float> {
+        m.replacing(with: a, where: a .> m)
+    }
+    var l0 = SIMD8<Float>(repeating: 0)
+    var l1 = l0
+    var l2 = l0
+    var l3 = l0
+    for i in stride(from: 0, to: 256, by: 32) {
+        l0 = larger(l0, magnitudes(i))
+        l1 = larger(l1, magnitudes(i + 8))
+        l2 = larger(l2, magnitudes(i + 16))
+        l3 = larger(l3, magnitudes(i + 24))
+    }
+    let amax = larger(larger(l0, l1), larger(l2, l3)).max()
+    guard amax > 0 else { return (0, 0) }
+    var i = 0
+    while i < 248 && !any(magnitudes(i) .== SIMD8(repeating: amax)) { i += 8 }
+    while abs(v[i]) != amax && i < 255 { i += 1 }
+    return (amax, v[i])
+}
+
 /// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the
 /// largest magnitude (the first such value; with `positiveTies`, a positive one where both signs occur, as
 /// ggml_quantize_mat_q8_K_4x8 picks it), quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
 @inline(__always)
 @inlinable
-public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, positiveTies: Bool) {
+public func quantizeRowQ8_K<Build>(
+    _ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, positiveTies: Bool, build: Build.Type
+) {
     for b in 0..<count / 256 {
         let v = x + b * 256
         let q = out.quants + b * 256
-        var maxValue: Float = 0
-        var amax: Float = 0
-        for i in 0..<256 {
-            let a = abs(v[i])
-            if a > amax {
-                amax = a
-                maxValue = v[i]
-            }
-        }
+        let (amax, largest) = largestMagnitude256(v)
+        var maxValue = largest
         if positiveTies && maxValue < 0 && (0..<256).contains(where: { v[$0] == amax }) { maxValue = amax }
         if amax == 0 {
             out.scales[b] = 0
@@ -259,10 +288,15 @@ public func quantizeRowQ8_K(_ x: UnsafePointer<Float>, count: Int, into out: Act
             continue
         }
         let iscale = -127 / maxValue
-        for i in 0..<256 { q[i] = Int8(truncatingIfNeeded: min(127, roundToNearestEven(iscale * v[i]))) }
+        // The sums from the values as computed (reading the quants back just after storing them stalls on store
+        // forwarding); every value is within ±127, so they are the sums of the stored bytes.
         for j in 0..<16 {
             var s: Int32 = 0
-            for i in 0..<16 { s &+= Int32(q[j * 16 + i]) }
+            for i in (16 * j)..<(16 * j + 16) {
+                let value = min(127, roundToNearestEven(iscale * v[i]))
+                q[i] = Int8(truncatingIfNeeded: value)
+                s &+= value
+            }
             out.blockSums[b * 16 + j] = s
         }
         out.scales[b] = 1 / iscale

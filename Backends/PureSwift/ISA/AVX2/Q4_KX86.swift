@@ -30,7 +30,11 @@
         let batch = x.rows
         let grouped = batch - batch % 4
         if grouped > 0 {
-            multiplyGroupedRowsQ4_KX86(w, x, grouped: grouped, rows: rows, out: out, outStride: outStride)
+            #if SANAD_KERNEL_BUILD_AVX512VNNI
+                multiplyGroupedRowsQ4_KVNNI(w, x, grouped: grouped, rows: rows, out: out, outStride: outStride)
+            #else
+                multiplyGroupedRowsQ4_KX86(w, x, grouped: grouped, rows: rows, out: out, outStride: outStride)
+            #endif
         }
         for b in grouped..<batch {
             let a = x.row(b)

@@ -28,9 +28,15 @@
             }
             return
         }
-        multiplyGroupsQ8_KX86(w, x, count: batch, rows: rows, out: out, outStride: outStride) {
-            groupProductsQ6_KTiled($0, $1)
-        }
+        #if SANAD_KERNEL_BUILD_AVX512VNNI
+            multiplyLanesVNNI(w, x, count: batch, rows: rows, out: out, outStride: outStride) {
+                productsQ6_KVNNI($0, $1, unpacked: $2, results: $3)
+            }
+        #else
+            multiplyGroupsQ8_KX86(w, x, count: batch, rows: rows, out: out, outStride: outStride) {
+                groupProductsQ6_KTiled($0, $1)
+            }
+        #endif
     }
 
     /// Chunk `c` (0..<8: weights 32c ..< 32c + 32) of the Q6_K super-block at `block` as unsigned 6-bit bytes.

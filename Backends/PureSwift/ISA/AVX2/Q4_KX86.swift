@@ -22,7 +22,8 @@
 
     /// Rows `rows` of the Q4_K matrix `w` times every activation row of `x` (Q8_K), into `out[b · outStride + r]`:
     /// `multiplyRows` for Q4_K, bit for bit. The activation rows in groups of four (all but the last `batch % 4`)
-    /// take `dotQ4_KGrouped`'s rounding and run eight at a time; the rest take `Q4_KRows.dot`'s, one at a time.
+    /// take `dotQ4_KGrouped`'s rounding and run eight at a time (sixteen in the AVX-512 VNNI build,
+    /// ISA/AVX512VNNI/Q4_KVNNI.swift); the rest take `Q4_KRows.dot`'s, one at a time.
     func multiplyRowsQ4_KX86(
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int

@@ -15,7 +15,8 @@
 
     /// Rows `rows` of the Q6_K matrix `w` times every activation row of `x` (Q8_K), into `out[b · outStride + r]`:
     /// `multiplyRows` for Q6_K, bit for bit. Batches of at least `q6_KTiledMinimumBatch` rows take the tiled
-    /// rounding and go in groups of eight, the last one padded (`Q8_KGroupX86`); smaller ones go one row at a time.
+    /// rounding and go in groups of eight, the last one padded (`Q8_KGroupX86`; sixteen in the AVX-512 VNNI build,
+    /// ISA/AVX512VNNI/Q6_KVNNI.swift); smaller ones go one row at a time.
     func multiplyRowsQ6_KX86(
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int
@@ -30,7 +31,7 @@
         }
         #if SANAD_KERNEL_BUILD_AVX512VNNI
             multiplyLanesVNNI(w, x, count: batch, rows: rows, out: out, outStride: outStride) {
-                productsQ6_KVNNI($0, $1, unpacked: $2, results: $3)
+                productsVNNI(RowQ6_KVNNI.self, $0, $1, unpacked: $2, results: $3)
             }
         #else
             multiplyGroupsQ8_KX86(w, x, count: batch, rows: rows, out: out, outStride: outStride) {

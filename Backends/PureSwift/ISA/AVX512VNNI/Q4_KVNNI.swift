@@ -17,98 +17,47 @@
         out: UnsafeMutablePointer<Float>, outStride: Int
     ) {
         multiplyLanesVNNI(w, x, count: grouped, rows: rows, out: out, outStride: outStride) {
-            productsQ4_KVNNI($0, $1, unpacked: $2, results: $3)
+            productsVNNI(RowQ4_KVNNI.self, $0, $1, unpacked: $2, results: $3)
         }
     }
 
-    /// `dotQ4_KGrouped` of four Q4_K rows with the sixteen rows of `lanes`: row j's sixteen results at
-    /// `results + 16j`. `unpacked` is 1024 bytes of scratch.
-    @inline(__always)
-    func productsQ4_KVNNI(
-        _ rows: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer), _ lanes: Q8_KLanesVNNI,
-        unpacked: UnsafeMutablePointer<UInt8>, results: UnsafeMutablePointer<Float>
-    ) {
-        var r0 = RowQ4_KVNNI(rows.0, unpacked)
-        var r1 = RowQ4_KVNNI(rows.1, unpacked + 256)
-        var r2 = RowQ4_KVNNI(rows.2, unpacked + 512)
-        var r3 = RowQ4_KVNNI(rows.3, unpacked + 768)
-        for b in 0..<lanes.columns / 256 {
-            let da = _mm512_loadu_ps(lanes.scales + 16 * b)
-            r0.start(b, da)
-            r1.start(b, da)
-            r2.start(b, da)
-            r3.start(b, da)
-            let steps = UnsafeRawPointer(lanes.quants) + 64 * 64 * b
-            // `lanes.chunks` is 4; a bound the compiler cannot see keeps this loop a loop (unrolled, it hoisted all
-            // the broadcasts and spilled them).
-            for g in 0..<lanes.chunks {
-                r0.sums = SubBlockPairVNNI()
-                r1.sums = SubBlockPairVNNI()
-                r2.sums = SubBlockPairVNNI()
-                r3.sums = SubBlockPairVNNI()
-                for c in 0..<8 {
-                    let kLow = 16 * g + c
-                    let kHigh = kLow + 8
-                    let aLow = _mm512_load_si512(steps + 64 * kLow)
-                    let aHigh = _mm512_load_si512(steps + 64 * kHigh)
-                    r0.sums.step(r0.unpacked, kLow, aLow, kHigh, aHigh)
-                    r1.sums.step(r1.unpacked, kLow, aLow, kHigh, aHigh)
-                    r2.sums.step(r2.unpacked, kLow, aLow, kHigh, aHigh)
-                    r3.sums.step(r3.unpacked, kLow, aLow, kHigh, aHigh)
-                }
-                let sums = _mm512_load_si512(UnsafeRawPointer(lanes.pairs + 64 * b + 16 * g))
-                r0.finish(g, sums)
-                r1.finish(g, sums)
-                r2.finish(g, sums)
-                r3.finish(g, sums)
-            }
-        }
-        _mm512_storeu_ps(results, r0.result)
-        _mm512_storeu_ps(results + 16, r1.result)
-        _mm512_storeu_ps(results + 32, r2.result)
-        _mm512_storeu_ps(results + 48, r3.result)
-    }
-
-    /// One weight row's part of `productsQ4_KVNNI`: its float sums over sixteen lanes, and the integer sums of the
-    /// current 64-value chunk's two sub-blocks.
-    struct RowQ4_KVNNI {
-        let row: UnsafeRawPointer
-        /// The current super-block's weights as bytes (256 bytes of scratch).
-        let unpacked: UnsafeRawPointer
-        var block: UnsafeRawPointer
+    /// One Q4_K weight row's part of `productsVNNI` (`dotQ4_KGrouped`): chunks of 64 values, each accumulated in
+    /// float as `acc = fma(Σ products, dw·da, acc)`, `accMin = fma(Σ mins, dmin·da, accMin)`; result `acc − accMin`.
+    struct RowQ4_KVNNI: RowVNNI {
+        static var stepsPerSubBlock: Int { 8 }
+        var weights: WeightRowVNNI
         var d = _mm512_setzero_ps()
         var dmin = _mm512_setzero_ps()
         var acc = _mm512_setzero_ps()
         var accMin = _mm512_setzero_ps()
-        var sums = SubBlockPairVNNI()
 
         @inline(__always)
-        init(_ row: UnsafeRawPointer, _ unpacked: UnsafeMutablePointer<UInt8>) {
-            self.row = row
-            self.unpacked = UnsafeRawPointer(unpacked)
-            block = row
-        }
+        init(_ weights: WeightRowVNNI) { self.weights = weights }
 
-        /// Super-block `b`, whose activation scales are `da`.
         @inline(__always)
-        mutating func start(_ b: Int, _ da: __m512) {
-            block = row + b * q4_KBlockBytes
-            unpackNibblesQ4_K(block, into: UnsafeMutablePointer(mutating: unpacked.assumingMemoryBound(to: UInt8.self)))
+        mutating func start(_ b: Int, _ lanes: Q8_KLanesVNNI) {
+            weights.block = weights.row + b * q4_KBlockBytes
+            let block = weights.block
+            unpackNibblesQ4_K(block, into: weights.unpackTarget)
+            let da = _mm512_loadu_ps(lanes.scales + 16 * b)
             d = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(block.loadUnaligned(as: UInt16.self))), da)
             dmin = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))), da)
         }
 
-        /// The end of chunk `g`: the scaled integer sums and the mins (`blockSums`: the lanes' sub-block sum pairs)
-        /// into the float sums.
+        /// The chunk's scaled integer sums and its mins (from the lanes' sub-block sum pairs) into the float sums.
         @inline(__always)
-        mutating func finish(_ g: Int, _ blockSums: __m512i) {
-            let (sLow, mLow) = scaleMinQ4_KX86(2 * g, block)
-            let (sHigh, mHigh) = scaleMinQ4_KX86(2 * g + 1, block)
-            let products = sums.scaled(Int32(sLow), Int32(sHigh))
+        mutating func endChunk(_ g: Int, _ b: Int, _ lanes: Q8_KLanesVNNI) {
+            let (sLow, mLow) = scaleMinQ4_KX86(2 * g, weights.block)
+            let (sHigh, mHigh) = scaleMinQ4_KX86(2 * g + 1, weights.block)
+            let products = weights.sums.scaled(Int32(sLow), Int32(sHigh))
+            let blockSums = _mm512_load_si512(UnsafeRawPointer(lanes.pairs + 64 * b + 16 * g))
             let mins = _mm512_madd_epi16(blockSums, _mm512_set1_epi32(halfPair(Int32(mLow), Int32(mHigh))))
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(products), d, acc)
             accMin = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mins), dmin, accMin)
         }
+
+        @inline(__always)
+        mutating func endSuperBlock(_ b: Int, _ lanes: Q8_KLanesVNNI) {}
 
         var result: __m512 { _mm512_sub_ps(acc, accMin) }
     }

@@ -13,9 +13,11 @@
 
     /// Rows `rows` of the K-quant matrix `w` times activation rows `0 ..< count` of `x`, into
     /// `out[b · outStride + r]`: the activation rows gathered sixteen at a time (`Q8_KLanesVNNI`), and four weight
-    /// rows at a time given to `products(rows, lanes, unpacked, results)`, which leaves weight row j's sixteen
-    /// results at `results + 16j` (`unpacked`: 1024 bytes of scratch). A last pass of fewer weight rows repeats its
-    /// last row, whose results are dropped.
+    /// rows at a time given to `products(rows, lanes, unpacked, results)` (`productsVNNI` of the type's rows), which
+    /// leaves weight row j's sixteen results at `results + 16j` (`unpacked`: 1024 bytes of scratch). A last pass of
+    /// fewer weight rows repeats its last row, whose results are dropped. (The row type comes in a closure, not as a
+    /// generic parameter: called generically through the closure of the scratch allocation, the compiler left
+    /// `productsVNNI` unspecialized, the intrinsics out of line, five times slower.)
     @inline(__always)
     func multiplyLanesVNNI(
         _ w: WeightMatrix, _ x: QuantizedActivations, count: Int, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
@@ -47,6 +49,97 @@
                 }
             }
         }
+    }
+
+    /// One weight row of a K-quant matrix in `productsVNNI`: where it is, its current super-block unpacked, and the
+    /// current chunk's two sub-block sums.
+    struct WeightRowVNNI {
+        let row: UnsafeRawPointer
+        /// The current super-block's weights as bytes, in value order (256 bytes of scratch).
+        let unpacked: UnsafeRawPointer
+        /// The current super-block.
+        var block: UnsafeRawPointer
+        var sums = SubBlockPairVNNI()
+
+        @inline(__always)
+        init(_ row: UnsafeRawPointer, _ unpacked: UnsafeMutablePointer<UInt8>) {
+            self.row = row
+            self.unpacked = UnsafeRawPointer(unpacked)
+            block = row
+        }
+
+        /// The scratch the super-block is unpacked into.
+        var unpackTarget: UnsafeMutablePointer<UInt8> {
+            UnsafeMutablePointer(mutating: unpacked.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    /// A K-quant type's part of `productsVNNI` for one weight row: its float sums over sixteen lanes and what its
+    /// super-blocks need between the steps.
+    protocol RowVNNI {
+        /// Steps (four values each) per sub-block: a chunk of the super-block is two sub-blocks, stepped together.
+        static var stepsPerSubBlock: Int { get }
+        var weights: WeightRowVNNI { get set }
+        init(_ weights: WeightRowVNNI)
+        /// Super-block `b` begins: `weights.block` set, the weights to be unpacked.
+        mutating func start(_ b: Int, _ lanes: Q8_KLanesVNNI)
+        /// Chunk `c` of super-block `b` ends (`weights.sums` holds its two sub-blocks).
+        mutating func endChunk(_ c: Int, _ b: Int, _ lanes: Q8_KLanesVNNI)
+        /// Super-block `b` ends.
+        mutating func endSuperBlock(_ b: Int, _ lanes: Q8_KLanesVNNI)
+        /// The sixteen lanes' results.
+        var result: __m512 { get }
+    }
+
+    /// Four weight rows of type `R` times the sixteen rows of `lanes`: row j's sixteen results at `results + 16j`.
+    /// `unpacked` is 1024 bytes of scratch.
+    @inline(__always)
+    func productsVNNI<R: RowVNNI>(
+        _ type: R.Type, _ rows: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer),
+        _ lanes: Q8_KLanesVNNI, unpacked: UnsafeMutablePointer<UInt8>, results: UnsafeMutablePointer<Float>
+    ) {
+        var r0 = R(WeightRowVNNI(rows.0, unpacked))
+        var r1 = R(WeightRowVNNI(rows.1, unpacked + 256))
+        var r2 = R(WeightRowVNNI(rows.2, unpacked + 512))
+        var r3 = R(WeightRowVNNI(rows.3, unpacked + 768))
+        let n = R.stepsPerSubBlock
+        for b in 0..<lanes.columns / 256 {
+            r0.start(b, lanes)
+            r1.start(b, lanes)
+            r2.start(b, lanes)
+            r3.start(b, lanes)
+            let steps = UnsafeRawPointer(lanes.quants) + 64 * 64 * b
+            // `lanes.chunks` is 4; a bound the compiler cannot see keeps this loop a loop (unrolled, it hoisted all
+            // the broadcasts and spilled them).
+            for c in 0..<lanes.chunks * 8 / n {
+                r0.weights.sums = SubBlockPairVNNI()
+                r1.weights.sums = SubBlockPairVNNI()
+                r2.weights.sums = SubBlockPairVNNI()
+                r3.weights.sums = SubBlockPairVNNI()
+                for i in 0..<n {
+                    let kLow = 2 * n * c + i
+                    let kHigh = kLow + n
+                    let aLow = _mm512_load_si512(steps + 64 * kLow)
+                    let aHigh = _mm512_load_si512(steps + 64 * kHigh)
+                    r0.weights.sums.step(r0.weights.unpacked, kLow, aLow, kHigh, aHigh)
+                    r1.weights.sums.step(r1.weights.unpacked, kLow, aLow, kHigh, aHigh)
+                    r2.weights.sums.step(r2.weights.unpacked, kLow, aLow, kHigh, aHigh)
+                    r3.weights.sums.step(r3.weights.unpacked, kLow, aLow, kHigh, aHigh)
+                }
+                r0.endChunk(c, b, lanes)
+                r1.endChunk(c, b, lanes)
+                r2.endChunk(c, b, lanes)
+                r3.endChunk(c, b, lanes)
+            }
+            r0.endSuperBlock(b, lanes)
+            r1.endSuperBlock(b, lanes)
+            r2.endSuperBlock(b, lanes)
+            r3.endSuperBlock(b, lanes)
+        }
+        _mm512_storeu_ps(results, r0.result)
+        _mm512_storeu_ps(results + 16, r1.result)
+        _mm512_storeu_ps(results + 32, r2.result)
+        _mm512_storeu_ps(results + 48, r3.result)
     }
 
     /// The integer sums, per lane, of two sub-blocks of one weight row: `low` and `high`, four values per step.
@@ -108,7 +201,7 @@
         /// super-block b as two 16-bit halves, for two 16-value sub-blocks' scales (Q6_K).
         let sixteens: UnsafeMutablePointer<Int32>
         let columns: Int
-        /// 64-value chunks per super-block: 4, in memory (see `productsQ4_KVNNI`).
+        /// 64-value chunks per super-block: 4, a value the compiler cannot see (see `productsVNNI`).
         let chunks: Int
 
         /// Scratch bytes for rows of `columns` values.

@@ -416,6 +416,80 @@ func accumulateValuesPair<Build>(
     }
 }
 
+/// `tileScores` of four queries over the same tile (the AVX-512 builds, whose 32 registers hold the four queries'
+/// sixteen accumulators and the loaded keys): each key vector loaded once for all four; every score is the same chain
+/// over the dimensions as `tileScores` forms it.
+@inline(__always)
+@inlinable
+func tileScoresQuad<Build>(
+    _ q: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
+    column: UnsafeRawPointer, keyStride: Int, dimensions: Int, scale: Float,
+    into w: (
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
+        UnsafeMutablePointer<Float>
+    ),
+    build: Build.Type
+) {
+    for half in 0..<2 {
+        var s0 = Floats32()
+        var s1 = Floats32()
+        var s2 = Floats32()
+        var s3 = Floats32()
+        for d in 0..<dimensions {
+            let k = Floats32(loading: column + 4 * (d * keyStride + 32 * half))
+            s0.addProducts(k, q.0[d])
+            s1.addProducts(k, q.1[d])
+            s2.addProducts(k, q.2[d])
+            s3.addProducts(k, q.3[d])
+        }
+        s0.store(to: w.0 + 32 * half, times: scale)
+        s1.store(to: w.1 + 32 * half, times: scale)
+        s2.store(to: w.2 + 32 * half, times: scale)
+        s3.store(to: w.3 + 32 * half, times: scale)
+    }
+}
+
+/// `accumulateValues` of four queries over the same `n` value rows (the AVX-512 builds), each value vector loaded
+/// once for all four: 32 dimensions at a time, then what is left through `accumulateValuesPair`.
+@inline(__always)
+@inlinable
+func accumulateValuesQuad<Build>(
+    _ values: UnsafePointer<Float>, valueStride: Int,
+    _ w: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>), n: Int,
+    groups: Int,
+    into out: (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer),
+    build: Build.Type
+) {
+    var g = 0
+    while g + 4 <= groups {
+        var a0 = Floats32(loading: out.0 + 32 * g)
+        var a1 = Floats32(loading: out.1 + 32 * g)
+        var a2 = Floats32(loading: out.2 + 32 * g)
+        var a3 = Floats32(loading: out.3 + 32 * g)
+        for k in 0..<n {
+            let v = Floats32(loading: UnsafeRawPointer(values + k * valueStride) + 32 * g)
+            a0.addProducts(v, w.0[k])
+            a1.addProducts(v, w.1[k])
+            a2.addProducts(v, w.2[k])
+            a3.addProducts(v, w.3[k])
+        }
+        a0.store(to: out.0 + 32 * g)
+        a1.store(to: out.1 + 32 * g)
+        a2.store(to: out.2 + 32 * g)
+        a3.store(to: out.3 + 32 * g)
+        g += 4
+    }
+    if g < groups {
+        let rest = values + 8 * g
+        accumulateValuesPair(
+            rest, valueStride: valueStride, w.0, w.1, n: n, groups: groups - g, into: out.0 + 32 * g, out.1 + 32 * g,
+            build: build)
+        accumulateValuesPair(
+            rest, valueStride: valueStride, w.2, w.3, n: n, groups: groups - g, into: out.2 + 32 * g, out.3 + 32 * g,
+            build: build)
+    }
+}
+
 /// The queries of one `attendFloatCacheTiled` call: `tokens` consecutive tokens × `heads` query heads that share a
 /// KV head. Query (t, h) is at `base + t · tokenStride + h · headStride` and its output at `out + t · outTokenStride +
 /// h · outHeadStride`; token t attends positions `firsts[t]..<counts[t]` (its causal end and, with a sliding window,
@@ -470,8 +544,9 @@ public struct TiledQueries {
 ///
 /// Each query's arithmetic is its own and the same whatever else is in the call: a query takes part in the tiles
 /// from the one holding its first position to the one holding its last, as it would alone (llama.cpp skips a
-/// query's tiles that its mask hides whole). Taking the queries together, tile by tile and two at a time, reads
-/// each tile of keys and values once per block of tokens instead of once per token and head: at a depth of
+/// query's tiles that its mask hides whole). Taking the queries together, tile by tile (the queries of every token
+/// that sees the tile, four or two at a time, across tokens), reads each tile of keys and values once per block of
+/// tokens instead of once per token and head: at a depth of
 /// thousands of positions a KV head's keys and values are megabytes, more than a level-2 cache holds.
 ///
 /// - Parameters:
@@ -484,6 +559,8 @@ public struct TiledQueries {
 ///   - values: this head's first value row; rows are `valueStride` floats apart.
 ///   - softCap: as in `attendHalfCacheVectorPath` (ggml: the tile's scores through tanh, then times the cap).
 ///   - weights: scratch of `TiledQueries.weightCount(queries: queries.count)` floats.
+///   - quads: take queries four at a time where they can (`tileScoresQuad`, `accumulateValuesQuad`): for builds
+///     with 32 vector registers (AVX-512); the others take two.
 ///   - build: the calling kernel build's type, as for `multiplyRows`: this function and its helpers are too large
 ///     to be inlined whole, and the helpers' out-of-line copies must be the caller's build's, not the portable one.
 @inline(__always)
@@ -491,7 +568,7 @@ public struct TiledQueries {
 public func attendFloatCacheTiled<Build>(
     _ queries: TiledQueries, keysTransposed: UnsafePointer<Float>, keyStride: Int, tileStride: Int,
     values: UnsafePointer<Float>, valueStride: Int, dimensions: Int, scale: Float, softCap: Float = 0,
-    weights: UnsafeMutablePointer<Float>, build: Build.Type
+    weights: UnsafeMutablePointer<Float>, quads: Bool = false, build: Build.Type
 ) {
     let groups = dimensions / 8
     let scale = softCap == 0 ? scale : scale / softCap
@@ -511,51 +588,86 @@ public func attendFloatCacheTiled<Build>(
         maxScores[j] = -.infinity
         sums[j] = 0
     }
-    var tileStart = lowest
-    while tileStart < highest {
-        let column = UnsafeRawPointer(keysTransposed + tileStart / attentionTileSize * tileStride)
-        let v = values + tileStart * valueStride
-        for t in 0..<queries.tokens {
-            let first = queries.firsts[t]
-            let count = queries.counts[t]
-            guard tileStart >= first / attentionTileSize * attentionTileSize, tileStart < count else { continue }
-            let n = min(attentionTileSize, count - tileStart)
-            let j0 = t * heads
-            // Scores of the whole tile (positions past `n` are computed and then masked), the token's heads in
-            // pairs.
-            var j = j0
-            while j + 2 <= j0 + heads {
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * queryCount) { lists in
+        guard let active = lists.baseAddress else { return }
+        let valueCounts = active + queryCount
+        var tileStart = lowest
+        while tileStart < highest {
+            let column = UnsafeRawPointer(keysTransposed + tileStart / attentionTileSize * tileStride)
+            let v = values + tileStart * valueStride
+            // The queries whose token sees this tile, in order, with the tile's value rows each token reads.
+            var count = 0
+            for t in 0..<queries.tokens {
+                let first = queries.firsts[t]
+                guard tileStart >= first / attentionTileSize * attentionTileSize, tileStart < queries.counts[t] else {
+                    continue
+                }
+                let n = min(attentionTileSize, queries.counts[t] - tileStart)
+                for j in (t * heads)..<(t * heads + heads) {
+                    (active[count], valueCounts[count]) = (j, n)
+                    count += 1
+                }
+            }
+            @inline(__always) func w(_ i: Int) -> UnsafeMutablePointer<Float> {
+                weights + active[i] * attentionTileSize
+            }
+            @inline(__always) func o(_ i: Int) -> UnsafeMutableRawPointer { queries.output(active[i]) }
+            @inline(__always) func q(_ i: Int) -> UnsafePointer<Float> { queries.query(active[i]) }
+            // Scores of the whole tile (positions past a token's count are computed and then masked), four, two or
+            // one query at a time.
+            var i = 0
+            while quads && i + 4 <= count {
+                tileScoresQuad(
+                    (q(i), q(i + 1), q(i + 2), q(i + 3)), column: column, keyStride: keyStride, dimensions: dimensions,
+                    scale: scale, into: (w(i), w(i + 1), w(i + 2), w(i + 3)), build: build)
+                i += 4
+            }
+            while i + 2 <= count {
                 tileScoresPair(
-                    queries.query(j), queries.query(j + 1), column: column, keyStride: keyStride,
-                    dimensions: dimensions, scale: scale, into: weights + j * attentionTileSize,
-                    weights + (j + 1) * attentionTileSize, build: build)
-                j += 2
+                    q(i), q(i + 1), column: column, keyStride: keyStride, dimensions: dimensions, scale: scale,
+                    into: w(i), w(i + 1), build: build)
+                i += 2
             }
-            if j < j0 + heads {
+            if i < count {
                 tileScores(
-                    query: queries.query(j), column: column, keyStride: keyStride, dimensions: dimensions,
-                    scale: scale, into: weights + j * attentionTileSize, build: build)
+                    query: q(i), column: column, keyStride: keyStride, dimensions: dimensions, scale: scale,
+                    into: w(i), build: build)
             }
-            for j in j0..<(j0 + heads) {
+            for i in 0..<count {
+                let first = queries.firsts[active[i] / heads]
                 tileWeights(
-                    weights + j * attentionTileSize, n: n, masked: max(0, first - tileStart), softCap: softCap,
-                    maxScore: &maxScores[j], sum: &sums[j], out: queries.output(j), groups: groups, build: build)
+                    w(i), n: valueCounts[i], masked: max(0, first - tileStart), softCap: softCap,
+                    maxScore: &maxScores[active[i]], sum: &sums[active[i]], out: o(i), groups: groups, build: build)
             }
-            j = j0
-            while j + 2 <= j0 + heads {
-                accumulateValuesPair(
-                    v, valueStride: valueStride, weights + j * attentionTileSize,
-                    weights + (j + 1) * attentionTileSize, n: n, groups: groups, into: queries.output(j),
-                    queries.output(j + 1), build: build)
-                j += 2
+            // The value sums, four or two queries at a time where they read the same rows.
+            i = 0
+            while i < count {
+                let n = valueCounts[i]
+                if quads && i + 4 <= count && valueCounts[i + 3] == n && valueCounts[i + 1] == n
+                    && valueCounts[i + 2] == n
+                {
+                    accumulateValuesQuad(
+                        v, valueStride: valueStride,
+                        (
+                            UnsafePointer(w(i)), UnsafePointer(w(i + 1)), UnsafePointer(w(i + 2)),
+                            UnsafePointer(w(i + 3))
+                        ),
+                        n: n, groups: groups,
+                        into: (o(i), o(i + 1), o(i + 2), o(i + 3)), build: build)
+                    i += 4
+                } else if i + 2 <= count && valueCounts[i + 1] == n {
+                    accumulateValuesPair(
+                        v, valueStride: valueStride, w(i), w(i + 1), n: n, groups: groups, into: o(i), o(i + 1),
+                        build: build)
+                    i += 2
+                } else {
+                    accumulateValues(
+                        v, valueStride: valueStride, weights: w(i), n: n, groups: groups, into: o(i), build: build)
+                    i += 1
+                }
             }
-            if j < j0 + heads {
-                accumulateValues(
-                    v, valueStride: valueStride, weights: weights + j * attentionTileSize, n: n, groups: groups,
-                    into: queries.output(j), build: build)
-            }
+            tileStart += attentionTileSize
         }
-        tileStart += attentionTileSize
     }
     for j in 0..<queryCount {
         let o = queries.output(j)

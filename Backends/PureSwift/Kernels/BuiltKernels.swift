@@ -23,6 +23,14 @@ public struct BuiltKernels: KernelSet {
         public var name: String { "portable" }
     #endif
 
+    /// Vector registers this build's code can use: 32 with AVX-512, 16 otherwise (x86-64 AVX2; the portable build
+    /// is compiled for the baseline).
+    #if SANAD_KERNEL_BUILD_AVX512
+        static var vectorRegisters: Int { 32 }
+    #else
+        static var vectorRegisters: Int { 16 }
+    #endif
+
     public func multiplyRows(
         _ w: WeightMatrix, _ x: QuantizedActivations, rows: Range<Int>, out: UnsafeMutablePointer<Float>,
         outStride: Int
@@ -101,7 +109,7 @@ public struct BuiltKernels: KernelSet {
         PureSwiftKernels.attendFloatCacheTiled(
             queries, keysTransposed: keysTransposed, keyStride: keyStride, tileStride: tileStride, values: values,
             valueStride: valueStride, dimensions: dimensions, scale: scale, softCap: softCap, weights: weights,
-            build: BuiltKernels.self)
+            quads: BuiltKernels.vectorRegisters >= 32, build: BuiltKernels.self)
     }
 
     public func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int) {

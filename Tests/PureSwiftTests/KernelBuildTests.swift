@@ -188,7 +188,7 @@ struct KernelBuildTests {
             var results: [[Float]] = []
             // Plain, soft-capped, and (tiled) a sliding window starting inside the second tile.
             for (softCap, first) in [(Float(0), 0), (Float(2), 0), (Float(0), 66)] {
-                var scratch = [Float](repeating: 0, count: 2 * dims)
+                var scratch = [Float](repeating: 0, count: vectorPathHeadsScratch(heads: 1, dimensions: dims))
                 var vector = [Float](repeating: 0, count: dims)
                 var tiled = vector
                 var grouped = [Float](repeating: 0, count: 3 * dims)
@@ -314,37 +314,114 @@ struct KernelBuildTests {
         }
     }
 
-    @Test("the query heads of a KV head in one pass equal each head alone, bit for bit, under every build")
+    @Test(
+        "the vector path's blocks (query heads of one or more KV heads in one pass) equal the position-by-position loop, bit for bit, under every build"
+    )
     func vectorPathHeads() {
         var r = TestRandom(40)
         let dims = 64
-        let count = 300
-        let stride = 2 * dims  // two KV heads per row: the first one's
-        let keys = (0..<(count * stride)).map { _ in floatToHalf(r.float(-1...1)) }
+        let count = 300  // nine blocks of 32 and a partial one
+        let kvHeads = 2
+        let stride = kvHeads * dims
+        // Keys growing with the position keep raising the maximum well past the first block (rescaling the sums).
+        let keys = (0..<(count * stride)).map { floatToHalf(r.float(-1...1) + Float($0 / stride) / 100) }
         let values = (0..<(count * stride)).map { _ in floatToHalf(r.float(-1...1)) }
-        for heads in [2, 3, 4] {
-            let queries = r.floats(heads * dims).map(roundToHalf)
+        for heads in [1, 3, 4] {
+            let queries = r.floats(kvHeads * heads * dims).map(roundToHalf)
             for softCap in [Float(0), 2] {
-                for build in [Self.portable] + KernelBuilds.runnable {
-                    var together = [Float](repeating: .nan, count: heads * dims)
-                    var scratch = [Float](repeating: .nan, count: heads * (dims + 2))
-                    build.attendHalfCacheVectorPathHeads(
-                        queries: queries, heads: heads, keys: keys, values: values, stride: stride, count: count,
-                        dimensions: dims, scale: 0.125, softCap: softCap, scratch: &scratch, out: &together)
-                    for h in 0..<heads {
-                        var alone = [Float](repeating: .nan, count: dims)
-                        var single = [Float](repeating: 0, count: 2 * dims)
-                        queries.withUnsafeBufferPointer { q in
-                            build.attendHalfCacheVectorPath(
-                                query: q.baseAddress! + h * dims, keys: keys, values: values, stride: stride,
-                                count: count, dimensions: dims, scale: 0.125, softCap: softCap, scratch: &single,
-                                out: &alone)
+                var alone = [Float](repeating: .nan, count: kvHeads * heads * dims)
+                var single = [Float](repeating: .nan, count: dims)
+                for row in 0..<(kvHeads * heads) {
+                    let g = row / heads
+                    queries.withUnsafeBufferPointer { q in
+                        keys.withUnsafeBufferPointer { k in
+                            values.withUnsafeBufferPointer { v in
+                                attendHalfCacheVectorPathScalar(
+                                    query: q.baseAddress! + row * dims, keys: k.baseAddress! + g * dims,
+                                    values: v.baseAddress! + g * dims, stride: stride, count: count, dimensions: dims,
+                                    scale: 0.125, softCap: softCap, scratch: &single, out: &alone[row * dims])
+                            }
                         }
-                        #expect(
-                            together[(h * dims)..<((h + 1) * dims)].map(\.bitPattern) == alone.map(\.bitPattern),
-                            "\(build.name): head \(h) of \(heads), soft cap \(softCap)")
                     }
                 }
+                for build in [Self.portable] + KernelBuilds.runnable {
+                    let label = "\(build.name): \(heads) heads of \(kvHeads) KV heads, soft cap \(softCap)"
+                    var together = [Float](repeating: .nan, count: kvHeads * heads * dims)
+                    let scratchCount = vectorPathHeadsScratch(heads: heads, kvHeads: kvHeads, dimensions: dims)
+                    var scratch = [Float](repeating: .nan, count: scratchCount)
+                    build.attendHalfCacheVectorPathHeads(
+                        queries: queries, heads: heads, kvHeads: kvHeads, keys: keys, values: values, stride: stride,
+                        count: count, dimensions: dims, scale: 0.125, softCap: softCap, scratch: &scratch,
+                        out: &together)
+                    #expect(together.map(\.bitPattern) == alone.map(\.bitPattern), "\(label)")
+                    // One head alone through the single-head entry point.
+                    var one = [Float](repeating: .nan, count: dims)
+                    var oneScratch = [Float](repeating: .nan, count: vectorPathHeadsScratch(heads: 1, dimensions: dims))
+                    build.attendHalfCacheVectorPath(
+                        query: queries, keys: keys, values: values, stride: stride, count: count, dimensions: dims,
+                        scale: 0.125, softCap: softCap, scratch: &oneScratch, out: &one)
+                    #expect(one.map(\.bitPattern) == Array(alone[0..<dims]).map(\.bitPattern), "\(label), alone")
+                }
+            }
+        }
+    }
+
+    /// llama.cpp's split decode path: the partials of consecutive position ranges combined
+    /// (`reduceVectorPathPartials`) equal ggml_flash_attn_ext_reduce_partials' arithmetic, computed here from each
+    /// range's own position-by-position result: `VKQ = fma(VKQ, e^(M_old − M), VKQ_c · e^(M_c − M))`, in order.
+    @Test("the split decode path's partials combine as llama.cpp combines them, and one range is the whole pass")
+    func vectorPathPartials() {
+        var r = TestRandom(41)
+        let dims = 64
+        let count = 200
+        let heads = 3
+        let keys = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
+        let values = (0..<(count * dims)).map { _ in floatToHalf(r.float(-1...1)) }
+        let queries = r.floats(heads * dims).map(roundToHalf)
+        let scratchCount = vectorPathHeadsScratch(heads: heads, dimensions: dims)
+        for cuts in [[0, 200], [0, 77, 200], [0, 0, 120, 200]] {
+            let buffers = (0..<(cuts.count - 1)).map { _ in
+                UnsafeMutablePointer<Float>.allocate(capacity: scratchCount)
+            }
+            defer { for buffer in buffers { buffer.deallocate() } }
+            let chunks = buffers.map { VectorPathPartials($0, rows: heads, dimensions: dims) }
+            var expected = [Float](repeating: 0, count: heads * dims)
+            var expectedSums = [Float](repeating: 0, count: heads)
+            var expectedMax = [Float](repeating: -.infinity, count: heads)
+            for (c, partials) in chunks.enumerated() {
+                let range = cuts[c]..<cuts[c + 1]
+                keys.withUnsafeBufferPointer { k in
+                    values.withUnsafeBufferPointer { v in
+                        attendHalfCacheVectorPathHeads(
+                            queries: queries, heads: heads, keys: k.baseAddress! + range.lowerBound * dims,
+                            values: v.baseAddress! + range.lowerBound * dims, stride: dims, count: range.count,
+                            dimensions: dims, scale: 0.125, scratch: buffers[c], out: nil)
+                    }
+                }
+                for h in 0..<heads where partials.sums[h] != 0 {
+                    let newMax = max(expectedMax[h], partials.maxScores[h])
+                    let (old, new) = (expf(expectedMax[h] - newMax), expf(partials.maxScores[h] - newMax))
+                    for i in 0..<dims {
+                        expected[h * dims + i] = (partials.values(h)[i] * new).addingProduct(
+                            expected[h * dims + i], old)
+                    }
+                    expectedSums[h] = (partials.sums[h] * new).addingProduct(expectedSums[h], old)
+                    expectedMax[h] = newMax
+                }
+            }
+            for h in 0..<heads {
+                for i in 0..<dims { expected[h * dims + i] *= 1 / expectedSums[h] }
+            }
+            var out = [Float](repeating: .nan, count: heads * dims)
+            reduceVectorPathPartials(chunks, rows: heads, dimensions: dims, out: &out)
+            #expect(out.map(\.bitPattern) == expected.map(\.bitPattern), "cuts \(cuts)")
+            if cuts.count == 2 {
+                var whole = [Float](repeating: .nan, count: heads * dims)
+                var scratch = [Float](repeating: .nan, count: scratchCount)
+                attendHalfCacheVectorPathHeads(
+                    queries: queries, heads: heads, keys: keys, values: values, stride: dims, count: count,
+                    dimensions: dims, scale: 0.125, scratch: &scratch, out: &whole)
+                #expect(out.map(\.bitPattern) == whole.map(\.bitPattern), "one range")
             }
         }
     }

@@ -619,7 +619,7 @@ struct KernelTests {
                 reference[i] += weights[t - first] / total * Double(halfToFloat(values[t * stride + 8 + i]))
             }
         }
-        var scratch = [Float](repeating: 0, count: 2 * dims)
+        var scratch = [Float](repeating: 0, count: vectorPathHeadsScratch(heads: 1, dimensions: dims))
         var out = [Float](repeating: 0, count: dims)
         var vectorOut = out
         var keysFloat = [Float](repeating: 0, count: keys.count)

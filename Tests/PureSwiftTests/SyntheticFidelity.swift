@@ -86,11 +86,12 @@ enum SyntheticFidelity {
     /// llama.cpp's, bit for bit.
     static func checkSteps(
         _ session: PureSwiftSession, _ build: any KernelSet, _ reference: LlamaTools.GreedyRun,
-        cache options: RunnerOptions? = nil, label: String
+        cache options: RunnerOptions? = nil, threads: Int = 2, label: String
     ) {
         guard
             let runner = try? session.network.makeRunner(
-                contextLength: 512, batchSize: 512, threads: 2, options: options ?? RunnerOptions(kernels: build))
+                contextLength: 512, batchSize: 512, threads: threads,
+                options: options ?? RunnerOptions(kernels: build))
         else {
             Issue.record("\(label): cannot make a runner")
             return

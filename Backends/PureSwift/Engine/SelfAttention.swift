@@ -35,8 +35,10 @@ final class SelfAttention {
     let kernels: any KernelSet
 
     private let queries: UnsafeMutablePointer<Float>  // (threads, headDimension) half-rounded query
-    private let accumulators: UnsafeMutablePointer<Float>  // per thread, cacheVectorPathScratch floats
+    private let accumulators: UnsafeMutablePointer<Float>  // per thread, vectorScratchFloats
     private let groupScratch: UnsafeMutablePointer<Float>  // per thread, a KV head's query heads: rounded + scratch
+    private let splitQueries: UnsafeMutablePointer<Float>  // (heads, headDimension): the split decode's rounded query
+    private let splitPartials: UnsafeMutablePointer<Float>  // per thread, its range's VectorPathPartials
     /// One layer's keys for the tiled path, tile by tile: per tile of 64 positions, `kvHeads · headDimension` rows
     /// of 64 floats (`attendFloatCacheTiled`'s `tileStride` 64 · kvDimensions, `keyStride` 64). In one matrix of
     /// rows as long as the context, a tile's rows lay a context's length apart (2 KiB at 512 positions), so they
@@ -65,14 +67,29 @@ final class SelfAttention {
         self.kernels = kernels
         let kvDimensions = kvHeads * headDimension
         queries = try scratch.floats(self.threads * headDimension)
-        accumulators = try scratch.floats(self.threads * cacheVectorPathScratch(dimensions: headDimension))
+        accumulators = try scratch.floats(self.threads * Self.vectorScratchFloats(headDimension: headDimension))
         groupScratch = try scratch.floats(
-            self.threads * (heads / max(1, kvHeads)) * (2 * headDimension + 2))
+            self.threads * Self.groupScratchFloats(heads: heads / max(1, kvHeads), headDimension: headDimension))
+        splitQueries = try scratch.floats(heads * headDimension)
+        splitPartials = try scratch.floats(
+            self.threads
+                * vectorPathHeadsScratch(heads: heads / max(1, kvHeads), kvHeads: kvHeads, dimensions: headDimension))
         keysFloat = try scratch.floats(tiledKeyStride(contextLength: contextLength) * kvDimensions)
         valuesFloat = try scratch.floats(contextLength * kvDimensions)
         let group = heads / max(1, kvHeads)
         tiledBlockTokens = max(1, 32 / group)
         weights = try scratch.floats(self.threads * TiledQueries.weightCount(queries: tiledBlockTokens * group))
+    }
+
+    /// Floats of one worker's scratch for one head on the vector path (either cache type).
+    private static func vectorScratchFloats(headDimension hd: Int) -> Int {
+        max(cacheVectorPathScratch(dimensions: hd), vectorPathHeadsScratch(heads: 1, dimensions: hd))
+    }
+
+    /// Floats of one worker's scratch for the `heads` query heads of a KV head on the vector path: their rounded
+    /// queries, then `attendHalfCacheVectorPathHeads`'s scratch.
+    private static func groupScratchFloats(heads: Int, headDimension hd: Int) -> Int {
+        heads * hd + vectorPathHeadsScratch(heads: heads, dimensions: hd)
     }
 
     /// Attention of `n` new tokens at positions `start…` over layer `layer` of `cache` (which holds their keys and
@@ -92,9 +109,14 @@ final class SelfAttention {
         let kernels = self.kernels
         let positions = start + n
         let workers = n * heads * positions < 256 ? 1 : threads
-        if n == 1 && cache.isHalf && hd % 32 == 0 && group > 1 {
-            // One token (a generation step): each worker takes a contiguous share of the heads, those of one KV
-            // head together in one pass over its keys and values.
+        if n == 1 && cache.isHalf && hd % 32 == 0 {
+            let seen = mask.positions(query: start, total: positions)
+            if let cells = splitDecodeCells(cache, positions: positions, seen: seen) {
+                attendSplit(q, cache: cache, layer: l, seen: seen, cells: cells, into: out)
+                return
+            }
+            // One token (a generation step) over fewer cells: each worker takes a contiguous share of the heads,
+            // those of one KV head together in one pass over its keys and values.
             parallelChunksIndexed(workers, threads: workers) { worker, _ in
                 var h = worker * heads / workers
                 let end = (worker + 1) * heads / workers
@@ -189,11 +211,24 @@ final class SelfAttention {
         let heads = self.heads
         let hd = headDimension
         let queryDimensions = self.queryDimensions
+        // Sequences llama.cpp would take through its split decode path alone take it here too, one after another
+        // (each on every worker); the others share the workers head by head.
+        let split = caches.map { cache in
+            let seen = mask.positions(query: cache.count, total: cache.count + 1)
+            return splitDecodeCells(cache, positions: cache.count + 1, seen: seen).map { (seen, $0) }
+        }
+        for (b, cache) in caches.enumerated() {
+            guard let (seen, cells) = split[b] else { continue }
+            attendSplit(
+                q + b * queryDimensions, cache: cache, layer: l, seen: seen, cells: cells,
+                into: out + b * queryDimensions)
+        }
+        let alone = split.map { $0 != nil }
         let items = caches.count * heads
         let longest = (caches.map(\.count).max() ?? 0) + 1
         let workers = items * longest < 256 ? 1 : threads
         parallelChunksIndexed(workers, threads: workers) { worker, _ in
-            for item in Swift.stride(from: worker, to: items, by: workers) {
+            for item in Swift.stride(from: worker, to: items, by: workers) where !alone[item / heads] {
                 let b = item / heads
                 let h = item % heads
                 let cache = caches[b]
@@ -206,6 +241,54 @@ final class SelfAttention {
         }
     }
 
+    /// The cells llama.cpp's split decode path cuts (`attendSplit`) for one token's attention over `cache` when
+    /// `positions` positions are cached (the new one's included) and the mask shows it `seen`, or nil where llama.cpp
+    /// takes one pass. Its n_kv is the positions padded to a multiple of 256 (`llama_kv_cache::get_n_kv`), and from
+    /// 512 cells on it splits a single query's attention over an F16 cache across its threads by cells. A sliding
+    /// window that has begun to slide is left to the one pass: llama.cpp keeps such a layer's positions in a ring of
+    /// cells whose order this cache does not reproduce (and the window would fall in one worker's range).
+    private func splitDecodeCells(_ cache: KVCache, positions: Int, seen: Range<Int>) -> Int? {
+        let cells = max(256, (positions + 255) / 256 * 256)
+        guard cache.isHalf && headDimension % 32 == 0 && cells >= 512 && seen.lowerBound == 0 else { return nil }
+        return cells
+    }
+
+    /// One token's attention, every head, over positions `seen` of layer `l` of an F16 `cache`, as llama.cpp's
+    /// split decode path computes it (ggml_compute_forward_flash_attn_ext_f16 with one query row and n_kv ≥ 512):
+    /// the `cells` cells cut into `threads` equal ranges, each worker attending every head over the positions of
+    /// its range (`attendHalfCacheVectorPathHeads`, every KV head in one pass, so each reads a contiguous stretch of
+    /// the cache), then the ranges' partials combined in order (`reduceVectorPathPartials`). The cut changes the
+    /// rounding, so it follows llama.cpp's: with the same thread count, the result is llama.cpp's bit for bit.
+    private func attendSplit(
+        _ q: UnsafePointer<Float>, cache: KVCache, layer l: Int, seen: Range<Int>, cells: Int,
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        let hd = headDimension
+        let group = heads / kvHeads
+        let rounded = splitQueries
+        for i in 0..<heads * hd { rounded[i] = roundToHalf(q[i]) }
+        let chunk = (cells + threads - 1) / threads
+        let partialFloats = vectorPathHeadsScratch(heads: group, kvHeads: kvHeads, dimensions: hd)
+        let (kernels, scale, softCap, kvDimensions) = (self.kernels, self.scale, self.softCap, self.kvDimensions)
+        let partials = splitPartials
+        parallelChunksIndexed(threads, threads: threads) { worker, _ in
+            // This worker's cells, less the positions the mask hides (llama.cpp skips those); maybe none.
+            let lower = min(max(seen.lowerBound, worker * chunk), seen.upperBound)
+            let range = lower..<max(lower, min(seen.upperBound, (worker + 1) * chunk))
+            kernels.attendHalfCacheVectorPathHeads(
+                queries: rounded, heads: group, kvHeads: kvHeads,
+                keys: UnsafePointer(
+                    cache.keys(layer: l, position: range.lowerBound).assumingMemoryBound(to: UInt16.self)),
+                values: UnsafePointer(
+                    cache.values(layer: l, position: range.lowerBound).assumingMemoryBound(to: UInt16.self)),
+                stride: kvDimensions, count: range.count, dimensions: hd, scale: scale, softCap: softCap,
+                scratch: partials + worker * partialFloats, out: nil)
+        }
+        reduceVectorPathPartials(
+            (0..<threads).map { VectorPathPartials(partials + $0 * partialFloats, rows: heads, dimensions: hd) },
+            rows: heads, dimensions: hd, out: out)
+    }
+
     /// Query heads `heads` (of one KV head; `queries` their rows, one after another) over positions `seen` of layer
     /// `l` of an F16 `cache` on llama.cpp's vector path, in one pass (`attendHalfCacheVectorPathHeads`), with worker
     /// `worker`'s scratch.
@@ -215,11 +298,11 @@ final class SelfAttention {
     ) {
         let hd = headDimension
         let group = self.heads / kvHeads
-        let rounded = groupScratch + worker * group * (2 * hd + 2)
+        let rounded = groupScratch + worker * Self.groupScratchFloats(heads: group, headDimension: hd)
         for i in 0..<heads.count * hd { rounded[i] = roundToHalf(queries[i]) }
         let offset = heads.lowerBound / group * hd
         kernels.attendHalfCacheVectorPathHeads(
-            queries: rounded, heads: heads.count,
+            queries: rounded, heads: heads.count, kvHeads: 1,
             keys: UnsafePointer(cache.keys(layer: l, position: seen.lowerBound).assumingMemoryBound(to: UInt16.self))
                 + offset,
             values: UnsafePointer(
@@ -240,7 +323,7 @@ final class SelfAttention {
         let kvHead = h / (heads / kvHeads)
         let keys = UnsafeRawPointer(cache.keys(layer: l, position: seen.lowerBound))
         let values = UnsafeRawPointer(cache.values(layer: l, position: seen.lowerBound))
-        let scratch = accumulators + worker * cacheVectorPathScratch(dimensions: hd)
+        let scratch = accumulators + worker * Self.vectorScratchFloats(headDimension: hd)
         guard cache.isHalf else {
             kernels.attendCacheVectorPath(
                 query: query, keys: keys + kvCacheRowBytes(cache.keyType, count: kvHead * hd),

@@ -125,11 +125,32 @@ func onlineSoftmaxStep(_ score: Float, scale: Float, softCap: Float, maxScore: i
 ///   - keys, values: first cached row of this head; rows are `stride` halves apart.
 ///   - softCap: with a nonzero cap c, scores become `c · tanh(score · scale / c)` (Gemma 2's logit soft-capping,
 ///     as ggml applies it: the scale divided by c first).
-///   - scratch: at least `dimensions` floats.
+///   - scratch: `vectorPathHeadsScratch(heads: 1, dimensions:)` floats (`dimensions` where that is not a multiple of
+///     32, which takes a scalar loop).
 ///   - out: `dimensions` floats.
 @inline(__always)
 @inlinable
 public func attendHalfCacheVectorPath(
+    query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
+    count: Int, dimensions: Int, scale: Float, softCap: Float = 0, scratch: UnsafeMutablePointer<Float>,
+    out: UnsafeMutablePointer<Float>
+) {
+    if dimensions % 32 == 0 {
+        attendHalfCacheVectorPathHeads(
+            queries: query, heads: 1, keys: keys, values: values, stride: stride, count: count,
+            dimensions: dimensions, scale: scale, softCap: softCap, scratch: scratch, out: out)
+    } else {
+        attendHalfCacheVectorPathScalar(
+            query: query, keys: keys, values: values, stride: stride, count: count, dimensions: dimensions,
+            scale: scale, softCap: softCap, scratch: scratch, out: out)
+    }
+}
+
+/// `attendHalfCacheVectorPath` position by position, one value at a time: what it computes for any `dimensions`,
+/// and the reference its vector form (`attendHalfCacheVectorPathHeads`) is tested against. `scratch`: `dimensions`
+/// floats.
+@inlinable
+public func attendHalfCacheVectorPathScalar(
     query: UnsafePointer<Float>, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>, stride: Int,
     count: Int, dimensions: Int, scale: Float, softCap: Float = 0, scratch: UnsafeMutablePointer<Float>,
     out: UnsafeMutablePointer<Float>
@@ -139,37 +160,15 @@ public func attendHalfCacheVectorPath(
     for i in 0..<dimensions { accumulator[i] = 0 }
     var sum: Float = 0
     var maxScore = -Float.infinity
-    let vectorized = dimensions % 32 == 0
-    let acc = UnsafeMutableRawPointer(accumulator)
     for t in 0..<count {
-        let score =
-            vectorized
-            ? llamaDotHalfVector(keys + t * stride, query, count: dimensions)
-            : llamaDotHalf(keys + t * stride, query, count: dimensions)
+        let score = llamaDotHalf(keys + t * stride, query, count: dimensions)
         let (ms, vs, grew) = onlineSoftmaxStep(score, scale: scale, softCap: softCap, maxScore: &maxScore)
         if grew {
-            if vectorized {
-                for g in 0..<dimensions / 8 {
-                    let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                    acc.storeBytes(of: roundToHalves(a * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
-                }
-            } else {
-                for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
-            }
+            for i in 0..<dimensions { accumulator[i] = roundToHalf(accumulator[i] * ms) }
         }
         let v = values + t * stride
-        if vectorized {
-            let rows = UnsafeRawPointer(v)
-            for g in 0..<dimensions / 8 {
-                let a = acc.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                acc.storeBytes(
-                    of: roundToHalves(a.addingProduct(loadHalves8(rows + 16 * g), vs)), toByteOffset: 32 * g,
-                    as: SIMD8<Float>.self)
-            }
-        } else {
-            for i in 0..<dimensions {
-                accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
-            }
+        for i in 0..<dimensions {
+            accumulator[i] = roundToHalf(fusedMultiplyAdd(halfToFloatTable[Int(v[i])], vs, accumulator[i]))
         }
         sum = fusedMultiplyAdd(sum, ms, vs)
     }
@@ -177,56 +176,183 @@ public func attendHalfCacheVectorPath(
     for i in 0..<dimensions { out[i] = accumulator[i] * inverse }
 }
 
-/// `attendHalfCacheVectorPath` for `heads` query heads that share one KV head, in one pass over the positions: each
-/// key and value row is read once for all of them, and the heads' chains (score, softmax, value sums) are
-/// independent, so the processor overlaps them where one head alone waits on the latency of its last update. Each
-/// head's arithmetic is `attendHalfCacheVectorPath`'s, operation for operation, so its output is the same bit for
-/// bit.
+/// Positions the vector path takes at a time (`attendHalfCacheVectorPathHeads`): their scores, then their softmax
+/// weights, then their values.
+@inlinable public var vectorPathBlock: Int { 32 }
+
+/// The scratch `attendHalfCacheVectorPathHeads` needs for `kvHeads` KV heads of `heads` query heads each, of
+/// `dimensions` values, in floats: the `VectorPathPartials` of every query head, then one block's softmax factors
+/// and weights.
+@inlinable
+public func vectorPathHeadsScratch(heads: Int, kvHeads: Int = 1, dimensions: Int) -> Int {
+    heads * kvHeads * (dimensions + 2) + 2 * heads * vectorPathBlock
+}
+
+/// Where a vector-path pass over some positions leaves each query head's state: the value sum (half-rounded, not yet
+/// divided), the weight sum and the largest score, at the front of its scratch. llama.cpp's split decode path
+/// (`ggml_flash_attn_ext_reduce_partials`) combines such partials of consecutive position ranges.
+public struct VectorPathPartials {
+    /// The scratch the pass used.
+    public let base: UnsafeMutablePointer<Float>
+    /// Query heads (all KV heads' together).
+    public let rows: Int
+    public let dimensions: Int
+
+    @inlinable
+    public init(_ base: UnsafeMutablePointer<Float>, rows: Int, dimensions: Int) {
+        (self.base, self.rows, self.dimensions) = (base, rows, dimensions)
+    }
+
+    /// Row `r`'s value sums.
+    @inlinable public func values(_ r: Int) -> UnsafeMutablePointer<Float> { base + r * dimensions }
+    /// The weight sums (`S`), row r's at index r.
+    @inlinable public var sums: UnsafeMutablePointer<Float> { base + rows * dimensions }
+    /// The largest scores (`M`; −∞ where no position was seen), row r's at index r.
+    @inlinable public var maxScores: UnsafeMutablePointer<Float> { sums + rows }
+}
+
+/// `attendHalfCacheVectorPath` for the `heads` query heads of each of `kvHeads` KV heads, in one pass over the
+/// positions: each key and value row (every KV head's part of it, in memory order) read once for all of them. The
+/// positions go in blocks of `vectorPathBlock`, each, KV head by KV head, in three passes, which do each head's
+/// arithmetic in `attendHalfCacheVectorPath`'s order, operation for operation, so its output is the same bit for
+/// bit:
+///
+/// 1. the scores of every position and head (no score depends on the softmax);
+/// 2. the online softmax, position by position: the rescaling factor `ms` (1 unless the maximum grew) and the weight
+///    `vs`, and the weight sum;
+/// 3. the value sums of all the heads (`accumulateHalfValues`): rescaled where `ms` ≠ 1 (when the maximum grew; a
+///    factor of exactly 1 would leave the half-rounded sums as they are), then the weighted value added, rounded to
+///    half after each.
+///
+/// Pass 2's calls into libm's `expf` thus come between vector loops, not inside one, which would have to keep every
+/// vector in memory across each call.
 ///
 /// - Parameters:
-///   - queries: `heads` half-rounded rows of `dimensions` floats (a multiple of 32), one after another.
-///   - keys, values, stride, count, scale, softCap: as in `attendHalfCacheVectorPath`.
-///   - scratch: `heads · (dimensions + 2)` floats.
-///   - out: `heads` rows of `dimensions` floats, one after another.
+///   - queries: `kvHeads · heads` half-rounded rows of `dimensions` floats (a multiple of 32), one after another;
+///     KV head g's query heads are rows `g · heads ..< (g + 1) · heads`.
+///   - keys, values: KV head 0's part of the first cached row; KV head g's starts `g · dimensions` halves later, and
+///     rows are `stride` halves apart.
+///   - count, scale, softCap: as in `attendHalfCacheVectorPath`.
+///   - scratch: `vectorPathHeadsScratch(heads:kvHeads:dimensions:)` floats.
+///   - out: `kvHeads · heads` rows of `dimensions` floats, one after another; or nil, to leave every row's
+///     `VectorPathPartials` in `scratch` instead.
 @inline(__always)
 @inlinable
 public func attendHalfCacheVectorPathHeads(
-    queries: UnsafePointer<Float>, heads: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
-    stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float = 0, scratch: UnsafeMutablePointer<Float>,
-    out: UnsafeMutablePointer<Float>
+    queries: UnsafePointer<Float>, heads: Int, kvHeads: Int = 1, keys: UnsafePointer<UInt16>,
+    values: UnsafePointer<UInt16>, stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float = 0,
+    scratch: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>?
 ) {
     let scale = softCap == 0 ? scale : scale / softCap
-    let groups = dimensions / 8
-    let acc = UnsafeMutableRawPointer(scratch)
-    let sums = scratch + heads * dimensions
-    let maxScores = sums + heads
-    for i in 0..<heads * dimensions { scratch[i] = 0 }
-    for j in 0..<heads { (sums[j], maxScores[j]) = (0, -.infinity) }
-    for t in 0..<count {
-        let key = keys + t * stride
-        let row = UnsafeRawPointer(values + t * stride)
-        for j in 0..<heads {
-            let score = llamaDotHalfVector(key, queries + j * dimensions, count: dimensions)
-            let a = acc + 4 * j * dimensions
-            let (ms, vs, grew) = onlineSoftmaxStep(score, scale: scale, softCap: softCap, maxScore: &maxScores[j])
-            if grew {
-                for g in 0..<groups {
-                    let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                    a.storeBytes(of: roundToHalves(v * ms), toByteOffset: 32 * g, as: SIMD8<Float>.self)
+    let block = vectorPathBlock
+    let rows = heads * kvHeads
+    let partials = VectorPathPartials(scratch, rows: rows, dimensions: dimensions)
+    let sums = partials.sums
+    let maxScores = partials.maxScores
+    let factors = maxScores + rows  // heads × block: ms
+    let weights = factors + heads * block  // heads × block: scores, then vs
+    for i in 0..<rows * dimensions { scratch[i] = 0 }
+    for j in 0..<rows { (sums[j], maxScores[j]) = (0, -.infinity) }
+    var first = 0
+    while first < count {
+        let n = min(block, count - first)
+        for g in 0..<kvHeads {
+            let row0 = g * heads
+            let queries = queries + row0 * dimensions
+            for t in 0..<n {
+                let key = keys + (first + t) * stride + g * dimensions
+                for j in 0..<heads {
+                    weights[j * block + t] = llamaDotHalfVector(key, queries + j * dimensions, count: dimensions)
                 }
             }
-            for g in 0..<groups {
-                let v = a.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
-                a.storeBytes(
-                    of: roundToHalves(v.addingProduct(loadHalves8(row + 16 * g), vs)), toByteOffset: 32 * g,
-                    as: SIMD8<Float>.self)
+            for j in 0..<heads {
+                var maxScore = maxScores[row0 + j]
+                var sum = sums[row0 + j]
+                for t in 0..<n {
+                    let (ms, vs, _) = onlineSoftmaxStep(
+                        weights[j * block + t], scale: scale, softCap: softCap, maxScore: &maxScore)
+                    (factors[j * block + t], weights[j * block + t]) = (ms, vs)
+                    sum = fusedMultiplyAdd(sum, ms, vs)
+                }
+                (maxScores[row0 + j], sums[row0 + j]) = (maxScore, sum)
             }
-            sums[j] = fusedMultiplyAdd(sums[j], ms, vs)
+            accumulateHalfValues(
+                UnsafeRawPointer(values + first * stride + g * dimensions), rowBytes: 2 * stride, factors: factors,
+                weights: weights, heads: heads, block: block, n: n, dimensions: dimensions,
+                into: UnsafeMutableRawPointer(partials.values(row0)))
+        }
+        first += n
+    }
+    guard let out else { return }
+    for j in 0..<rows {
+        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
+        let v = partials.values(j)
+        for i in 0..<dimensions { out[j * dimensions + i] = v[i] * inverse }
+    }
+}
+
+/// llama.cpp's split decode path's last step (`ggml_flash_attn_ext_reduce_partials`): the `VectorPathPartials` of
+/// consecutive position ranges (`chunks`, in position order), combined row by row in that order as
+/// `M = max(M, M_c)`, `VKQ = fma(VKQ, e^(M_old − M), VKQ_c · e^(M_c − M))` and the same for `S` (a range with
+/// `S_c = 0` saw no position and is skipped), then divided by `S`: `rows` rows of `dimensions` floats into `out`.
+@inlinable
+public func reduceVectorPathPartials(
+    _ chunks: [VectorPathPartials], rows: Int, dimensions: Int, out: UnsafeMutablePointer<Float>
+) {
+    for r in 0..<rows {
+        let o = out + r * dimensions
+        for i in 0..<dimensions { o[i] = 0 }
+        var maxScore = -Float.infinity
+        var sum: Float = 0
+        for c in chunks where c.sums[r] != 0 {
+            let newMax = Swift.max(maxScore, c.maxScores[r])
+            let oldScale = expf(maxScore - newMax)
+            let newScale = expf(c.maxScores[r] - newMax)
+            let v = c.values(r)
+            for i in 0..<dimensions { o[i] = fusedMultiplyAdd(o[i], oldScale, v[i] * newScale) }
+            sum = fusedMultiplyAdd(sum, oldScale, c.sums[r] * newScale)
+            maxScore = newMax
+        }
+        if sum != 0 {
+            let inverse = 1 / sum
+            for i in 0..<dimensions { o[i] *= inverse }
         }
     }
-    for j in 0..<heads {
-        let inverse: Float = sums[j] == 0 ? 0 : 1 / sums[j]
-        for i in 0..<dimensions { out[j * dimensions + i] = scratch[j * dimensions + i] * inverse }
+}
+
+/// The half-precision value sums of the vector path over `n` positions, for `heads` query heads at once: for each
+/// position k in order and each head j, head j's sums (`dimensions` floats at `out + 4 · j · dimensions` bytes)
+/// rescaled as `half(sums · factors[j · block + k])` where that factor is not 1, then
+/// `sums = half(fma(v_k, weights[j · block + k], sums))`, `v_k` the `dimensions` halves (a multiple of 8) at
+/// `values + k · rowBytes`. The sums stay in memory (the level-1 cache): the heads' and groups' updates between two
+/// of the same eight sums hide each one's latency, where sums held in registers across the positions would wait on
+/// it (measured: a third faster for three heads of 64, two fifths for four of 256).
+@inline(__always)
+@inlinable
+func accumulateHalfValues(
+    _ values: UnsafeRawPointer, rowBytes: Int, factors: UnsafePointer<Float>, weights: UnsafePointer<Float>,
+    heads: Int, block: Int, n: Int, dimensions: Int, into out: UnsafeMutableRawPointer
+) {
+    let groups = dimensions / 8
+    for k in 0..<n {
+        let row = values + k * rowBytes
+        for j in 0..<heads {
+            let sums = out + 4 * j * dimensions
+            let factor = factors[j * block + k]
+            if factor != 1 {
+                for g in 0..<groups {
+                    let v = sums.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                    sums.storeBytes(of: roundToHalves(v * factor), toByteOffset: 32 * g, as: SIMD8<Float>.self)
+                }
+            }
+            let weight = weights[j * block + k]
+            for g in 0..<groups {
+                let v = sums.loadUnaligned(fromByteOffset: 32 * g, as: SIMD8<Float>.self)
+                sums.storeBytes(
+                    of: roundToHalves(v.addingProduct(loadHalves8(row + 16 * g), weight)), toByteOffset: 32 * g,
+                    as: SIMD8<Float>.self)
+            }
+        }
     }
 }
 

@@ -81,13 +81,13 @@ public struct BuiltKernels: KernelSet {
     }
 
     public func attendHalfCacheVectorPathHeads(
-        queries: UnsafePointer<Float>, heads: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
-        stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>
+        queries: UnsafePointer<Float>, heads: Int, kvHeads: Int, keys: UnsafePointer<UInt16>,
+        values: UnsafePointer<UInt16>, stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
+        scratch: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>?
     ) {
         PureSwiftKernels.attendHalfCacheVectorPathHeads(
-            queries: queries, heads: heads, keys: keys, values: values, stride: stride, count: count,
-            dimensions: dimensions, scale: scale, softCap: softCap, scratch: scratch, out: out)
+            queries: queries, heads: heads, kvHeads: kvHeads, keys: keys, values: values, stride: stride,
+            count: count, dimensions: dimensions, scale: scale, softCap: softCap, scratch: scratch, out: out)
     }
 
     public func attendCacheVectorPath(

@@ -38,12 +38,12 @@ public protocol KernelSet: Sendable {
         count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>)
 
-    /// `attendHalfCacheVectorPathHeads`: several query heads of one KV head for one query position, llama.cpp's
-    /// vector path, in one pass over the cache.
+    /// `attendHalfCacheVectorPathHeads`: the query heads of one or more KV heads for one query position, llama.cpp's
+    /// vector path, in one pass over the cache (`out` nil: their partials left in `scratch`).
     func attendHalfCacheVectorPathHeads(
-        queries: UnsafePointer<Float>, heads: Int, keys: UnsafePointer<UInt16>, values: UnsafePointer<UInt16>,
-        stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float, scratch: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>)
+        queries: UnsafePointer<Float>, heads: Int, kvHeads: Int, keys: UnsafePointer<UInt16>,
+        values: UnsafePointer<UInt16>, stride: Int, count: Int, dimensions: Int, scale: Float, softCap: Float,
+        scratch: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>?)
 
     /// `attendCacheVectorPath`: one head's attention for one query over a cache with Q8_0 keys or values,
     /// llama.cpp's vector path (`softCap` 0: none).

@@ -191,10 +191,10 @@
             let layouts = (0..<groups).map {
                 GroupLaneSums.activations(x, first: 8 * $0, scratch: copied + $0 * 256 * blocks)
             }
-            // Floats: the scale products, then the results.
-            withUnsafeTemporaryAllocation(of: Float.self, capacity: 8 * blocks + 8) { scratch in
+            // Floats: two weight rows' scale products, then their results.
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 16 * blocks + 16) { scratch in
                 guard let ds = scratch.baseAddress else { return }  // ds[8b + i]: scale product of block b, row i
-                let results = ds + 8 * blocks
+                let results = ds + 16 * blocks
                 for tileStart in stride(from: rows.lowerBound, to: rows.upperBound, by: tileRows) {
                     let tile = tileStart..<min(tileStart + tileRows, rows.upperBound)
                     for r in tile {
@@ -204,13 +204,31 @@
                     }
                     for (g, (q, rowStride, blockStride)) in layouts.enumerated() {
                         let first = 8 * g
-                        for r in tile {
-                            groupScaleProducts(
-                                x, first: first, blocks: blocks, dw: dw + (r - rows.lowerBound) * blocks, into: ds)
-                            groupProducts(
-                                GroupLaneSums.self, prepared + 2 * (r - tileStart) * blocks, q, rowStride: rowStride,
-                                blockStride: blockStride, blocks: blocks, ds: ds, into: results)
-                            for i in 0..<min(8, batch - first) { out[(first + i) * outStride + r] = results[i] }
+                        // Weight rows in pairs where the build has the registers for sixteen sums.
+                        let step = BuiltKernels.vectorRegisters >= 32 ? 2 : 1
+                        for r in stride(from: tile.lowerBound, to: tile.upperBound, by: step) {
+                            let pair = r + 1 < tile.upperBound && step == 2
+                            for k in 0..<(pair ? 2 : 1) {
+                                groupScaleProducts(
+                                    x, first: first, blocks: blocks, dw: dw + (r + k - rows.lowerBound) * blocks,
+                                    into: ds + 8 * k * blocks)
+                            }
+                            let weights = prepared + 2 * (r - tileStart) * blocks
+                            if pair {
+                                groupProductsPair(
+                                    GroupLaneSums.self, weights, weights + 2 * blocks, q, rowStride: rowStride,
+                                    blockStride: blockStride, blocks: blocks, ds: ds, ds + 8 * blocks,
+                                    into: results, results + 8)
+                            } else {
+                                groupProducts(
+                                    GroupLaneSums.self, weights, q, rowStride: rowStride, blockStride: blockStride,
+                                    blocks: blocks, ds: ds, into: results)
+                            }
+                            for k in 0..<(pair ? 2 : 1) {
+                                for i in 0..<min(8, batch - first) {
+                                    out[(first + i) * outStride + r + k] = results[8 * k + i]
+                                }
+                            }
                         }
                     }
                 }
@@ -266,6 +284,31 @@
             sums.add(scales: ds + 8 * b) { L.laneSums(w, a + $0 * rowStride) }
         }
         sums.store(into: results)
+    }
+
+    /// `groupProducts` of two weight rows (`preparedA`, `preparedB`; scale products `dsA`, `dsB`; results into
+    /// `resultsA`, `resultsB`) at once: each activation row's block, loaded once, serves both. The loop issues two
+    /// loads per block and activation row (the quants and the scale product an FMA broadcasts) for one `vpdpbusd`
+    /// and one FMA, as many as the FMAs; sharing the quants' load removes a quarter of them. Sixteen sums in
+    /// registers: for the builds with 32 of them.
+    @inline(__always)
+    func groupProductsPair<L: GroupLaneSumsX86>(
+        _ lanes: L.Type, _ preparedA: UnsafePointer<__m256i>, _ preparedB: UnsafePointer<__m256i>,
+        _ q: UnsafePointer<Int8>, rowStride: Int, blockStride: Int, blocks: Int, ds dsA: UnsafePointer<Float>,
+        _ dsB: UnsafePointer<Float>, into resultsA: UnsafeMutablePointer<Float>,
+        _ resultsB: UnsafeMutablePointer<Float>
+    ) {
+        var sumsA = EightRowSumsX86()
+        var sumsB = EightRowSumsX86()
+        for b in 0..<blocks {
+            let wA = (preparedA[2 * b], preparedA[2 * b + 1])
+            let wB = (preparedB[2 * b], preparedB[2 * b + 1])
+            let a = q + blockStride * b
+            sumsA.add(scales: dsA + 8 * b) { L.laneSums(wA, a + $0 * rowStride) }
+            sumsB.add(scales: dsB + 8 * b) { L.laneSums(wB, a + $0 * rowStride) }
+        }
+        sumsA.store(into: resultsA)
+        sumsB.store(into: resultsB)
     }
 
     /// The float sums of one weight row times eight activation rows, one register each: eight independent chains

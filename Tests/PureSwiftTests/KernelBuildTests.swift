@@ -177,8 +177,8 @@ struct KernelBuildTests {
         }
         let queries = query + r.floats(2 * dims)  // three query heads sharing the keys: a pair and a single one
         let valuesF = values.map(halfToFloat)
-        let gate = r.floats(1000, -12...12)
-        let up = r.floats(1000)
+        let gate = r.floats(1003, -12...12)
+        let up = r.floats(1003)
         var table = [Float](repeating: 0, count: dims)
         ropeTable(
             &table, position: 37,
@@ -422,6 +422,74 @@ struct KernelBuildTests {
                     queries: queries, heads: heads, keys: keys, values: values, stride: dims, count: count,
                     dimensions: dims, scale: 0.125, scratch: &scratch, out: &whole)
                 #expect(out.map(\.bitPattern) == whole.map(\.bitPattern), "one range")
+            }
+        }
+    }
+
+    /// The x86 builds quantize activation rows with their own code (ISA/AVX2/ActivationsX86.swift): every field the
+    /// products read must be the portable build's, for rows with a zero block, a block whose largest magnitude
+    /// occurs with both signs (the repacked Q8_K's tie rule), and values that round to ±127 exactly.
+    @Test("activation rows: every runnable build prepares each integer format as the portable build does")
+    func activationRows() {
+        var r = TestRandom(43)
+        let columns = 512
+        let rows = 5
+        var x = r.floats(rows * columns, -3...3)
+        for i in 0..<256 { x[columns + i] = 0 }  // row 1: a zero Q8_K block (and eight zero Q8_0 blocks)
+        x[2 * columns + 5] = -4
+        x[2 * columns + 9] = 4  // row 2: ±4 in one block
+        x[3 * columns + 31] = 127
+        x[3 * columns + 0] = -63.5  // row 3: quants that round to exactly ±127 and a tie
+        let formats: [ActivationFormat] = [.q8_0, .q8_1, .q8_K, .q8_KRepacked]
+        func prepared(_ k: any KernelSet, _ format: ActivationFormat) -> [[Int64]] {
+            let act = QuantizedActivations(rows: rows, columns: columns)
+            act.prepare(x, rows: rows, columns: columns, stride: columns, format: format, kernels: k)
+            return (0..<rows).map { row in
+                let a = act.row(row)
+                let quants = (0..<columns).map { Int64(a.quants[$0]) }
+                if format.blockSize == 32 {
+                    return quants + (0..<columns).map { Int64(a.pairs[$0]) }
+                        + (0..<(columns / 32)).flatMap { b in
+                            [Int64(a.scales[b].bitPattern), format == .q8_1 ? Int64(a.sums[b].bitPattern) : 0]
+                        }
+                }
+                return quants + (0..<(columns / 256)).map { Int64(a.scales[$0].bitPattern) }
+                    + (0..<(columns / 16)).map { Int64(a.blockSums[$0]) }
+            }
+        }
+        for format in formats {
+            let expected = prepared(Self.portable, format)
+            for build in KernelBuilds.runnable {
+                let same = prepared(build, format) == expected
+                #expect(same, "\(build.name) \(format)")
+            }
+        }
+    }
+
+    /// The tiled path's keys (`halvesToFloatsTiled`): every build writes value i of row t at the tile layout's
+    /// place, for ranges that start and end inside groups of eight rows and widths with and without a tail.
+    @Test("tiled keys: every runnable build converts and transposes halves into the tile layout")
+    func tiledKeys() {
+        var r = TestRandom(44)
+        let tile = attentionTileSize
+        let count = 150
+        for columns in [64, 20] {
+            let halves = (0..<(count * columns)).map { _ in floatToHalf(r.float(-4...4)) }
+            let tiles = (count + tile - 1) / tile
+            for build in KernelBuilds.runnable {
+                for rows in [0..<count, 3..<61, 61..<150, 5..<6, 8..<16] {
+                    var out = [Float](repeating: .nan, count: tiles * tile * columns)
+                    build.halvesToFloatsTiled(halves, rows: rows, columns: columns, tile: tile, out: &out)
+                    var expected = [Float](repeating: .nan, count: out.count)
+                    for t in rows {
+                        for i in 0..<columns {
+                            expected[t / tile * tile * columns + i * tile + t % tile] = halfToFloat(
+                                halves[t * columns + i])
+                        }
+                    }
+                    let same = out.map(\.bitPattern) == expected.map(\.bitPattern)
+                    #expect(same, "\(build.name) \(columns) \(rows)")
+                }
             }
         }
     }

@@ -160,11 +160,8 @@ final class SelfAttention {
             mask.positions(query: start, total: positions).lowerBound / attentionTileSize * attentionTileSize
         parallelChunks(positions - lowest, threads: threads) { chunk in
             let rows = (chunk.lowerBound + lowest)..<(chunk.upperBound + lowest)
-            for t in rows {
-                let key = keys + t * kvDimensions
-                let tile = keysFloat + t / attentionTileSize * tileStride + t % attentionTileSize
-                for i in 0..<kvDimensions { tile[i * attentionTileSize] = halfToFloatTable[Int(key[i])] }
-            }
+            kernels.halvesToFloatsTiled(
+                keys, rows: rows, columns: kvDimensions, tile: attentionTileSize, out: keysFloat)
             let first = rows.lowerBound * kvDimensions
             kernels.halvesToFloats(values + first, valuesFloat + first, count: rows.count * kvDimensions)
         }

@@ -863,6 +863,31 @@ func tileMaximum(_ weights: UnsafeMutablePointer<Float>) -> Float {
     return tileMax
 }
 
+/// Rows `rows` of a matrix of halves, `columns` per row (row t at `halves + t · columns`), converted to floats and
+/// transposed tile by tile, as `attendFloatCacheTiled` reads keys: value i of row t at
+/// `out[t / tile · tile · columns + i · tile + t % tile]`. Eight values at a time (`loadHalves8`), then one by one.
+@inline(__always)
+@inlinable
+public func halvesToFloatsTiled(
+    _ halves: UnsafePointer<UInt16>, rows: Range<Int>, columns: Int, tile: Int, out: UnsafeMutablePointer<Float>
+) {
+    let source = UnsafeRawPointer(halves)
+    for t in rows {
+        let row = source + 2 * t * columns
+        let column = out + t / tile * tile * columns + t % tile
+        var i = 0
+        while i + 8 <= columns {
+            let v = loadHalves8(row + 2 * i)
+            for k in 0..<8 { column[(i + k) * tile] = v[k] }
+            i += 8
+        }
+        while i < columns {
+            column[i * tile] = convertHalf(row, 2 * i)
+            i += 1
+        }
+    }
+}
+
 /// Converts `count` halves to floats (eight at a time, then one by one).
 @inline(__always)
 @inlinable

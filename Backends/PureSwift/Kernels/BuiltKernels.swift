@@ -67,6 +67,19 @@ public struct BuiltKernels: KernelSet {
     public func prepareActivationRow(
         _ source: UnsafePointer<Float>, count: Int, into out: ActivationRow, format: ActivationFormat
     ) {
+        #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
+            switch format {
+            case .q8_0, .q8_1:
+                quantizeRowQ8_0X86(source, count: count, into: out, withSums: format == .q8_1)
+                return
+            case .q8_K, .q8_KRepacked:
+                quantizeRowQ8_K(
+                    source, count: count, into: out, positiveTies: format == .q8_KRepacked,
+                    largest: largestMagnitude256X86, sixteen: quantizeSixteenQ8_KX86)
+                return
+            default: break
+            }
+        #endif
         PureSwiftKernels.prepareActivationRow(source, count: count, into: out, format: format, build: BuiltKernels.self)
     }
 
@@ -116,6 +129,16 @@ public struct BuiltKernels: KernelSet {
         PureSwiftKernels.halvesToFloats(halves, out, count: count)
     }
 
+    public func halvesToFloatsTiled(
+        _ halves: UnsafePointer<UInt16>, rows: Range<Int>, columns: Int, tile: Int, out: UnsafeMutablePointer<Float>
+    ) {
+        #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
+            halvesToFloatsTiledX86(halves, rows: rows, columns: columns, tile: tile, out: out)
+        #else
+            PureSwiftKernels.halvesToFloatsTiled(halves, rows: rows, columns: columns, tile: tile, out: out)
+        #endif
+    }
+
     public func swiGLU(
         gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int
     ) {
@@ -125,7 +148,11 @@ public struct BuiltKernels: KernelSet {
     public func gelu(
         _ x: UnsafePointer<Float>, up: UnsafePointer<Float>?, out: UnsafeMutablePointer<Float>, count: Int
     ) {
-        geluExact(x, up: up, out: out, count: count)
+        #if arch(x86_64) && (SANAD_KERNEL_BUILD_AVX2 || SANAD_KERNEL_BUILD_AVX512)
+            geluExactX86(x, up: up, out: out, count: count)
+        #else
+            geluExact(x, up: up, out: out, count: count)
+        #endif
     }
 
     public func geluErf(

@@ -62,6 +62,10 @@ public protocol KernelSet: Sendable {
     /// `halvesToFloats`: `count` halves converted to floats (the F16C instruction where the build has it).
     func halvesToFloats(_ halves: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<Float>, count: Int)
 
+    /// `halvesToFloatsTiled`: rows of halves converted to floats and transposed tile by tile (the tiled path's keys).
+    func halvesToFloatsTiled(
+        _ halves: UnsafePointer<UInt16>, rows: Range<Int>, columns: Int, tile: Int, out: UnsafeMutablePointer<Float>)
+
     /// `swiGLUExact` over `count` values.
     func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>, count: Int)
 

@@ -190,8 +190,8 @@ public func prepareActivationRow<Build>(
         interleaveForHalves(out.floats, count: columns)
     case .q8_0: quantizeRowQ8_0(source, count: columns, into: out, withSums: false)
     case .q8_1: quantizeRowQ8_0(source, count: columns, into: out, withSums: true)
-    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: false, build: build)
-    case .q8_KRepacked: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: true, build: build)
+    case .q8_K: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: false)
+    case .q8_KRepacked: quantizeRowQ8_K(source, count: columns, into: out, positiveTies: true)
     }
 }
 
@@ -239,7 +239,7 @@ func q8_0Scale(_ v: UnsafePointer<Float>) -> (d: Float, id: Float) {
 /// takes a new maximum, so NaNs are passed over and the first of equal magnitudes stays), eight lanes at a time.
 @inline(__always)
 @inlinable
-func largestMagnitude256(_ v: UnsafePointer<Float>) -> (amax: Float, value: Float) {
+public func largestMagnitude256(_ v: UnsafePointer<Float>) -> (amax: Float, value: Float) {
     let raw = UnsafeRawPointer(v)
     @inline(__always) func magnitudes(_ i: Int) -> SIMD8<Float> {
         let bits = raw.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<UInt32>.self)
@@ -270,15 +270,20 @@ func largestMagnitude256(_ v: UnsafePointer<Float>) -> (amax: Float, value: Floa
 /// Q8_K quantization (ggml's `quantize_row_q8_K_ref`): per 256 values the scale is −max/127 of the value with the
 /// largest magnitude (the first such value; with `positiveTies`, a positive one where both signs occur, as
 /// ggml_quantize_mat_q8_K_4x8 picks it), quants rounded ties-to-even and clamped to 127, plus 16 sums of 16 quants.
+/// `largest` finds a block's largest magnitude (`largestMagnitude256`) and `sixteen` quantizes sixteen values with
+/// the inverse scale, returning their sum (`quantizeSixteenQ8_K`); the x86 builds pass vector code that computes
+/// the same.
 @inline(__always)
 @inlinable
-public func quantizeRowQ8_K<Build>(
-    _ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, positiveTies: Bool, build: Build.Type
+public func quantizeRowQ8_K(
+    _ x: UnsafePointer<Float>, count: Int, into out: ActivationRow, positiveTies: Bool,
+    largest findLargest: (UnsafePointer<Float>) -> (amax: Float, value: Float) = largestMagnitude256,
+    sixteen: (UnsafePointer<Float>, Float, UnsafeMutablePointer<Int8>) -> Int32 = quantizeSixteenQ8_K
 ) {
     for b in 0..<count / 256 {
         let v = x + b * 256
         let q = out.quants + b * 256
-        let (amax, largest) = largestMagnitude256(v)
+        let (amax, largest) = findLargest(v)
         var maxValue = largest
         if positiveTies && maxValue < 0 && (0..<256).contains(where: { v[$0] == amax }) { maxValue = amax }
         if amax == 0 {
@@ -288,17 +293,22 @@ public func quantizeRowQ8_K<Build>(
             continue
         }
         let iscale = -127 / maxValue
-        // The sums from the values as computed (reading the quants back just after storing them stalls on store
-        // forwarding); every value is within ±127, so they are the sums of the stored bytes.
-        for j in 0..<16 {
-            var s: Int32 = 0
-            for i in (16 * j)..<(16 * j + 16) {
-                let value = min(127, roundToNearestEven(iscale * v[i]))
-                q[i] = Int8(truncatingIfNeeded: value)
-                s &+= value
-            }
-            out.blockSums[b * 16 + j] = s
-        }
+        for j in 0..<16 { out.blockSums[b * 16 + j] = sixteen(v + 16 * j, iscale, q + 16 * j) }
         out.scales[b] = 1 / iscale
     }
+}
+
+/// Sixteen Q8_K quants of the floats at `v`: `min(127, round(iscale · v))`, ties to even, into `q`; returns their
+/// sum. The sum comes from the values as computed (reading the quants back just after storing them stalls on store
+/// forwarding); every value is within ±128, so it is the sum of the stored bytes.
+@inline(__always)
+@inlinable
+public func quantizeSixteenQ8_K(_ v: UnsafePointer<Float>, iscale: Float, into q: UnsafeMutablePointer<Int8>) -> Int32 {
+    var s: Int32 = 0
+    for i in 0..<16 {
+        let value = min(127, roundToNearestEven(iscale * v[i]))
+        q[i] = Int8(truncatingIfNeeded: value)
+        s &+= value
+    }
+    return s
 }

@@ -1,0 +1,1 @@
+../AVX2/TiledKeysX86.swift

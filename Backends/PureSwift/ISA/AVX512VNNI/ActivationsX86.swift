@@ -1,0 +1,1 @@
+../AVX2/ActivationsX86.swift

@@ -46,7 +46,7 @@ struct SharedDecoderTests {
     /// `attendSplit`); a step shared with other sessions must give each the same.
     @Test("past 256 positions too (llama.cpp's split decode path), together equals alone")
     func togetherEqualsAloneAtDepth() async throws {
-        let text = try #require(SplitDecodeTests.prompt, "\(SyntheticFidelity.textFile) is absent")
+        let text = try #require(SplitDecodeTests.prompt(1400), "\(SyntheticFidelity.textFile) is absent")
         try await Self.checkTogetherEqualsAlone(prefix: text + "\n\n", context: 512)
     }
 

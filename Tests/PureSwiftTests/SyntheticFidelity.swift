@@ -86,11 +86,11 @@ enum SyntheticFidelity {
     /// llama.cpp's, bit for bit.
     static func checkSteps(
         _ session: PureSwiftSession, _ build: any KernelSet, _ reference: LlamaTools.GreedyRun,
-        cache options: RunnerOptions? = nil, threads: Int = 2, label: String
+        cache options: RunnerOptions? = nil, threads: Int = 2, contextLength: Int = 512, label: String
     ) {
         guard
             let runner = try? session.network.makeRunner(
-                contextLength: 512, batchSize: 512, threads: threads,
+                contextLength: contextLength, batchSize: 512, threads: threads,
                 options: options ?? RunnerOptions(kernels: build))
         else {
             Issue.record("\(label): cannot make a runner")
@@ -99,8 +99,17 @@ enum SyntheticFidelity {
         var row = [Float](repeating: 0, count: runner.vocabularySize)
         var differing: [String] = []
         var ids: [Int32] = []
+        // The prompt in batches of at most 512 tokens, as greedy-ids' llama_decode splits it (its n_ubatch).
+        for start in stride(from: 0, to: reference.promptIDs.count - 512, by: 512) {
+            Array(reference.promptIDs[start..<(start + 512)]).withUnsafeBufferPointer { tokens in
+                runner.evaluate(tokens, outputs: 0..<0, logits: &row)
+            }
+        }
         for step in 0..<reference.ids.count {
-            let input = step == 0 ? reference.promptIDs : [reference.ids[step - 1]]
+            let input =
+                step == 0
+                ? Array(reference.promptIDs[((reference.promptIDs.count - 1) / 512 * 512)...])
+                : [reference.ids[step - 1]]
             input.withUnsafeBufferPointer { tokens in
                 runner.evaluate(tokens, outputs: (tokens.count - 1)..<tokens.count, logits: &row)
             }

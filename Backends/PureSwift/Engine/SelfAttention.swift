@@ -241,12 +241,15 @@ final class SelfAttention {
     /// The cells llama.cpp's split decode path cuts (`attendSplit`) for one token's attention over `cache` when
     /// `positions` positions are cached (the new one's included) and the mask shows it `seen`, or nil where llama.cpp
     /// takes one pass. Its n_kv is the positions padded to a multiple of 256 (`llama_kv_cache::get_n_kv`), and from
-    /// 512 cells on it splits a single query's attention over an F16 cache across its threads by cells. A sliding
-    /// window that has begun to slide is left to the one pass: llama.cpp keeps such a layer's positions in a ring of
-    /// cells whose order this cache does not reproduce (and the window would fall in one worker's range).
+    /// 512 cells on it splits a single query's attention over an F16 cache across its threads by cells. That holds
+    /// for a sliding window's layers too (Gemma's), whose positions sit in the same cells: the cut is over all n_kv
+    /// cells and each worker skips the positions outside the window, so a window may fall in one worker's range.
+    /// (llama.cpp's default context parameters keep a full-size SWA cache, `swa_full`, where position p is cell p.
+    /// With `swa_full` off, as its common tools set it, the SWA cache holds n_swa + n_ubatch cells, padded to 256,
+    /// and once full reuses them as a ring, walking positions in cell order: this cache does not reproduce that.)
     private func splitDecodeCells(_ cache: KVCache, positions: Int, seen: Range<Int>) -> Int? {
         let cells = max(256, (positions + 255) / 256 * 256)
-        guard cache.isHalf && headDimension % 32 == 0 && cells >= 512 && seen.lowerBound == 0 else { return nil }
+        guard cache.isHalf && headDimension % 32 == 0 && cells >= 512 else { return nil }
         return cells
     }
 

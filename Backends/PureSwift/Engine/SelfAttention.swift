@@ -111,7 +111,7 @@ final class SelfAttention {
         let workers = n * heads * positions < 256 ? 1 : threads
         if n == 1 && cache.isHalf && hd % 32 == 0 {
             let seen = mask.positions(query: start, total: positions)
-            if let cells = splitDecodeCells(cache, positions: positions, seen: seen) {
+            if let cells = splitDecodeCells(cache, positions: positions) {
                 attendSplit(q, cache: cache, layer: l, seen: seen, cells: cells, into: out)
                 return
             }
@@ -212,7 +212,7 @@ final class SelfAttention {
         // (each on every worker); the others share the workers head by head.
         let split = caches.map { cache in
             let seen = mask.positions(query: cache.count, total: cache.count + 1)
-            return splitDecodeCells(cache, positions: cache.count + 1, seen: seen).map { (seen, $0) }
+            return splitDecodeCells(cache, positions: cache.count + 1).map { (seen, $0) }
         }
         for (b, cache) in caches.enumerated() {
             guard let (seen, cells) = split[b] else { continue }
@@ -239,15 +239,15 @@ final class SelfAttention {
     }
 
     /// The cells llama.cpp's split decode path cuts (`attendSplit`) for one token's attention over `cache` when
-    /// `positions` positions are cached (the new one's included) and the mask shows it `seen`, or nil where llama.cpp
-    /// takes one pass. Its n_kv is the positions padded to a multiple of 256 (`llama_kv_cache::get_n_kv`), and from
+    /// `positions` positions are cached (the new one's included), whatever part of them the mask shows it, or nil
+    /// where llama.cpp takes one pass. Its n_kv is the positions padded to a multiple of 256 (`llama_kv_cache::get_n_kv`), and from
     /// 512 cells on it splits a single query's attention over an F16 cache across its threads by cells. That holds
     /// for a sliding window's layers too (Gemma's), whose positions sit in the same cells: the cut is over all n_kv
     /// cells and each worker skips the positions outside the window, so a window may fall in one worker's range.
     /// (llama.cpp's default context parameters keep a full-size SWA cache, `swa_full`, where position p is cell p.
     /// With `swa_full` off, as its common tools set it, the SWA cache holds n_swa + n_ubatch cells, padded to 256,
     /// and once full reuses them as a ring, walking positions in cell order: this cache does not reproduce that.)
-    private func splitDecodeCells(_ cache: KVCache, positions: Int, seen: Range<Int>) -> Int? {
+    private func splitDecodeCells(_ cache: KVCache, positions: Int) -> Int? {
         let cells = max(256, (positions + 255) / 256 * 256)
         guard cache.isHalf && headDimension % 32 == 0 && cells >= 512 else { return nil }
         return cells
